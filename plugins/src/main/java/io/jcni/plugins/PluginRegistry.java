@@ -1,0 +1,20 @@
+package io.jcni.plugins;
+
+import io.jcni.plugins.skel.Plugin;
+import java.util.List;
+import java.util.function.Supplier;
+
+/** Every plugin type jcni ships. A type's classes load only when that type runs. */
+public final class PluginRegistry {
+    private PluginRegistry() {}
+
+    public static List<String> types() {
+        return List.of();
+    }
+
+    public static Supplier<Plugin> lookup(String type) {
+        return switch (type) {
+            default -> null;
+        };
+    }
+}

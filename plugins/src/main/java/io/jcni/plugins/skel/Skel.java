@@ -1,0 +1,148 @@
+package io.jcni.plugins.skel;
+
+import io.jcni.spec.CniArgs;
+import io.jcni.spec.CniCommand;
+import io.jcni.spec.CniException;
+import io.jcni.spec.CniVersion;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.Json;
+import io.jcni.spec.Result;
+import io.jcni.spec.VersionInfo;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+
+/**
+ * The plugin side of the CNI protocol, as the reference plugins' pkg/skel does it: validate the
+ * CNI_* environment, negotiate the version, dispatch on CNI_COMMAND, print the result or the error
+ * as JSON on stdout. Nothing but JSON ever reaches stdout; diagnostics go to stderr.
+ */
+public final class Skel {
+
+    /** CNI_CONTAINERID: the spec's allowed characters. */
+    private static final Pattern CONTAINER_ID = Pattern.compile("[a-zA-Z0-9][a-zA-Z0-9_.\\-]*");
+    /** Linux IFNAMSIZ is 16 including the terminating NUL. */
+    private static final int MAX_IFNAME_BYTES = 15;
+
+    private Skel() {}
+
+    /** The outcome of one call: what goes to stdout and the exit code. */
+    public record Outcome(String stdout, int exitCode) {}
+
+    /**
+     * Runs one plugin call. Pure with respect to process state: environment and stdin come in,
+     * stdout text and the exit code come out, so the daemon and tests can use it as well as main().
+     */
+    public static Outcome run(Supplier<Plugin> plugin, Map<String, String> env, byte[] stdin, PrintStream log) {
+        String confVersion = null;
+        try {
+            CniCommand cmd = command(env);
+            if (cmd == CniCommand.VERSION) return new Outcome(Json.writePretty(VersionInfo.ours()), 0);
+
+            List<String> missing = new ArrayList<>();
+            String containerId = env.getOrDefault("CNI_CONTAINERID", "");
+            String netns = env.getOrDefault("CNI_NETNS", "");
+            String ifname = env.getOrDefault("CNI_IFNAME", "");
+            if (cmd.isPerAttachment() && containerId.isEmpty()) missing.add("CNI_CONTAINERID");
+            if ((cmd == CniCommand.ADD || cmd == CniCommand.CHECK) && netns.isEmpty()) missing.add("CNI_NETNS");
+            if (cmd.isPerAttachment() && ifname.isEmpty()) missing.add("CNI_IFNAME");
+            if (!env.containsKey("CNI_PATH") && cmd != CniCommand.STATUS) missing.add("CNI_PATH");
+            if (!missing.isEmpty()) {
+                throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "required env variables " + missing + " missing");
+            }
+            if (!containerId.isEmpty()) validateContainerId(containerId);
+            if (!ifname.isEmpty()) validateIfname(ifname);
+
+            if (stdin == null || stdin.length == 0) {
+                throw new CniException(ErrorCode.DECODING_FAILURE, "error reading from stdin", "no network configuration given");
+            }
+            Map<String, Object> conf;
+            try {
+                conf = Json.parseObject(new String(stdin, StandardCharsets.UTF_8));
+            } catch (Json.JsonException e) {
+                throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode network configuration", e.getMessage());
+            }
+            Object v = conf.get("cniVersion");
+            confVersion = v instanceof String s ? s : "";
+            CniVersion version = CniVersion.parseSupported(confVersion);
+            if (!cmd.allowedIn(version)) {
+                throw new CniException(ErrorCode.INCOMPATIBLE_VERSION, "config version does not allow " + cmd);
+            }
+            Result prev = null;
+            if (conf.get("prevResult") instanceof Map<?, ?> pr) {
+                Map<String, Object> converted = Result.convert(Json.asObject(pr), version.toString());
+                prev = Result.fromJson(converted);
+            }
+            PluginRequest req = new PluginRequest(cmd, containerId, netns, ifname, CniArgs.parse(env.get("CNI_ARGS")),
+                    splitPath(env.get("CNI_PATH")), stdin, conf, version, prev, env);
+            Plugin p = plugin.get();
+            switch (cmd) {
+                case ADD -> {
+                    Result r = p.add(req);
+                    return new Outcome(Json.writePretty(r.withVersion(version.toString())), 0);
+                }
+                case DEL -> p.del(req);
+                case CHECK -> p.check(req);
+                case GC -> p.gc(req);
+                case STATUS -> p.status(req);
+                default -> throw new IllegalStateException();
+            }
+            return new Outcome("", 0);
+        } catch (CniException e) {
+            return failure(e, confVersion);
+        } catch (Exception | LinkageError | AssertionError e) {
+            // Anything unexpected is still a spec error on stdout, with the trace kept for stderr.
+            e.printStackTrace(log);
+            String details = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            return failure(new CniException(ErrorCode.INTERNAL, "internal error", details), confVersion);
+        }
+    }
+
+    private static Outcome failure(CniException e, String confVersion) {
+        String v = confVersion == null || confVersion.isEmpty() ? CniVersion.CURRENT.toString() : confVersion;
+        return new Outcome(Json.writePretty(e.toJson(v)), 1);
+    }
+
+    private static CniCommand command(Map<String, String> env) {
+        String c = env.get("CNI_COMMAND");
+        if (c == null || c.isEmpty()) {
+            throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "required env variables [CNI_COMMAND] missing");
+        }
+        CniCommand cmd = CniCommand.of(c);
+        if (cmd == null) throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "unknown CNI_COMMAND: " + c);
+        return cmd;
+    }
+
+    static void validateContainerId(String id) {
+        if (!CONTAINER_ID.matcher(id).matches()) {
+            throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "invalid characters in containerID", id);
+        }
+    }
+
+    static void validateIfname(String name) {
+        String why = null;
+        if (name.getBytes(StandardCharsets.UTF_8).length > MAX_IFNAME_BYTES) why = "interface name is too long";
+        else if (name.equals(".") || name.equals("..")) why = "interface name is . or ..";
+        else {
+            for (int i = 0; i < name.length(); i++) {
+                char c = name.charAt(i);
+                if (c == '/' || c == ':' || Character.isWhitespace(c)) {
+                    why = "interface name contains / or : or whitespace characters";
+                    break;
+                }
+            }
+        }
+        if (why != null) throw new CniException(ErrorCode.INVALID_ENVIRONMENT, why, name);
+    }
+
+    static List<String> splitPath(String p) {
+        List<String> out = new ArrayList<>();
+        if (p == null) return out;
+        for (String s : p.split(":")) if (!s.isEmpty()) out.add(s);
+        return out;
+    }
+}
