@@ -8,6 +8,11 @@ import java.util.function.Supplier;
 public final class PluginRegistry {
     private PluginRegistry() {}
 
+    /** Prints the types, one a line, for the install script. */
+    public static void main(String[] args) {
+        types().forEach(System.out::println);
+    }
+
     public static List<String> types() {
         return List.of();
     }

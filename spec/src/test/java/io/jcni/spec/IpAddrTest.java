@@ -1,0 +1,63 @@
+package io.jcni.spec;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.net.InetAddress;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class IpAddrTest {
+
+    @ParameterizedTest
+    @CsvSource({
+        "10.1.2.3, 10.1.2.3",
+        "fd00:0:0:0:0:0:0:5, fd00::5",
+        "FD00::0005, fd00::5",
+        "2001:db8:0:0:1:0:0:1, 2001:db8::1:0:0:1",
+        "2001:db8:0:1:1:1:1:1, 2001:db8:0:1:1:1:1:1",
+        "::, ::",
+        "::1, ::1",
+        "::ffff:10.1.2.3, 10.1.2.3",
+        "64:ff9b::10.1.2.3, 64:ff9b::a01:203",
+        "1:0:0:2:0:0:0:3, 1:0:0:2::3",
+    })
+    void printsLikeGo(String in, String out) {
+        assertEquals(out, IpAddr.parse(in).toString());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "1.2.3", "1.2.3.256", "01.2.3.4", "a.b.c.d", "1::2::3", "12345::", "1:2:3:4:5:6:7:8:9", "localhost", "fe80::1%eth0", "1.2.3.4.5", ":1"})
+    void rejectsNonLiterals(String in) {
+        assertNull(IpAddr.tryParse(in));
+    }
+
+    @Test
+    void randomV6AgreesWithTheJdkParser() throws Exception {
+        Random rnd = new Random(42);
+        for (int i = 0; i < 2000; i++) {
+            byte[] b = new byte[16];
+            for (int j = 0; j < 16; j++) b[j] = rnd.nextInt(3) == 0 ? (byte) rnd.nextInt(256) : 0;
+            b[0] = (byte) 0xfd; // keep clear of v4-mapped forms
+            IpAddr a = new IpAddr(b);
+            assertArrayEquals(InetAddress.getByAddress(b).getAddress(), IpAddr.parse(a.toString()).bytes(), a.toString());
+        }
+    }
+
+    @Test
+    void cidrMath() {
+        Cidr c = Cidr.parse("10.1.2.3/16");
+        assertEquals("10.1.0.0", c.network().toString());
+        assertEquals("10.1.255.255", c.last().toString());
+        assertEquals("255.255.0.0", c.mask().toString());
+        assertTrue(c.contains(IpAddr.parse("10.1.99.1")));
+        assertFalse(c.contains(IpAddr.parse("10.2.0.1")));
+        assertEquals("fd00::/64", Cidr.parse("fd00::5/64").masked().toString());
+        assertEquals("fd00::ffff:ffff:ffff:ffff", Cidr.parse("fd00::5/64").last().toString());
+        assertNull(Cidr.tryParse("10.0.0.1/33"));
+        assertNull(Cidr.tryParse("10.0.0.1"));
+        assertEquals("10.0.1.0", IpAddr.parse("10.0.0.255").add(1).toString());
+    }
+}
