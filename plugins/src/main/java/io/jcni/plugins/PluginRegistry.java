@@ -14,11 +14,12 @@ public final class PluginRegistry {
     }
 
     public static List<String> types() {
-        return List.of();
+        return List.of("static");
     }
 
     public static Supplier<Plugin> lookup(String type) {
         return switch (type) {
+            case "static" -> io.jcni.plugins.ipam.staticip.StaticIpam::new;
             default -> null;
         };
     }

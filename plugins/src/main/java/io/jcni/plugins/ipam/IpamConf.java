@@ -1,0 +1,63 @@
+package io.jcni.plugins.ipam;
+
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.Fields;
+import io.jcni.spec.IpAddr;
+import io.jcni.spec.Cidr;
+import io.jcni.spec.Json;
+import io.jcni.spec.Result;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** Config pieces every IPAM plugin reads the same way: the ipam object, its routes and its dns. */
+public final class IpamConf {
+    private IpamConf() {}
+
+    /** IPAM plugins get the whole network config; their own settings are under "ipam". */
+    public static Map<String, Object> ipam(Map<String, Object> conf) {
+        Map<String, Object> ipam = Fields.object(conf, "ipam", "");
+        if (ipam == null) throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "IPAM config missing 'ipam' key");
+        return ipam;
+    }
+
+    /** "routes": [{"dst": "0.0.0.0/0", "gw": "10.1.0.1"}], validated. */
+    public static List<Result.Route> routes(Map<String, Object> ipam) {
+        List<Result.Route> out = new ArrayList<>();
+        List<Object> raw = Fields.list(ipam, "routes", "ipam");
+        if (raw == null) return out;
+        for (int i = 0; i < raw.size(); i++) {
+            String where = "ipam.routes[" + i + "]";
+            if (!(raw.get(i) instanceof Map<?, ?> m0)) {
+                throw new CniException(ErrorCode.DECODING_FAILURE, "invalid type for '" + where + "'", "expected an object");
+            }
+            Map<String, Object> m = Json.asObject(m0);
+            String dst = Fields.requireString(m, "dst", where);
+            Cidr c = Cidr.tryParse(dst);
+            if (c == null) throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid route destination", where + ".dst: \"" + dst + "\"");
+            String gw = Fields.string(m, "gw", where);
+            if (gw != null && IpAddr.tryParse(gw) == null) {
+                throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid route gateway", where + ".gw: \"" + gw + "\"");
+            }
+            // Go re-prints the destination from its parsed form, host bits kept.
+            out.add(new Result.Route(c.toString(), gw == null ? null : IpAddr.parse(gw).toString(),
+                    intOrNull(m, "mtu", where), intOrNull(m, "advmss", where), intOrNull(m, "priority", where),
+                    intOrNull(m, "table", where), intOrNull(m, "scope", where)));
+        }
+        return out;
+    }
+
+    /** "dns": {"nameservers": [...], "domain": "...", "search": [...], "options": [...]}. */
+    public static Result.Dns dns(Map<String, Object> ipam) {
+        Map<String, Object> m = Fields.object(ipam, "dns", "ipam");
+        if (m == null) return Result.Dns.EMPTY;
+        return new Result.Dns(Fields.stringList(m, "nameservers", "ipam.dns"), Fields.string(m, "domain", "ipam.dns"),
+                Fields.stringList(m, "search", "ipam.dns"), Fields.stringList(m, "options", "ipam.dns"));
+    }
+
+    private static Integer intOrNull(Map<String, Object> m, String k, String where) {
+        Long l = Fields.integer(m, k, where);
+        return l == null ? null : Math.toIntExact(l);
+    }
+}

@@ -1,0 +1,51 @@
+package io.jcni.plugins.testutil;
+
+import io.jcni.plugins.PluginRegistry;
+import io.jcni.plugins.skel.Skel;
+import io.jcni.spec.Json;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+
+/** Calls a jcni plugin in-process through the skeleton, the way a runtime would call the executable. */
+public final class PluginCall {
+    private final String type;
+    private final Map<String, String> env = new HashMap<>();
+    public final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+
+    public PluginCall(String type) {
+        this.type = type;
+        env.put("CNI_CONTAINERID", "ctr1");
+        env.put("CNI_NETNS", "/var/run/netns/none");
+        env.put("CNI_IFNAME", "eth0");
+        env.put("CNI_PATH", "/nonexistent");
+    }
+
+    public PluginCall env(String k, String v) {
+        if (v == null) env.remove(k);
+        else env.put(k, v);
+        return this;
+    }
+
+    public Skel.Outcome run(String command, String stdin) {
+        Map<String, String> e = new HashMap<>(env);
+        e.put("CNI_COMMAND", command);
+        return Skel.run(PluginRegistry.lookup(type), e, stdin.getBytes(StandardCharsets.UTF_8), new PrintStream(stderr));
+    }
+
+    /** Runs and insists on success; returns the parsed stdout (or an empty map when there is none). */
+    public Map<String, Object> ok(String command, String stdin) {
+        Skel.Outcome o = run(command, stdin);
+        if (o.exitCode() != 0) throw new AssertionError(type + " " + command + " failed: " + o.stdout() + "\nstderr: " + stderr);
+        return o.stdout().isEmpty() ? Map.of() : Json.parseObject(o.stdout());
+    }
+
+    /** Runs and insists on failure; returns the error object. */
+    public Map<String, Object> fails(String command, String stdin) {
+        Skel.Outcome o = run(command, stdin);
+        if (o.exitCode() == 0) throw new AssertionError(type + " " + command + " unexpectedly succeeded: " + o.stdout());
+        return Json.parseObject(o.stdout());
+    }
+}
