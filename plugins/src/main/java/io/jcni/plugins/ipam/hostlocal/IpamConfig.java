@@ -58,7 +58,7 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
         requested.addAll(parseIpList(JsonFields.list(runtimeConfig, "ips"), "runtimeConfig.ips"));
 
         // Parse everything before validating anything, as Go's json.Unmarshal does.
-        RangeInput legacy = RangeInput.parse(ipam, "ipam");
+        RangeInput legacy = RangeInput.parse(ipam);
         List<List<RangeInput>> rangeSets = new ArrayList<>();
         List<List<RangeInput>> fromRuntime = parseRangeSets(JsonFields.list(runtimeConfig, "ipRanges"), "ipRanges");
         List<List<RangeInput>> fromIpam = parseRangeSets(JsonFields.list(ipam, "ranges"), "ranges");
@@ -110,7 +110,7 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
 
     /** One range as written: each field null when absent (or an empty string, as Go treats it). */
     record RangeInput(Cidr subnet, IpAddress rangeStart, IpAddress rangeEnd, IpAddress gateway) {
-        static RangeInput parse(Map<String, Object> obj, String where) {
+        static RangeInput parse(Map<String, Object> obj) {
             String subnet = JsonFields.string(obj, "subnet");
             return new RangeInput(
                     subnet == null || subnet.isEmpty() ? null : Cidr.parse(subnet),
@@ -137,7 +137,7 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
                 throw JsonFields.typeError(key, set, "RangeSet (an array of ranges)");
             }
             List<RangeInput> ranges = new ArrayList<>();
-            for (Object r : Json.asList(set)) ranges.add(RangeInput.parse(JsonFields.asObject(r, key), key));
+            for (Object r : Json.asList(set)) ranges.add(RangeInput.parse(JsonFields.asObject(r, key)));
             out.add(ranges);
         }
         return out;

@@ -1,7 +1,6 @@
 package io.jcni.plugins.ipam.hostlocal;
 
 import io.jcni.spec.Json;
-import java.math.BigDecimal;
 import java.util.List;
 import java.util.Map;
 
@@ -47,8 +46,7 @@ final class JsonFields {
         Object v = get(obj, key);
         if (v == null) return null;
         if (v instanceof Long l && l >= Integer.MIN_VALUE && l <= Integer.MAX_VALUE) return l.intValue();
-        if (v instanceof BigDecimal) throw typeError(key, v, "int");
-        throw typeError(key, v, "int");
+        throw typeError(key, v, "int"); // fractions and out-of-range numbers too, as Go's int
     }
 
     static Map<String, Object> asObject(Object v, String what) {
