@@ -1,0 +1,140 @@
+package io.jcni.plugins.ipam.hostlocal;
+
+import io.jcni.spec.Json;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * jcni's attachment → addresses index: one small JSON file per attachment, so that ADD can find
+ * an attachment's addresses without reading every reservation in the network.
+ *
+ * <p><b>It is a hint, never the truth.</b> The reservation files are the truth; every address read
+ * from here must be confirmed against its reservation file before it is used (see
+ * {@link DiskStore}). That is what makes it crash-safe: reservations are written before the index
+ * and removed before it, so a crash leaves at worst an entry naming addresses that are no longer
+ * (or not yet) the attachment's, which the confirmation discards.
+ *
+ * <p><b>Where it lives:</b> {@code <dataDir>/.jcni-index/<network>/}, outside the network
+ * directory. The reference plugin walks the network directory recursively and reads every file
+ * in it, comparing contents with a container ID: an index inside would cost it extra reads and
+ * could, for a container ID that looks like index content, be matched and deleted by it. A
+ * directory starting with "." can never be a network's directory, since CNI network names must
+ * start with a letter or digit.
+ */
+final class AttachmentIndex {
+    static final String DIR_NAME = ".jcni-index";
+    private static final int MAX_NAME = 200;
+
+    private final Path dir;
+
+    AttachmentIndex(Path dataDir, String network) {
+        this.dir = dataDir.resolve(DIR_NAME).resolve(network);
+    }
+
+    Path directory() {
+        return dir;
+    }
+
+    /** The addresses recorded for the attachment, unconfirmed; empty when none or unreadable. */
+    List<IpAddress> get(String containerId, String ifname) {
+        Entry e = read(file(containerId, ifname));
+        return e != null && e.attachment().equals(new Attachment(containerId, ifname)) ? e.ips() : List.of();
+    }
+
+    void put(String containerId, String ifname, List<IpAddress> ips) throws IOException {
+        Path f = file(containerId, ifname);
+        if (ips.isEmpty()) {
+            Files.deleteIfExists(f);
+            return;
+        }
+        Map<String, Object> json = new LinkedHashMap<>();
+        json.put("containerID", containerId);
+        json.put("ifname", ifname);
+        json.put("ips", ips.stream().map(IpAddress::toString).toList());
+        Files.createDirectories(dir);
+        // Write-then-rename, so a crash never leaves a half-written entry under the real name.
+        Path tmp = f.resolveSibling(f.getFileName() + ".tmp");
+        Files.writeString(tmp, Json.write(json), StandardCharsets.UTF_8);
+        Files.move(tmp, f, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    void delete(String containerId, String ifname) throws IOException {
+        Files.deleteIfExists(file(containerId, ifname));
+    }
+
+    /** Drops every entry (and leftover temporary file) of an attachment not in {@code keep}. */
+    void retainOnly(Set<Attachment> keep) throws IOException {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+            for (Path f : files) {
+                Entry e = f.getFileName().toString().endsWith(".tmp") ? null : read(f);
+                if (e == null || !keep.contains(e.attachment())) Files.deleteIfExists(f);
+            }
+        } catch (NoSuchFileException e) {
+            // no index yet
+        }
+    }
+
+    private record Entry(Attachment attachment, List<IpAddress> ips) {}
+
+    private static Entry read(Path f) {
+        try {
+            Map<String, Object> json = Json.parseObject(Files.readString(f, StandardCharsets.UTF_8));
+            String id = (String) json.get("containerID");
+            String ifname = (String) json.get("ifname");
+            List<IpAddress> ips = new ArrayList<>();
+            for (Object o : Json.asList(json.get("ips"))) {
+                IpAddress ip = IpAddress.tryParse((String) o);
+                if (ip != null) ips.add(ip);
+            }
+            return new Entry(new Attachment(id, ifname), ips);
+        } catch (IOException | RuntimeException e) {
+            return null; // missing or damaged: no hint, callers fall back to the truth
+        }
+    }
+
+    /**
+     * {@code <id>+<ifname>} with every byte outside {@code [A-Za-z0-9_-]} percent-encoded, so the
+     * mapping is one-to-one and names never contain "." (no clash with ".tmp" or ".."); a SHA-256
+     * name when that would be too long for a file name. Collisions of the hashed form would be
+     * harmless anyway: entries carry the attachment and are checked on read.
+     */
+    private Path file(String containerId, String ifname) {
+        String name = encode(containerId) + "+" + encode(ifname);
+        if (name.length() > MAX_NAME) {
+            try {
+                byte[] digest = MessageDigest.getInstance("SHA-256")
+                        .digest((containerId + "\0" + ifname).getBytes(StandardCharsets.UTF_8));
+                name = "sha256-" + HexFormat.of().formatHex(digest);
+            } catch (NoSuchAlgorithmException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+        return dir.resolve(name);
+    }
+
+    private static String encode(String s) {
+        StringBuilder sb = new StringBuilder(s.length());
+        for (byte b : s.getBytes(StandardCharsets.UTF_8)) {
+            int c = b & 0xFF;
+            if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-') {
+                sb.append((char) c);
+            } else {
+                sb.append('%').append(HexFormat.of().withUpperCase().toHexDigits((byte) c));
+            }
+        }
+        return sb.toString();
+    }
+}

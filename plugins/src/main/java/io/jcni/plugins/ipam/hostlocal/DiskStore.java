@@ -1,0 +1,306 @@
+package io.jcni.plugins.ipam.hostlocal;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.SeekableByteChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The on-disk store, byte-compatible with the reference plugin's (backend/disk/backend.go), so
+ * either plugin can take over the other's state:
+ *
+ * <pre>
+ * &lt;dataDir&gt;/&lt;network&gt;/                 mode 0755
+ *     lock                           taken exclusively for every operation
+ *     &lt;ip&gt;                           one per reservation; name is Go's net.IP.String()
+ *                                    (IPv6 RFC 5952), content "&lt;containerID&gt;\r\n&lt;ifname&gt;",
+ *                                    no trailing newline; created O_CREAT|O_EXCL, mode 0644
+ *     last_reserved_ip.&lt;n&gt;           the last address reserved in range set n, no newline
+ * </pre>
+ *
+ * <p>On top of that jcni keeps an {@link AttachmentIndex} outside the network directory. ADD's
+ * duplicate check ({@link #getById}) consults only the index, so an ADD reads a handful of files
+ * however many reservations exist (upstream reads them all). Each indexed address is confirmed by
+ * reading its reservation file. The price: a reservation made by the reference plugin is not in
+ * the index, so a duplicate ADD for an attachment the reference plugin set up is not detected.
+ * DEL, CHECK and GC fall back to reading every reservation when the index has nothing, and so
+ * handle reference-written (and legacy) reservations fully.
+ */
+public final class DiskStore implements Store {
+    static final String LAST_IP_FILE_PREFIX = "last_reserved_ip.";
+    static final String LOCK_FILE = "lock";
+
+    private static final FileAttribute<Set<PosixFilePermission>> FILE_MODE =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-r--r--"));
+    private static final FileAttribute<Set<PosixFilePermission>> DIR_MODE =
+            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwxr-xr-x"));
+
+    private final Path dir;
+    private final AttachmentIndex index;
+    private final StoreLock lock;
+    private final AtomicLong reservationReads = new AtomicLong();
+    private final AtomicLong directoryScans = new AtomicLong();
+
+    private DiskStore(Path dir, AttachmentIndex index, StoreLock lock) {
+        this.dir = dir;
+        this.index = index;
+        this.lock = lock;
+    }
+
+    /** Opens (creating if needed, as upstream's {@code disk.New}) the store of one network. */
+    public static DiskStore open(Path dataDir, String network) throws IOException {
+        checkNetworkName(network);
+        Path dir = dataDir.resolve(network);
+        Files.createDirectories(dir, DIR_MODE);
+        return new DiskStore(dir, new AttachmentIndex(dataDir, network), StoreLock.open(dir.resolve(LOCK_FILE)));
+    }
+
+    /**
+     * The name becomes a path component. Upstream takes it as is; jcni refuses names that would
+     * escape the data directory.
+     */
+    static void checkNetworkName(String network) {
+        if (network == null || network.isEmpty() || network.equals(".") || network.equals("..")
+                || network.indexOf('/') >= 0 || network.indexOf('\0') >= 0) {
+            throw new IpamException("invalid network name \"" + network + "\"");
+        }
+    }
+
+    public Path directory() {
+        return dir;
+    }
+
+    /** Reservation files read so far (diagnostics: shows ADD does not read them all). */
+    public long reservationReads() {
+        return reservationReads.get();
+    }
+
+    /** Full passes over the network directory so far (diagnostics). */
+    public long directoryScans() {
+        return directoryScans.get();
+    }
+
+    @Override
+    public void lock() throws IOException {
+        lock.lock();
+    }
+
+    @Override
+    public void unlock() throws IOException {
+        lock.unlock();
+    }
+
+    @Override
+    public void close() throws IOException {
+        lock.close();
+    }
+
+    @Override
+    public boolean reserve(String containerId, String ifname, IpAddress ip, String rangeId) throws IOException {
+        Path f = dir.resolve(ip.toString());
+        byte[] content = ReservationFormat.content(containerId, ifname).getBytes(StandardCharsets.UTF_8);
+        try (SeekableByteChannel ch = Files.newByteChannel(f,
+                Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), FILE_MODE)) {
+            try {
+                writeFully(ch, content);
+            } catch (IOException e) {
+                Files.deleteIfExists(f);
+                throw e;
+            }
+        } catch (FileAlreadyExistsException e) {
+            return false;
+        }
+        writeLastReserved(rangeId, ip);
+
+        String id = ReservationFormat.trimSpace(containerId);
+        List<IpAddress> indexed = new ArrayList<>(confirmed(id, ifname, index.get(id, ifname)));
+        indexed.add(ip);
+        index.put(id, ifname, indexed);
+        return true;
+    }
+
+    private void writeLastReserved(String rangeId, IpAddress ip) throws IOException {
+        // Rewritten in place like upstream's os.WriteFile: a rename would leave temporary files
+        // in the network directory, where the reference plugin reads everything.
+        try (SeekableByteChannel ch = Files.newByteChannel(dir.resolve(LAST_IP_FILE_PREFIX + rangeId),
+                Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING),
+                FILE_MODE)) {
+            writeFully(ch, ip.toString().getBytes(StandardCharsets.US_ASCII));
+        }
+    }
+
+    private static void writeFully(SeekableByteChannel ch, byte[] bytes) throws IOException {
+        ByteBuffer buf = ByteBuffer.wrap(bytes);
+        while (buf.hasRemaining()) ch.write(buf);
+    }
+
+    @Override
+    public Optional<IpAddress> lastReservedIp(String rangeId) throws IOException {
+        try {
+            String s = Files.readString(dir.resolve(LAST_IP_FILE_PREFIX + rangeId), StandardCharsets.UTF_8);
+            return Optional.ofNullable(IpAddress.tryParse(s.strip()));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public List<IpAddress> getById(String containerId, String ifname) throws IOException {
+        String id = ReservationFormat.trimSpace(containerId);
+        return confirmed(id, ifname, index.get(id, ifname));
+    }
+
+    @Override
+    public List<IpAddress> findById(String containerId, String ifname) throws IOException {
+        List<IpAddress> found = getById(containerId, ifname);
+        if (!found.isEmpty()) return found;
+        Matches m = scanFor(containerId, ifname);
+        List<IpAddress> all = new ArrayList<>(m.current());
+        all.addAll(m.legacy());
+        return all;
+    }
+
+    @Override
+    public List<IpAddress> releaseById(String containerId, String ifname) throws IOException {
+        String id = ReservationFormat.trimSpace(containerId);
+        List<IpAddress> victims = confirmed(id, ifname, index.get(id, ifname));
+        if (victims.isEmpty()) {
+            // Not indexed: written by the reference plugin, or by a crashed jcni. Upstream's rule:
+            // current-format matches, or else legacy (container ID only) matches.
+            Matches m = scanFor(containerId, ifname);
+            victims = m.current().isEmpty() ? m.legacy() : m.current();
+        }
+        List<IpAddress> released = new ArrayList<>();
+        for (IpAddress ip : victims) {
+            if (Files.deleteIfExists(dir.resolve(ip.toString()))) released.add(ip);
+        }
+        index.delete(id, ifname);
+        return released;
+    }
+
+    @Override
+    public boolean releaseByIp(IpAddress ip) throws IOException {
+        Path f = dir.resolve(ip.toString());
+        String content = readReservation(f);
+        if (content == null || !Files.deleteIfExists(f)) return false;
+        int br = content.indexOf(ReservationFormat.LINE_BREAK);
+        if (br >= 0) {
+            String id = content.substring(0, br);
+            String ifname = content.substring(br + ReservationFormat.LINE_BREAK.length());
+            List<IpAddress> rest = new ArrayList<>(index.get(id, ifname));
+            if (rest.remove(ip)) index.put(id, ifname, confirmed(id, ifname, rest));
+        }
+        return true;
+    }
+
+    @Override
+    public List<IpAddress> releaseAllExcept(Set<Attachment> valid) throws IOException {
+        Set<String> keep = new HashSet<>();
+        Set<Attachment> keepIndexed = new HashSet<>();
+        for (Attachment a : valid) {
+            keep.add(ReservationFormat.content(a.containerId(), a.ifname()));
+            keep.add(ReservationFormat.legacyContent(a.containerId()));
+            keepIndexed.add(new Attachment(ReservationFormat.trimSpace(a.containerId()), a.ifname()));
+        }
+        List<IpAddress> released = new ArrayList<>();
+        for (Map.Entry<IpAddress, String> r : scanAll().entrySet()) {
+            if (!keep.contains(r.getValue()) && Files.deleteIfExists(dir.resolve(r.getKey().toString()))) {
+                released.add(r.getKey());
+            }
+        }
+        index.retainOnly(keepIndexed);
+        return released;
+    }
+
+    @Override
+    public Set<IpAddress> reservedIps() throws IOException {
+        Set<IpAddress> out = new LinkedHashSet<>();
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+            for (Path f : files) {
+                IpAddress ip = reservationName(f);
+                if (ip != null) out.add(ip);
+            }
+        }
+        return out;
+    }
+
+    /** The address a file name stands for, when it is a reservation (not lock, last_reserved_ip...). */
+    private static IpAddress reservationName(Path f) {
+        String name = f.getFileName().toString();
+        IpAddress ip = IpAddress.tryParse(name);
+        return ip != null && ip.toString().equals(name) ? ip : null;
+    }
+
+    /** The indexed addresses whose reservation file really holds this attachment. */
+    private List<IpAddress> confirmed(String id, String ifname, List<IpAddress> hinted) throws IOException {
+        if (hinted.isEmpty()) return List.of();
+        String expected = ReservationFormat.content(id, ifname);
+        List<IpAddress> out = new ArrayList<>(hinted.size());
+        for (IpAddress ip : hinted) {
+            if (!out.contains(ip) && expected.equals(readReservation(dir.resolve(ip.toString())))) out.add(ip);
+        }
+        return out;
+    }
+
+    /** Trimmed content of a reservation file, or null when it does not exist. */
+    private String readReservation(Path f) throws IOException {
+        try {
+            reservationReads.incrementAndGet();
+            // Lenient decoding: odd bytes simply never match, as in Go's byte comparison.
+            return ReservationFormat.trimSpace(new String(Files.readAllBytes(f), StandardCharsets.UTF_8));
+        } catch (NoSuchFileException e) {
+            return null;
+        }
+    }
+
+    private record Matches(List<IpAddress> current, List<IpAddress> legacy) {}
+
+    private Matches scanFor(String containerId, String ifname) throws IOException {
+        String current = ReservationFormat.content(containerId, ifname);
+        String legacy = ReservationFormat.legacyContent(containerId);
+        List<IpAddress> c = new ArrayList<>();
+        List<IpAddress> l = new ArrayList<>();
+        for (Map.Entry<IpAddress, String> r : scanAll().entrySet()) {
+            if (r.getValue().equals(current)) c.add(r.getKey());
+            else if (r.getValue().equals(legacy)) l.add(r.getKey());
+        }
+        return new Matches(c, l);
+    }
+
+    /** Every reservation with its trimmed content: the expensive path, never taken by ADD. */
+    private Map<IpAddress, String> scanAll() throws IOException {
+        directoryScans.incrementAndGet();
+        Map<IpAddress, String> out = new LinkedHashMap<>();
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+            for (Path f : files) {
+                IpAddress ip = reservationName(f);
+                if (ip == null) continue;
+                try {
+                    String content = readReservation(f);
+                    if (content != null) out.put(ip, content);
+                } catch (IOException e) {
+                    // Unreadable or a directory: not a reservation we can match (upstream skips too).
+                }
+            }
+        }
+        return out;
+    }
+}
