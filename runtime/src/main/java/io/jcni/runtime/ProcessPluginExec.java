@@ -98,14 +98,14 @@ public final class ProcessPluginExec implements PluginExec {
             killTree(p);
             String stderr = err.await(DRAIN_AFTER_EXIT);
             out.await(DRAIN_AFTER_EXIT);
-            emit(stderr);
             throw new PluginException(name, ErrorCode.INTERNAL, "plugin " + name + " timed out",
                     "no answer within " + describe(timeout) + "; the plugin was killed" + tail("stderr", stderr), stderr);
         }
         int status = p.exitValue();
         byte[] stdout = out.awaitBytes(DRAIN_AFTER_EXIT);
         String stderr = err.await(DRAIN_AFTER_EXIT);
-        emit(stderr);
+        // a failure without stdout carries its stderr in the error message; everything else goes to the sink
+        if (status == 0 || !new String(stdout, StandardCharsets.UTF_8).isBlank()) emit(stderr);
         if (out.truncated()) {
             throw new PluginException(name, ErrorCode.IO_FAILURE, "plugin " + name + " printed too much",
                     "stdout exceeded " + MAX_STDOUT + " bytes", stderr);

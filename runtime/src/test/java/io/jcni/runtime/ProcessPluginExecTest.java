@@ -98,6 +98,7 @@ class ProcessPluginExecTest {
         Path p = script("silent", "echo 'cannot open /dev/foo' >&2; exit 3");
         PluginException e = assertThrows(PluginException.class, () -> run(exec, p, "{}"));
         assertTrue(e.getMessage().contains("cannot open /dev/foo") && e.getMessage().contains("exit status 3"), e.getMessage());
+        assertTrue(stderr.isEmpty(), "shown once, in the error, not also in the log: " + stderr);
         Path q = script("mute", "exit 4");
         PluginException f = assertThrows(PluginException.class, () -> run(exec, q, "{}"));
         assertTrue(f.getMessage().contains("no error message"), f.getMessage());
