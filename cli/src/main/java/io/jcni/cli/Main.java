@@ -1,0 +1,397 @@
+package io.jcni.cli;
+
+import io.jcni.runtime.CacheEntry;
+import io.jcni.runtime.Cni;
+import io.jcni.runtime.ConfigLoader;
+import io.jcni.runtime.PluginException;
+import io.jcni.runtime.PluginExec;
+import io.jcni.runtime.ProcessPluginExec;
+import io.jcni.runtime.ResultCache;
+import io.jcni.runtime.RuntimeConf;
+import io.jcni.spec.Attachment;
+import io.jcni.spec.CniException;
+import io.jcni.spec.CniVersion;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.Json;
+import io.jcni.spec.NetConfList;
+import io.jcni.spec.PluginConf;
+import io.jcni.spec.Result;
+import io.jcni.spec.VersionInfo;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The {@code jcni} command: cnitool's interface ({@code add|check|del|gc|status <net> <netns>}, the same
+ * environment variables, the same container ID) plus {@code list}, {@code validate} and {@code version}.
+ */
+public final class Main {
+
+    static final String ENV_NETCONFPATH = "NETCONFPATH";
+    static final String ENV_CNI_PATH = "CNI_PATH";
+    static final String ENV_CNI_ARGS = "CNI_ARGS";
+    static final String ENV_CAP_ARGS = "CAP_ARGS";
+    static final String ENV_IFNAME = "CNI_IFNAME";
+    static final String ENV_CACHE_DIR = "JCNI_CACHE_DIR";
+    static final String ENV_TIMEOUT = "JCNI_PLUGIN_TIMEOUT";
+
+    static final int EXIT_OK = 0;
+    static final int EXIT_FAILED = 1;
+    static final int EXIT_USAGE = 2;
+
+    private final Map<String, String> env;
+    private final PrintStream out;
+    private final PrintStream err;
+
+    Main(Map<String, String> env, PrintStream out, PrintStream err) {
+        this.env = env;
+        this.out = out;
+        this.err = err;
+    }
+
+    public static void main(String[] args) {
+        int rc = new Main(System.getenv(), System.out, System.err).run(args);
+        System.out.flush();
+        System.exit(rc);
+    }
+
+    /** Parsed command line. */
+    record Options(String command, List<String> positional, Path cacheDir, Path confDir, Duration timeout,
+                   List<Attachment> valid, boolean help) {}
+
+    static final class UsageException extends RuntimeException {
+        UsageException(String msg) {
+            super(msg);
+        }
+    }
+
+    int run(String[] args) {
+        Options o;
+        try {
+            o = parse(args);
+        } catch (UsageException e) {
+            err.println("jcni: " + e.getMessage());
+            err.println("Run 'jcni --help' for usage.");
+            return EXIT_USAGE;
+        }
+        if (o.help() || o.command() == null) {
+            (o.help() ? out : err).print(usage(o.command()));
+            return o.help() ? EXIT_OK : EXIT_USAGE;
+        }
+        try {
+            return switch (o.command()) {
+                case "add", "check", "del" -> attachmentCommand(o);
+                case "gc" -> gc(o);
+                case "status" -> status(o);
+                case "list" -> list(o);
+                case "validate" -> validate(o);
+                case "version" -> version(o);
+                default -> throw new UsageException("unknown command \"" + o.command() + "\"");
+            };
+        } catch (UsageException e) {
+            err.println("jcni " + o.command() + ": " + e.getMessage());
+            err.print(usage(o.command()));
+            return EXIT_USAGE;
+        } catch (CniException e) {
+            err.println("jcni " + o.command() + ": " + describe(e));
+            return EXIT_FAILED;
+        }
+    }
+
+    // ---------------------------------------------------------------- commands
+
+    private int attachmentCommand(Options o) {
+        requireArgs(o, 2, 2, "<net> <netns>");
+        String netName = o.positional().get(0);
+        NetConfList list = ConfigLoader.load(confDir(o), netName);
+        String netns = absolute(o.positional().get(1));
+        RuntimeConf rt = new RuntimeConf(containerId(netns), netns, ifName(), cniArgs(), capArgs());
+        Cni cni = cni(o);
+        switch (o.command()) {
+            case "add" -> {
+                Result r = cni.addNetworkList(list, rt);
+                out.println(Json.writePretty(r.toJson()));
+            }
+            case "check" -> cni.checkNetworkList(list, rt);
+            default -> cni.delNetworkList(list, rt);
+        }
+        return EXIT_OK;
+    }
+
+    private int gc(Options o) {
+        requireArgs(o, 1, 2, "<net> [<netns>]");
+        NetConfList list = ConfigLoader.load(confDir(o), o.positional().get(0));
+        cni(o).gcNetworkList(list, o.valid().isEmpty() ? null : o.valid());
+        return EXIT_OK;
+    }
+
+    private int status(Options o) {
+        requireArgs(o, 1, 2, "<net> [<netns>]");
+        NetConfList list = ConfigLoader.load(confDir(o), o.positional().get(0));
+        cni(o).statusNetworkList(list);
+        return EXIT_OK;
+    }
+
+    private int list(Options o) {
+        requireArgs(o, 0, 0, "");
+        Path dir = confDir(o);
+        ConfigLoader.Listing l = ConfigLoader.list(dir);
+        out.println("Networks in " + dir + ":");
+        if (l.networks().isEmpty()) out.println("  (none)");
+        int w = 7;
+        for (ConfigLoader.Network n : l.networks()) w = Math.max(w, n.name().length());
+        for (ConfigLoader.Network n : l.networks()) {
+            List<String> types = new ArrayList<>();
+            for (PluginConf p : n.config().plugins()) types.add(p.type());
+            String v = n.config().cniVersion().isEmpty() ? "0.1.0" : n.config().cniVersion();
+            out.printf("  %-" + w + "s  %-6s  %-40s  %s%n", n.name(), v, String.join(",", types), n.file());
+        }
+        if (!l.skipped().isEmpty()) {
+            out.println("Skipped files:");
+            for (ConfigLoader.Skipped s : l.skipped()) out.println("  " + s.file() + ": " + s.reason());
+        }
+        List<CacheEntry> cached = new ResultCache(cacheDir(o)).list(null);
+        if (!cached.isEmpty()) {
+            out.println("Cached attachments in " + cacheDir(o) + ":");
+            for (CacheEntry e : cached) {
+                out.println("  " + e.networkName() + "  " + e.containerId() + "  " + e.ifName() + (e.netns().isEmpty() ? "" : "  " + e.netns()));
+            }
+        }
+        return EXIT_OK;
+    }
+
+    private int validate(Options o) {
+        requireArgs(o, 1, 1, "<net>");
+        NetConfList list = ConfigLoader.load(confDir(o), o.positional().get(0));
+        List<String> caps = cni(o).validateNetworkList(list, capArgs().keySet());
+        List<String> types = new ArrayList<>();
+        for (PluginConf p : list.plugins()) types.add(p.type());
+        out.println("network \"" + list.name() + "\" is valid: version " + list.cniVersion() + ", plugins " + types
+                + ", capabilities " + caps);
+        return EXIT_OK;
+    }
+
+    private int version(Options o) {
+        requireArgs(o, 0, 1, "[<plugin-type>]");
+        if (o.positional().isEmpty()) {
+            String v = Main.class.getPackage().getImplementationVersion();
+            out.println("jcni " + (v == null ? "(development build)" : v));
+            out.println("CNI protocol versions supported: " + String.join(", ", CniVersion.supportedStrings()));
+            return EXIT_OK;
+        }
+        VersionInfo vi = cni(o).versionInfo(o.positional().get(0));
+        out.println(Json.writePretty(vi.toJson()));
+        return EXIT_OK;
+    }
+
+    // ---------------------------------------------------------------- environment
+
+    private Cni cni(Options o) {
+        Duration timeout = o.timeout();
+        if (timeout == null) {
+            String t = env.get(ENV_TIMEOUT);
+            timeout = t == null || t.isEmpty() ? ProcessPluginExec.DEFAULT_TIMEOUT : parseDuration(t, ENV_TIMEOUT);
+        }
+        PluginExec exec = new ProcessPluginExec(timeout, s -> {
+            err.print(s);
+            if (!s.endsWith("\n")) err.println();
+        }, null);
+        return new Cni(PluginExec.splitPath(env.get(ENV_CNI_PATH)), cacheDir(o), exec);
+    }
+
+    private Path confDir(Options o) {
+        if (o.confDir() != null) return o.confDir();
+        String d = env.get(ENV_NETCONFPATH);
+        return d == null || d.isEmpty() ? ConfigLoader.DEFAULT_DIR : Path.of(d);
+    }
+
+    private Path cacheDir(Options o) {
+        if (o.cacheDir() != null) return o.cacheDir();
+        String d = env.get(ENV_CACHE_DIR);
+        return d == null || d.isEmpty() ? ResultCache.DEFAULT_DIR : Path.of(d);
+    }
+
+    private String ifName() {
+        String s = env.get(ENV_IFNAME);
+        return s == null ? "eth0" : s;
+    }
+
+    private List<Map.Entry<String, String>> cniArgs() {
+        return RuntimeConf.parseArgs(env.get(ENV_CNI_ARGS));
+    }
+
+    private Map<String, Object> capArgs() {
+        String s = env.get(ENV_CAP_ARGS);
+        if (s == null || s.isEmpty()) return Map.of();
+        try {
+            return Json.parseObject(s);
+        } catch (Json.JsonException e) {
+            throw new CniException(ErrorCode.DECODING_FAILURE, "invalid " + ENV_CAP_ARGS, "expected a JSON object: " + e.getMessage());
+        }
+    }
+
+    /** cnitool's netns path: made absolute and cleaned like Go's filepath.Abs. */
+    static String absolute(String netns) {
+        return Path.of(netns).toAbsolutePath().normalize().toString();
+    }
+
+    /** cnitool's container ID: "cnitool-" and the hex of the first 10 bytes of the SHA-512 of the netns path. */
+    static String containerId(String absNetns) {
+        try {
+            byte[] h = MessageDigest.getInstance("SHA-512").digest(absNetns.getBytes(StandardCharsets.UTF_8));
+            return "cnitool-" + HexFormat.of().formatHex(h, 0, 10);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    // ---------------------------------------------------------------- parsing and messages
+
+    static Options parse(String[] args) {
+        String command = null;
+        List<String> pos = new ArrayList<>();
+        Path cacheDir = null;
+        Path confDir = null;
+        Duration timeout = null;
+        List<Attachment> valid = new ArrayList<>();
+        boolean help = false;
+        boolean endOfOptions = false;
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (!endOfOptions && a.startsWith("-") && a.length() > 1) {
+                String name = a;
+                String value = null;
+                int eq = a.indexOf('=');
+                if (a.startsWith("--") && eq > 0) {
+                    name = a.substring(0, eq);
+                    value = a.substring(eq + 1);
+                }
+                switch (name) {
+                    case "-h", "--help", "-help" -> help = true;
+                    case "--" -> endOfOptions = true;
+                    case "--cache-dir", "--conf-dir", "--timeout", "--valid" -> {
+                        if (value == null) {
+                            if (i + 1 >= args.length) throw new UsageException(name + " needs a value");
+                            value = args[++i];
+                        }
+                        switch (name) {
+                            case "--cache-dir" -> cacheDir = Path.of(value);
+                            case "--conf-dir" -> confDir = Path.of(value);
+                            case "--timeout" -> timeout = parseDuration(value, "--timeout");
+                            default -> valid.add(parseAttachment(value));
+                        }
+                    }
+                    default -> throw new UsageException("unknown option \"" + a + "\"");
+                }
+                continue;
+            }
+            if (command == null) command = a;
+            else pos.add(a);
+        }
+        if (command != null && command.equals("help")) {
+            help = true;
+            command = pos.isEmpty() ? null : pos.getFirst();
+            pos = new ArrayList<>();
+        }
+        if (command != null && !COMMANDS.contains(command)) throw new UsageException("unknown command \"" + command + "\"");
+        return new Options(command, pos, cacheDir, confDir, timeout, valid, help);
+    }
+
+    static final List<String> COMMANDS = List.of("add", "check", "del", "gc", "status", "list", "validate", "version");
+
+    static Duration parseDuration(String s, String what) {
+        String t = s.strip();
+        try {
+            if (t.endsWith("ms")) return positive(Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2))), what, s);
+            if (t.endsWith("s")) t = t.substring(0, t.length() - 1);
+            if (t.endsWith("m") && !t.isEmpty()) return positive(Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1))), what, s);
+            return positive(Duration.ofMillis(Math.round(Double.parseDouble(t) * 1000)), what, s);
+        } catch (NumberFormatException e) {
+            throw new UsageException(what + ": invalid duration \"" + s + "\" (use seconds, e.g. 30, 1.5, 500ms, 2m)");
+        }
+    }
+
+    private static Duration positive(Duration d, String what, String s) {
+        if (d.isNegative() || d.isZero()) throw new UsageException(what + ": duration must be positive, got \"" + s + "\"");
+        return d;
+    }
+
+    static Attachment parseAttachment(String s) {
+        int slash = s.lastIndexOf('/');
+        if (slash <= 0 || slash == s.length() - 1) {
+            throw new UsageException("--valid: expected CONTAINERID/IFNAME, got \"" + s + "\"");
+        }
+        return new Attachment(s.substring(0, slash), s.substring(slash + 1));
+    }
+
+    private static void requireArgs(Options o, int min, int max, String shape) {
+        int n = o.positional().size();
+        if (n < min || n > max) {
+            throw new UsageException("expected " + (shape.isEmpty() ? "no arguments" : shape) + ", got " + n + " argument" + (n == 1 ? "" : "s"));
+        }
+    }
+
+    static String describe(CniException e) {
+        if (e instanceof PluginException) return e.getMessage();
+        StringBuilder sb = new StringBuilder();
+        ErrorCode known = ErrorCode.of(e.code());
+        sb.append("[").append(e.code());
+        if (known != null) sb.append(" ").append(known.meaning());
+        sb.append("] ").append(e.msg());
+        if (!e.details().isEmpty()) sb.append(": ").append(e.details());
+        return sb.toString();
+    }
+
+    static String usage(String command) {
+        if (command != null) {
+            String one = switch (command) {
+                case "add" -> "jcni add <net> <netns>\n  Attaches the container whose network namespace is <netns> to network <net>\n"
+                        + "  and prints the result JSON. The container ID is cnitool's: \"cnitool-\" + the hex of\n"
+                        + "  the first 10 bytes of sha512(<netns> made absolute).\n";
+                case "check" -> "jcni check <net> <netns>\n  Asks every plugin of <net> to check the attachment (CHECK, 0.4.0+), using the cached result.\n";
+                case "del" -> "jcni del <net> <netns>\n  Detaches the container from <net> (plugins in reverse order) and removes its cache entry.\n";
+                case "gc" -> "jcni gc <net> [<netns>] [--valid CONTAINERID/IFNAME]...\n"
+                        + "  Deletes every cached attachment of <net> not given with --valid (none given: all of them),\n"
+                        + "  then, for 1.1.0 configs, sends GC to every plugin. <netns> is accepted and ignored, as by cnitool.\n";
+                case "status" -> "jcni status <net> [<netns>]\n  Asks every plugin of <net> whether it is ready (STATUS, 1.1.0+).\n";
+                case "list" -> "jcni list\n  Lists the networks in NETCONFPATH, the files that were skipped and why, and cached attachments.\n";
+                case "validate" -> "jcni validate <net>\n  Checks that every plugin of <net> exists on CNI_PATH and supports the config's version,\n"
+                        + "  and that every capability in CAP_ARGS is declared by some plugin.\n";
+                case "version" -> "jcni version [<plugin-type>]\n  Prints jcni's version and the CNI versions it speaks, or asks a plugin (VERSION).\n";
+                default -> null;
+            };
+            if (one != null) return "Usage: " + one + OPTIONS;
+        }
+        return "Usage: jcni [options] <command> [arguments]\n"
+                + "Adds, checks, removes, garbage-collects or queries container network attachments (cnitool-compatible).\n\n"
+                + "Commands:\n"
+                + "  add      <net> <netns>     attach and print the result\n"
+                + "  check    <net> <netns>     check an attachment\n"
+                + "  del      <net> <netns>     detach\n"
+                + "  gc       <net> [<netns>]   remove stale attachments (see 'jcni help gc')\n"
+                + "  status   <net> [<netns>]   ask the plugins whether the network is ready\n"
+                + "  list                       networks found, files skipped and why, cached attachments\n"
+                + "  validate <net>             check plugins, versions and capabilities without touching a container\n"
+                + "  version  [<plugin-type>]   versions jcni speaks, or a plugin's\n"
+                + "  help     [<command>]       this text, or a command's\n"
+                + OPTIONS;
+    }
+
+    private static final String OPTIONS = "\nOptions:\n"
+            + "  --conf-dir DIR     configuration directory (default: $NETCONFPATH, else /etc/cni/net.d)\n"
+            + "  --cache-dir DIR    result cache root (default: $" + ENV_CACHE_DIR + ", else /var/lib/cni)\n"
+            + "  --timeout DURATION plugin timeout, e.g. 30, 500ms, 2m (default: $" + ENV_TIMEOUT + ", else 120s)\n"
+            + "  -h, --help         show help\n\n"
+            + "Environment:\n"
+            + "  NETCONFPATH  configuration directory          CNI_PATH    plugin directories, ':'-separated\n"
+            + "  CNI_IFNAME   interface name (default eth0)    CNI_ARGS    K=V;K2=V2 passed to plugins\n"
+            + "  CAP_ARGS     capability args, a JSON object (e.g. {\"portMappings\":[...]})\n"
+            + "Exit status: 0 success, 1 failure (the plugin's error code and message are printed), 2 usage error.\n";
+}

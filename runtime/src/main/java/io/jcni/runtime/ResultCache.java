@@ -1,0 +1,155 @@
+package io.jcni.runtime;
+
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.Json;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * libcni's result cache: one file per attachment at {@code <cacheDir>/results/<network>-<containerID>-<ifname>},
+ * mode 0600 in a 0700 directory, replaced atomically (write a temporary file, then rename).
+ */
+public final class ResultCache {
+
+    public static final Path DEFAULT_DIR = Path.of("/var/lib/cni");
+
+    private final Path cacheDir;
+
+    public ResultCache(Path cacheDir) {
+        this.cacheDir = cacheDir == null ? DEFAULT_DIR : cacheDir;
+    }
+
+    public Path cacheDir() {
+        return cacheDir;
+    }
+
+    public Path resultsDir() {
+        return cacheDir.resolve("results");
+    }
+
+    public Path file(String network, String containerId, String ifName) {
+        if (network == null || network.isEmpty() || containerId == null || containerId.isEmpty() || ifName == null || ifName.isEmpty()) {
+            throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "cache file path requires network name, container ID and interface name",
+                    "got network \"" + network + "\", container ID \"" + containerId + "\", interface \"" + ifName + "\"");
+        }
+        return resultsDir().resolve(network + "-" + containerId + "-" + ifName);
+    }
+
+    /** Writes (or replaces) the entry for its network, container and interface. */
+    public void put(CacheEntry e) {
+        Path target = file(e.networkName(), e.containerId(), e.ifName());
+        byte[] bytes = Json.write(e.toJson()).getBytes(StandardCharsets.UTF_8);
+        Path dir = target.getParent();
+        Path tmp = dir.resolve("." + target.getFileName() + ".tmp-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+        try {
+            createDirs(dir);
+            try (FileChannel ch = FileChannel.open(tmp, java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
+                ByteBuffer buf = ByteBuffer.wrap(bytes);
+                while (buf.hasRemaining()) ch.write(buf);
+                ch.force(true);
+            }
+            try {
+                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (AtomicMoveNotSupportedException ex) {
+                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } catch (IOException ex) {
+            try {
+                Files.deleteIfExists(tmp);
+            } catch (IOException ignored) {
+                // best effort
+            }
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to write cached result " + target, String.valueOf(ex.getMessage()));
+        }
+    }
+
+    /** The entry, or empty when there is no cache file. A file that cannot be decoded is an error. */
+    public Optional<CacheEntry> get(String network, String containerId, String ifName) {
+        Path f = file(network, containerId, ifName);
+        String text;
+        try {
+            text = Files.readString(f, StandardCharsets.UTF_8);
+        } catch (NoSuchFileException ex) {
+            return Optional.empty();
+        } catch (IOException ex) {
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to read cached result " + f, String.valueOf(ex.getMessage()));
+        }
+        try {
+            return Optional.of(CacheEntry.fromJson(Json.parseObject(text), f.toString()));
+        } catch (Json.JsonException ex) {
+            throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode cached result", f + ": " + ex.getMessage());
+        }
+    }
+
+    /** Removes the entry; true when there was one. */
+    public boolean remove(String network, String containerId, String ifName) {
+        Path f = file(network, containerId, ifName);
+        try {
+            return Files.deleteIfExists(f);
+        } catch (IOException ex) {
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to remove cached result " + f, String.valueOf(ex.getMessage()));
+        }
+    }
+
+    /**
+     * Every readable cniCacheV1 entry (libcni's GetCachedAttachments), in file-name order, optionally only
+     * those of one container. Unreadable, legacy and incomplete files are skipped.
+     */
+    public List<CacheEntry> list(String containerId) {
+        List<Path> files = new ArrayList<>();
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(resultsDir())) {
+            for (Path p : ds) {
+                String n = p.getFileName().toString();
+                if (n.startsWith(".") || !Files.isRegularFile(p)) continue;
+                if (containerId != null && !containerId.isEmpty() && !n.contains("-" + containerId + "-")) continue;
+                files.add(p);
+            }
+        } catch (NoSuchFileException ex) {
+            return List.of();
+        } catch (IOException ex) {
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to list cached results in " + resultsDir(), String.valueOf(ex.getMessage()));
+        }
+        files.sort((a, b) -> a.getFileName().toString().compareTo(b.getFileName().toString()));
+        List<CacheEntry> out = new ArrayList<>();
+        for (Path f : files) {
+            try {
+                Object v = Json.parse(Files.readString(f, StandardCharsets.UTF_8));
+                if (!(v instanceof java.util.Map<?, ?> m) || !CacheEntry.KIND.equals(m.get("kind"))) continue;
+                CacheEntry e = CacheEntry.fromJson(Json.asObject(m), f.toString());
+                if (containerId != null && !containerId.isEmpty() && !e.containerId().equals(containerId)) continue;
+                if (e.ifName().isEmpty() || e.networkName().isEmpty()) continue;
+                out.add(e);
+            } catch (IOException | RuntimeException ignored) {
+                // skipped, as libcni does
+            }
+        }
+        return out;
+    }
+
+    private static void createDirs(Path dir) throws IOException {
+        if (Files.isDirectory(dir)) return;
+        Path parent = dir.getParent();
+        if (parent != null) createDirs(parent);
+        try {
+            Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        } catch (java.nio.file.FileAlreadyExistsException ignored) {
+            // raced with another writer
+        }
+    }
+}

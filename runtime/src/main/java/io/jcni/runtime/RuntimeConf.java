@@ -1,0 +1,96 @@
+package io.jcni.runtime;
+
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * The per-attachment arguments of one invocation (libcni's RuntimeConf): everything but the network
+ * configuration itself.
+ *
+ * @param containerId the container ID (CNI_CONTAINERID)
+ * @param netns the network namespace path (CNI_NETNS); may be empty on DEL
+ * @param ifName the interface name inside the container (CNI_IFNAME)
+ * @param args the CNI_ARGS pairs, in order
+ * @param capabilityArgs capability data; each plugin gets, in {@code runtimeConfig}, only the keys it
+ *     declares in its {@code capabilities}
+ */
+public record RuntimeConf(String containerId, String netns, String ifName, List<Map.Entry<String, String>> args,
+                          Map<String, Object> capabilityArgs) {
+
+    private static final Pattern CONTAINER_ID = Pattern.compile("[a-zA-Z0-9][a-zA-Z0-9_.\\-]*");
+    /** Linux IFNAMSIZ is 16 including the terminating NUL. */
+    public static final int MAX_IFNAME_LEN = 15;
+
+    public RuntimeConf {
+        containerId = containerId == null ? "" : containerId;
+        netns = netns == null ? "" : netns;
+        ifName = ifName == null ? "" : ifName;
+        args = args == null ? List.of() : List.copyOf(args);
+        capabilityArgs = capabilityArgs == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(capabilityArgs));
+    }
+
+    public RuntimeConf(String containerId, String netns, String ifName) {
+        this(containerId, netns, ifName, List.of(), Map.of());
+    }
+
+    /** CNI_ARGS as the plugin sees it: {@code K=V;K2=V2}. */
+    public String argsString() {
+        StringBuilder sb = new StringBuilder();
+        for (Map.Entry<String, String> e : args) {
+            if (!sb.isEmpty()) sb.append(';');
+            sb.append(e.getKey()).append('=').append(e.getValue());
+        }
+        return sb.toString();
+    }
+
+    /** Parses CNI_ARGS ({@code K=V;K2=V2}); empty pairs are skipped, a pair without a key is an error. */
+    public static List<Map.Entry<String, String>> parseArgs(String s) {
+        List<Map.Entry<String, String>> out = new ArrayList<>();
+        if (s == null || s.isEmpty()) return out;
+        for (String pair : s.split(";")) {
+            if (pair.isEmpty()) continue;
+            int eq = pair.indexOf('=');
+            if (eq <= 0) {
+                throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "invalid CNI_ARGS pair \"" + pair + "\"", "expected KEY=VALUE");
+            }
+            out.add(Map.entry(pair.substring(0, eq), pair.substring(eq + 1)));
+        }
+        return out;
+    }
+
+    /** Checks the container ID and interface name as libcni does before ADD. */
+    public void validate() {
+        if (containerId.isEmpty()) {
+            throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "missing container ID");
+        }
+        if (!CONTAINER_ID.matcher(containerId).matches()) {
+            throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "invalid container ID",
+                    "\"" + containerId + "\" must start with a letter or digit and hold only letters, digits, '_', '.' and '-'");
+        }
+        validateIfName(ifName);
+    }
+
+    public static void validateIfName(String ifName) {
+        String problem = null;
+        if (ifName == null || ifName.isEmpty()) problem = "is empty";
+        else if (ifName.length() > MAX_IFNAME_LEN) problem = "is longer than " + MAX_IFNAME_LEN + " characters";
+        else if (ifName.equals(".") || ifName.equals("..")) problem = "may not be '.' or '..'";
+        else {
+            for (int i = 0; i < ifName.length(); i++) {
+                char c = ifName.charAt(i);
+                if (c == '/' || c == ':' || Character.isWhitespace(c)) {
+                    problem = "may not contain '/', ':' or whitespace";
+                    break;
+                }
+            }
+        }
+        if (problem != null) {
+            throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "invalid interface name", "\"" + ifName + "\" " + problem);
+        }
+    }
+}
