@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The main job, end to end: builds and installs jcni into a scratch directory, then in a private
+# "host" network namespace connects two "containers" (network namespaces) to one bridge network
+# with `jcni add`, prints their addresses, pings one from the other, and tears everything down with
+# `jcni del`, showing that no allocation, cache file or interface is left behind.
+#
+# Usage: scripts/demo.sh [--reference]     (--reference: drive the reference Go plugins instead)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+[ "$(id -u)" -eq 0 ] || { echo "demo: needs root (it creates network namespaces)" >&2; exit 1; }
+need_packages "${JCNI_BUILD_PACKAGES[@]}" iputils-ping containernetworking-plugins
+
+PLUGINS=jcni
+[ "${1:-}" = "--reference" ] && PLUGINS=reference
+
+ID=$$
+WORK=$(mktemp -d /tmp/jcni-demo.XXXXXX)
+HOST=jcni-demo-host-$ID A=jcni-demo-a-$ID B=jcni-demo-b-$ID
+cleanup() {
+  set +e
+  for ns in "$A" "$B" "$HOST"; do ip netns del "$ns" 2>/dev/null; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "build and install jcni into $WORK"
+./scripts/install.sh --bin-dir "$WORK/bin" --prefix "$WORK/jcni" --cmd-dir "$WORK/cmd" >/dev/null
+if [ "$PLUGINS" = reference ]; then CNI_PATH=/usr/lib/cni; else CNI_PATH="$WORK/bin:/usr/lib/cni"; fi
+export CNI_PATH NETCONFPATH="$WORK/net.d" JCNI_CACHE_DIR="$WORK/cache"
+JCNI="$WORK/cmd/jcni"
+echo "plugins from: ${CNI_PATH%%:*}"
+
+step "a host and two containers (network namespaces)"
+for ns in "$HOST" "$A" "$B"; do ip netns add "$ns"; ip -n "$ns" link set lo up; echo "  /var/run/netns/$ns"; done
+
+mkdir -p "$NETCONFPATH"
+cat > "$NETCONFPATH/10-demo.conflist" <<CONF
+{
+  "cniVersion": "1.0.0",
+  "name": "demo",
+  "plugins": [
+    { "type": "bridge", "bridge": "jcni-demo0", "isGateway": true,
+      "ipam": { "type": "host-local", "subnet": "10.123.0.0/24", "dataDir": "$WORK/ipam",
+                "routes": [ { "dst": "0.0.0.0/0" } ] } },
+    { "type": "tuning", "sysctl": { "net.ipv4.conf.eth0.accept_redirects": "0" } }
+  ]
+}
+CONF
+step "the network: $NETCONFPATH/10-demo.conflist"
+cat "$NETCONFPATH/10-demo.conflist"
+
+# jcni runs inside the host namespace so the bridge and its veths land there, not on this machine.
+injcni() { ip netns exec "$HOST" "$JCNI" "$@"; }
+
+step "jcni add demo (container A)"
+injcni add demo "/var/run/netns/$A" | tee "$WORK/a.json"
+step "jcni add demo (container B)"
+injcni add demo "/var/run/netns/$B" > "$WORK/b.json"
+B_IP=$(sed -n 's/.*"address": "\([0-9.]*\)\/.*/\1/p' "$WORK/b.json" | head -1)
+
+step "addresses"
+for ns in "$A" "$B"; do echo "$ns:"; ip -n "$ns" -br addr show dev eth0; done
+echo "host bridge:"; ip -n "$HOST" -br addr show dev jcni-demo0
+
+step "ping container B ($B_IP) from container A"
+ip netns exec "$A" ping -c 3 -W 2 "$B_IP"
+
+step "jcni check, then jcni del both"
+injcni check demo "/var/run/netns/$A" && echo "check A: ok"
+injcni del demo "/var/run/netns/$A"
+injcni del demo "/var/run/netns/$B"
+
+step "nothing left behind"
+left=$(ls "$WORK/ipam/demo" 2>/dev/null | grep -v -e '^lock$' -e '^last_reserved_ip' || true)
+cached=$(ls "$WORK/cache/results" 2>/dev/null || true)
+veths=$(ip -n "$HOST" -o link show type veth | wc -l)
+echo "allocations: ${left:-none}; cached results: ${cached:-none}; veths in host: $veths"
+[ -z "$left" ] && [ -z "$cached" ] && [ "$veths" -eq 0 ] || { echo "demo: something was left behind" >&2; exit 1; }
+echo; echo "demo: OK"
