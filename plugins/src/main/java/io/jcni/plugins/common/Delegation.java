@@ -1,0 +1,94 @@
+package io.jcni.plugins.common;
+
+import io.jcni.plugins.PluginRegistry;
+import io.jcni.plugins.skel.Plugin;
+import io.jcni.plugins.skel.Skel;
+import io.jcni.runtime.CniEnvironment;
+import io.jcni.runtime.Delegator;
+import io.jcni.runtime.ExecDelegator;
+import io.jcni.runtime.PluginException;
+import io.jcni.runtime.PluginExec;
+import io.jcni.spec.CniCommand;
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.Json;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+
+/**
+ * Calls IPAM and other delegate plugins. The delegate is looked up on CNI_PATH as always; when the
+ * executable found there is one of jcni's own (its launcher or shim carries the marker
+ * {@value #MARKER}), it runs in this JVM through the same skeleton instead of a second JVM. The
+ * semantics are those of the executable: a Go host-local earlier on CNI_PATH still wins.
+ */
+public final class Delegation implements Delegator {
+    public static final String MARKER = "jcni-launcher";
+    private static final byte[] MARKER_BYTES = MARKER.getBytes(StandardCharsets.US_ASCII);
+    /** Launchers are scripts and the shim is small; anything larger is not ours. */
+    private static final long MAX_MARKED_SIZE = 1 << 20;
+
+    private final Delegator exec;
+
+    public Delegation() {
+        this(new ExecDelegator());
+    }
+
+    public Delegation(Delegator exec) {
+        this.exec = exec;
+    }
+
+    @Override
+    public byte[] invoke(CniCommand command, String type, byte[] stdin, Map<String, String> env) {
+        Supplier<Plugin> inProcess = PluginRegistry.lookup(type);
+        if (inProcess != null) {
+            Path exe;
+            try {
+                exe = PluginExec.findInPath(type, PluginExec.splitPath(env.get(CniEnvironment.PATH)));
+            } catch (CniException e) {
+                throw PluginException.in(type, "", e);
+            }
+            if (isJcni(exe)) return runInProcess(inProcess, command, type, stdin, env);
+        }
+        return exec.invoke(command, type, stdin, env);
+    }
+
+    private static byte[] runInProcess(Supplier<Plugin> plugin, CniCommand command, String type, byte[] stdin, Map<String, String> env) {
+        Map<String, String> delegateEnv = new HashMap<>(env);
+        delegateEnv.putAll(CniEnvironment.from(env).withCommand(command.name()).toMap());
+        Skel.Outcome out = Skel.run(plugin, delegateEnv, stdin, System.err);
+        if (out.exitCode() == 0) return out.stdout().getBytes(StandardCharsets.UTF_8);
+        CniException err = null;
+        try {
+            err = CniException.fromJson(Json.parseObject(out.stdout()));
+        } catch (RuntimeException ignored) {
+            // fall through to the generic error below
+        }
+        if (err == null) err = new CniException(ErrorCode.INTERNAL, "delegate failed", out.stdout());
+        throw PluginException.in(type, "", err);
+    }
+
+    /** Whether the file is a jcni launcher or shim: it carries the marker near its start. */
+    static boolean isJcni(Path exe) {
+        try {
+            if (Files.size(exe) > MAX_MARKED_SIZE) return false;
+            byte[] content;
+            try (InputStream in = Files.newInputStream(exe)) {
+                content = in.readAllBytes();
+            }
+            outer:
+            for (int i = 0; i + MARKER_BYTES.length <= content.length; i++) {
+                for (int j = 0; j < MARKER_BYTES.length; j++) if (content[i + j] != MARKER_BYTES[j]) continue outer;
+                return true;
+            }
+            return false;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+}

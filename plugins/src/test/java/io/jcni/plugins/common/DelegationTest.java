@@ -1,0 +1,69 @@
+package io.jcni.plugins.common;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.jcni.runtime.PluginException;
+import io.jcni.spec.CniCommand;
+import io.jcni.spec.Result;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DelegationTest {
+    @TempDir Path dir;
+
+    private static final byte[] CONF = """
+        {"cniVersion":"1.0.0","name":"n","type":"bridge","ipam":{"type":"static","addresses":[{"address":"10.5.0.2/24"}]}}
+        """.getBytes(StandardCharsets.UTF_8);
+
+    private Map<String, String> env() {
+        Map<String, String> env = new HashMap<>();
+        env.put("CNI_COMMAND", "ADD");
+        env.put("CNI_CONTAINERID", "c1");
+        env.put("CNI_NETNS", "/var/run/netns/x");
+        env.put("CNI_IFNAME", "eth0");
+        env.put("CNI_PATH", dir.toString());
+        return env;
+    }
+
+    private void executable(String name, String content) throws Exception {
+        Path p = dir.resolve(name);
+        Files.writeString(p, content);
+        Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+
+    @Test
+    void ourOwnLauncherRunsInProcess() throws Exception {
+        // The launcher would fail if executed; in-process delegation never runs it.
+        executable("static", "#!/bin/sh\n# jcni-launcher\nexit 99\n");
+        Result r = new Delegation().add("static", CONF, env());
+        assertEquals("10.5.0.2/24", r.ips().get(0).address());
+    }
+
+    @Test
+    void aForeignPluginIsExecuted() throws Exception {
+        executable("static", "#!/bin/sh\necho '{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.9.9.9/24\"}]}'\n");
+        Result r = new Delegation().add("static", CONF, env());
+        assertEquals("10.9.9.9/24", r.ips().get(0).address());
+    }
+
+    @Test
+    void inProcessErrorsKeepTheDelegatesCode() throws Exception {
+        executable("static", "#!/bin/sh\n# jcni-launcher\n");
+        byte[] bad = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}".getBytes(StandardCharsets.UTF_8);
+        PluginException e = assertThrows(PluginException.class, () -> new Delegation().invoke(CniCommand.ADD, "static", bad, env()));
+        assertEquals("static", e.plugin());
+        assertEquals("IPAM config missing 'ipam' key", e.msg());
+    }
+
+    @Test
+    void aMissingDelegateIsPluginNotAvailable() {
+        PluginException e = assertThrows(PluginException.class, () -> new Delegation().add("static", CONF, env()));
+        assertEquals(50, e.code());
+    }
+}
