@@ -1,0 +1,248 @@
+/*
+ * libjcni: the only native code in jcni. Deliberately tiny and generic: thin wrappers over the
+ * system calls the JDK does not expose (setns, unshare, mount, netlink sockets, flock, gettid).
+ * Every netlink message is encoded and decoded in Java; failures become
+ * io.jcni.linux.ErrnoException(errno, operation).
+ */
+#define _GNU_SOURCE
+#include <jni.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <linux/netlink.h>
+#include <linux/nsfs.h>
+
+#include "io_jcni_linux_Native.h"
+
+static jclass errno_exception;
+static jmethodID errno_exception_init;
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
+    (void) reserved;
+    JNIEnv *env;
+    if ((*vm)->GetEnv(vm, (void **) &env, JNI_VERSION_10) != JNI_OK) return JNI_ERR;
+    jclass local = (*env)->FindClass(env, "io/jcni/linux/ErrnoException");
+    if (local == NULL) return JNI_ERR;
+    errno_exception = (*env)->NewGlobalRef(env, local);
+    (*env)->DeleteLocalRef(env, local);
+    errno_exception_init = (*env)->GetMethodID(env, errno_exception, "<init>", "(ILjava/lang/String;)V");
+    if (errno_exception_init == NULL) return JNI_ERR;
+    return JNI_VERSION_10;
+}
+
+/* Throws ErrnoException for err; the operation text is formatted like printf. */
+__attribute__((format(printf, 3, 4)))
+static void throw_errno(JNIEnv *env, int err, const char *fmt, ...) {
+    char op[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(op, sizeof op, fmt, ap);
+    va_end(ap);
+    jstring jop = (*env)->NewStringUTF(env, op);
+    if (jop == NULL) return; /* OutOfMemoryError pending */
+    jobject ex = (*env)->NewObject(env, errno_exception, errno_exception_init, (jint) err, jop);
+    if (ex != NULL) (*env)->Throw(env, (jthrowable) ex);
+}
+
+/* Path arguments: NULL Java strings map to NULL C strings (mount's source, fstype and data). */
+typedef struct { jstring j; const char *c; } jpath;
+
+static int path_get(JNIEnv *env, jstring s, jpath *p) {
+    p->j = s;
+    p->c = NULL;
+    if (s == NULL) return 1;
+    p->c = (*env)->GetStringUTFChars(env, s, NULL);
+    return p->c != NULL;
+}
+
+static void path_release(JNIEnv *env, jpath *p) {
+    if (p->c != NULL) (*env)->ReleaseStringUTFChars(env, p->j, p->c);
+}
+
+static const char *str_or(const char *s, const char *alt) { return s != NULL ? s : alt; }
+
+JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_open(JNIEnv *env, jclass cls, jstring path, jint flags, jint mode) {
+    (void) cls;
+    jpath p;
+    if (!path_get(env, path, &p) || p.c == NULL) return -1;
+    int fd;
+    do fd = open(p.c, flags | O_CLOEXEC, (mode_t) mode); while (fd < 0 && errno == EINTR);
+    if (fd < 0) throw_errno(env, errno, "open %s", p.c);
+    path_release(env, &p);
+    return fd;
+}
+
+JNIEXPORT void JNICALL Java_io_jcni_linux_Native_close(JNIEnv *env, jclass cls, jint fd) {
+    (void) cls;
+    /* Linux releases the descriptor even when close reports EINTR, so never retry. */
+    if (close(fd) < 0 && errno != EINTR) throw_errno(env, errno, "close fd %d", fd);
+}
+
+JNIEXPORT void JNICALL Java_io_jcni_linux_Native_setns(JNIEnv *env, jclass cls, jint fd, jint nstype) {
+    (void) cls;
+    if (setns(fd, nstype) < 0) throw_errno(env, errno, "setns fd %d", fd);
+}
+
+JNIEXPORT void JNICALL Java_io_jcni_linux_Native_unshare(JNIEnv *env, jclass cls, jint flags) {
+    (void) cls;
+    if (unshare(flags) < 0) throw_errno(env, errno, "unshare 0x%x", (unsigned) flags);
+}
+
+JNIEXPORT void JNICALL Java_io_jcni_linux_Native_mount(JNIEnv *env, jclass cls, jstring source, jstring target,
+                                                       jstring fstype, jlong flags, jstring data) {
+    (void) cls;
+    jpath s, t, f, d;
+    int ok = path_get(env, source, &s) & path_get(env, target, &t) & path_get(env, fstype, &f)
+             & path_get(env, data, &d);
+    if (ok && t.c != NULL) {
+        if (mount(s.c, t.c, f.c, (unsigned long) flags, d.c) < 0)
+            throw_errno(env, errno, "mount %s on %s", str_or(s.c, "none"), t.c);
+    }
+    path_release(env, &s); path_release(env, &t); path_release(env, &f); path_release(env, &d);
+}
+
+JNIEXPORT void JNICALL Java_io_jcni_linux_Native_umount2(JNIEnv *env, jclass cls, jstring target, jint flags) {
+    (void) cls;
+    jpath t;
+    if (!path_get(env, target, &t) || t.c == NULL) return;
+    if (umount2(t.c, flags) < 0) throw_errno(env, errno, "umount %s", t.c);
+    path_release(env, &t);
+}
+
+JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_gettid(JNIEnv *env, jclass cls) {
+    (void) env; (void) cls;
+    return (jint) syscall(SYS_gettid);
+}
+
+JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_nsType(JNIEnv *env, jclass cls, jint fd) {
+    (void) cls;
+    int type = ioctl(fd, NS_GET_NSTYPE);
+    if (type < 0) throw_errno(env, errno, "ioctl NS_GET_NSTYPE fd %d", fd);
+    return type;
+}
+
+JNIEXPORT jlong JNICALL Java_io_jcni_linux_Native_inode(JNIEnv *env, jclass cls, jint fd) {
+    (void) cls;
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        throw_errno(env, errno, "fstat fd %d", fd);
+        return -1;
+    }
+    return (jlong) st.st_ino;
+}
+
+JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_socket(JNIEnv *env, jclass cls, jint domain, jint type, jint protocol) {
+    (void) cls;
+    int fd = socket(domain, type | SOCK_CLOEXEC, protocol);
+    if (fd < 0) throw_errno(env, errno, "socket(%d, %d, %d)", domain, type, protocol);
+    return fd;
+}
+
+JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_bindNetlink(JNIEnv *env, jclass cls, jint fd, jint groups) {
+    (void) cls;
+    struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = (unsigned) groups };
+    if (bind(fd, (struct sockaddr *) &sa, sizeof sa) < 0) {
+        throw_errno(env, errno, "bind netlink fd %d", fd);
+        return -1;
+    }
+    socklen_t len = sizeof sa;
+    if (getsockname(fd, (struct sockaddr *) &sa, &len) < 0) {
+        throw_errno(env, errno, "getsockname fd %d", fd);
+        return -1;
+    }
+    return (jint) sa.nl_pid;
+}
+
+JNIEXPORT void JNICALL Java_io_jcni_linux_Native_setsockoptInt(JNIEnv *env, jclass cls, jint fd, jint level, jint name, jint value) {
+    (void) cls;
+    int v = value;
+    if (setsockopt(fd, level, name, &v, sizeof v) < 0)
+        throw_errno(env, errno, "setsockopt fd %d level %d option %d", fd, level, name);
+}
+
+JNIEXPORT void JNICALL Java_io_jcni_linux_Native_setReceiveTimeout(JNIEnv *env, jclass cls, jint fd, jint millis) {
+    (void) cls;
+    struct timeval tv = { .tv_sec = millis / 1000, .tv_usec = (millis % 1000) * 1000 };
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0)
+        throw_errno(env, errno, "setsockopt SO_RCVTIMEO fd %d", fd);
+}
+
+/* Direct buffers only: the address is stable and no copy is needed. */
+static char *buffer_at(JNIEnv *env, jobject buf, jint off, jint len) {
+    char *base = (*env)->GetDirectBufferAddress(env, buf);
+    jlong cap = (*env)->GetDirectBufferCapacity(env, buf);
+    if (base == NULL || off < 0 || len < 0 || (jlong) off + len > cap) {
+        throw_errno(env, EINVAL, "netlink buffer (need a direct buffer holding offset %d length %d)", off, len);
+        return NULL;
+    }
+    return base + off;
+}
+
+JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_send(JNIEnv *env, jclass cls, jint fd, jobject buf, jint off, jint len) {
+    (void) cls;
+    char *p = buffer_at(env, buf, off, len);
+    if (p == NULL) return -1;
+    struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+    ssize_t n;
+    do n = sendto(fd, p, (size_t) len, 0, (struct sockaddr *) &kernel, sizeof kernel); while (n < 0 && errno == EINTR);
+    if (n < 0) throw_errno(env, errno, "netlink send");
+    return (jint) n;
+}
+
+JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_receive(JNIEnv *env, jclass cls, jint fd, jobject buf, jint off, jint len) {
+    (void) cls;
+    char *p = buffer_at(env, buf, off, len);
+    if (p == NULL) return -1;
+    for (;;) {
+        struct sockaddr_nl from;
+        struct iovec iov = { .iov_base = p, .iov_len = (size_t) len };
+        struct msghdr msg = { .msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1 };
+        ssize_t n = recvmsg(fd, &msg, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw_errno(env, errno, errno == EAGAIN ? "netlink receive timed out" : "netlink receive");
+            return -1;
+        }
+        if (msg.msg_flags & MSG_TRUNC) {
+            throw_errno(env, EMSGSIZE, "netlink receive (message larger than %d bytes)", len);
+            return -1;
+        }
+        /* Only the kernel (port 0) may talk to us; drop anything a local process sent. */
+        if (from.nl_pid != 0) continue;
+        return (jint) n;
+    }
+}
+
+JNIEXPORT jboolean JNICALL Java_io_jcni_linux_Native_flock(JNIEnv *env, jclass cls, jint fd, jint operation) {
+    (void) cls;
+    for (;;) {
+        if (flock(fd, operation) == 0) return JNI_TRUE;
+        if (errno == EINTR) continue;
+        if (errno == EWOULDBLOCK && (operation & LOCK_NB)) return JNI_FALSE;
+        throw_errno(env, errno, "flock fd %d", fd);
+        return JNI_FALSE;
+    }
+}
+
+JNIEXPORT jstring JNICALL Java_io_jcni_linux_Native_errnoName(JNIEnv *env, jclass cls, jint err) {
+    (void) cls;
+    const char *name = strerrorname_np(err);
+    return name == NULL ? NULL : (*env)->NewStringUTF(env, name);
+}
+
+JNIEXPORT jstring JNICALL Java_io_jcni_linux_Native_strerror(JNIEnv *env, jclass cls, jint err) {
+    (void) cls;
+    char buf[256];
+    return (*env)->NewStringUTF(env, strerror_r(err, buf, sizeof buf));
+}

@@ -1,0 +1,157 @@
+package io.jcni.linux;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URL;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+
+/**
+ * The JNI bindings to libjcni.so and the code that finds and loads it.
+ *
+ * <p>JNI rather than the FFM API because plugins are short-lived processes: a first FFM downcall
+ * costs a large, fixed warm-up per process while a JNI call costs about a millisecond (numbers in
+ * linux/README.md). Every method throws {@link ErrnoException} on failure.
+ *
+ * <p>Where the library comes from, in order: the system property {@code jcni.native.lib} (an
+ * absolute path); the class-path resource itself when it is a plain file (a build tree); otherwise
+ * the copy inside the jar, extracted once per library version to {@code /run/jcni/native} (or
+ * {@code java.io.tmpdir} when that is not writable) under a name carrying its SHA-256.
+ */
+final class Native {
+    static final int O_RDONLY = 0;
+    static final int O_RDWR = 2;
+    static final int O_CREAT = 0100;
+    static final int O_EXCL = 0200;
+    static final int O_DIRECTORY = 0200000;
+
+    static final int CLONE_NEWNET = 0x40000000;
+
+    static final long MS_BIND = 4096;
+    static final long MS_REC = 16384;
+    static final long MS_SHARED = 1 << 20;
+    static final int MNT_DETACH = 2;
+
+    static final int LOCK_SH = 1;
+    static final int LOCK_EX = 2;
+    static final int LOCK_NB = 4;
+    static final int LOCK_UN = 8;
+
+    static final int AF_NETLINK = 16;
+    static final int SOCK_RAW = 3;
+    static final int SOL_SOCKET = 1;
+    static final int SO_SNDBUF = 7;
+    static final int SO_RCVBUF = 8;
+    static final int SOL_NETLINK = 270;
+
+    private static final String RESOURCE = "/io/jcni/linux/native/libjcni.so";
+    private static final String CACHE_DIR = "/run/jcni/native";
+
+    static {
+        load();
+    }
+
+    private Native() {}
+
+    /** Forces loading; a no-op after the first call. */
+    static void ensureLoaded() {}
+
+    static native int open(String path, int flags, int mode);
+
+    static native void close(int fd);
+
+    static native void setns(int fd, int nstype);
+
+    static native void unshare(int flags);
+
+    static native void mount(String source, String target, String fstype, long flags, String data);
+
+    static native void umount2(String target, int flags);
+
+    static native int gettid();
+
+    /** ioctl(NS_GET_NSTYPE): the CLONE_NEW* type of a namespace file; ENOTTY if it is not one. */
+    static native int nsType(int fd);
+
+    /** fstat's st_ino: two namespace fds refer to the same namespace when their inodes are equal. */
+    static native long inode(int fd);
+
+    static native int socket(int domain, int type, int protocol);
+
+    /** Binds a netlink socket and returns the port id the kernel assigned. */
+    static native int bindNetlink(int fd, int groups);
+
+    static native void setsockoptInt(int fd, int level, int name, int value);
+
+    static native void setReceiveTimeout(int fd, int millis);
+
+    /** Sends to the kernel; {@code buf} must be a direct buffer. */
+    static native int send(int fd, ByteBuffer buf, int offset, int length);
+
+    /** One datagram from the kernel; EAGAIN when the receive timeout passes, EMSGSIZE if truncated. */
+    static native int receive(int fd, ByteBuffer buf, int offset, int length);
+
+    /** flock(2); false only when LOCK_NB is set and the lock is held elsewhere. */
+    static native boolean flock(int fd, int operation);
+
+    static native String errnoName(int errno);
+
+    static native String strerror(int errno);
+
+    private static void load() {
+        String explicit = System.getProperty("jcni.native.lib");
+        if (explicit != null && !explicit.isEmpty()) {
+            System.load(explicit);
+            return;
+        }
+        URL url = Native.class.getResource(RESOURCE);
+        if (url == null) {
+            throw new UnsatisfiedLinkError("libjcni.so: no resource " + RESOURCE + " and no -Djcni.native.lib");
+        }
+        if ("file".equals(url.getProtocol())) {
+            System.load(Path.of(url.getPath()).toAbsolutePath().toString());
+            return;
+        }
+        try {
+            System.load(extract().toString());
+        } catch (IOException e) {
+            UnsatisfiedLinkError error = new UnsatisfiedLinkError("libjcni.so: cannot extract from the jar: " + e);
+            error.initCause(e);
+            throw error;
+        }
+    }
+
+    /** The extracted library, written on first use; concurrent processes race benignly via rename. */
+    private static Path extract() throws IOException {
+        String digest;
+        try (InputStream in = Native.class.getResourceAsStream(RESOURCE + ".sha256")) {
+            if (in == null) throw new IOException("missing " + RESOURCE + ".sha256");
+            digest = new String(in.readNBytes(64), StandardCharsets.US_ASCII).trim();
+        }
+        String name = "libjcni-" + digest.substring(0, Math.min(16, digest.length())) + ".so";
+        IOException first = null;
+        for (Path dir : new Path[] {Path.of(CACHE_DIR), Path.of(System.getProperty("java.io.tmpdir"),
+                "jcni-native-" + System.getProperty("user.name"))}) {
+            Path target = dir.resolve(name);
+            if (Files.isRegularFile(target)) return target;
+            try {
+                Files.createDirectories(dir);
+                Path tmp = Files.createTempFile(dir, ".libjcni", ".tmp");
+                try (InputStream in = Native.class.getResourceAsStream(RESOURCE)) {
+                    if (in == null) throw new IOException("missing " + RESOURCE);
+                    Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+                    Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                } finally {
+                    Files.deleteIfExists(tmp);
+                }
+                return target;
+            } catch (IOException e) {
+                if (first == null) first = e; else first.addSuppressed(e);
+            }
+        }
+        throw first;
+    }
+}

@@ -1,0 +1,202 @@
+package io.jcni.linux;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A netlink socket talking to the kernel: request/ACK and dump exchanges with sequence checks.
+ *
+ * <p>The socket belongs to the network namespace of the thread that created it, for its whole
+ * life; {@link #open(int, Netns)} creates it on the namespace's thread and then any thread may use
+ * it. Requests are serialized on the socket.
+ */
+public final class NetlinkSocket implements AutoCloseable {
+    public static final int NETLINK_ROUTE = 0;
+
+    public static final int NLM_F_REQUEST = 0x1;
+    public static final int NLM_F_MULTI = 0x2;
+    public static final int NLM_F_ACK = 0x4;
+    public static final int NLM_F_ROOT = 0x100;
+    public static final int NLM_F_MATCH = 0x200;
+    public static final int NLM_F_DUMP = NLM_F_ROOT | NLM_F_MATCH;
+    public static final int NLM_F_REPLACE = 0x100;
+    public static final int NLM_F_EXCL = 0x200;
+    public static final int NLM_F_CREATE = 0x400;
+    public static final int NLM_F_APPEND = 0x800;
+
+    static final int NLMSG_NOOP = 1;
+    static final int NLMSG_ERROR = 2;
+    static final int NLMSG_DONE = 3;
+    static final int NLM_F_DUMP_INTR = 0x10;
+    static final int NLM_F_CAPPED = 0x100;
+    static final int NLM_F_ACK_TLVS = 0x200;
+    private static final int NETLINK_CAP_ACK = 10;
+    private static final int NETLINK_EXT_ACK = 11;
+    private static final int NLMSGERR_ATTR_MSG = 1;
+
+    private static final int RECEIVE_BUFFER = 128 * 1024;
+    private static final int DEFAULT_TIMEOUT_MILLIS = 10_000;
+    private static final int DUMP_RETRIES = 10;
+
+    private final int fd;
+    private final int portId;
+    private final ByteBuffer out = ByteBuffer.allocateDirect(64 * 1024).order(ByteOrder.nativeOrder());
+    private final ByteBuffer in = ByteBuffer.allocateDirect(RECEIVE_BUFFER).order(ByteOrder.nativeOrder());
+    private int seq = 1;
+    private boolean closed;
+
+    private NetlinkSocket(int fd, int portId) {
+        this.fd = fd;
+        this.portId = portId;
+    }
+
+    /** A socket in the calling thread's network namespace. */
+    public static NetlinkSocket open(int protocol) {
+        int fd = Native.socket(Native.AF_NETLINK, Native.SOCK_RAW, protocol);
+        try {
+            Native.setsockoptInt(fd, Native.SOL_SOCKET, Native.SO_RCVBUF, RECEIVE_BUFFER);
+            try {
+                // Kernel error text ("Invalid MTU ...") and short error echoes; optional on old kernels.
+                Native.setsockoptInt(fd, Native.SOL_NETLINK, NETLINK_EXT_ACK, 1);
+                Native.setsockoptInt(fd, Native.SOL_NETLINK, NETLINK_CAP_ACK, 1);
+            } catch (ErrnoException ignored) {
+                // Plain errno replies remain.
+            }
+            Native.setReceiveTimeout(fd, DEFAULT_TIMEOUT_MILLIS);
+            return new NetlinkSocket(fd, Native.bindNetlink(fd, 0));
+        } catch (RuntimeException e) {
+            Native.close(fd);
+            throw e;
+        }
+    }
+
+    /** A socket bound for life to {@code ns}: created on the namespace's thread. */
+    public static NetlinkSocket open(int protocol, Netns ns) {
+        return ns.run(() -> open(protocol));
+    }
+
+    public int portId() {
+        return portId;
+    }
+
+    /** Bounds every later wait for a kernel reply. */
+    public synchronized void setTimeout(int millis) {
+        Native.setReceiveTimeout(fd, millis);
+    }
+
+    /**
+     * Sends {@code msg} with NLM_F_REQUEST|NLM_F_ACK and waits for the ACK. Returns the messages
+     * that came before it (a GET's answer); an NLMSG_ERROR becomes an ErrnoException naming
+     * {@code operation}.
+     */
+    public synchronized List<NlMsg> request(NlMessage msg, String operation) {
+        return exchange(msg, NLM_F_REQUEST | NLM_F_ACK, operation);
+    }
+
+    /**
+     * Sends {@code msg} as a dump (NLM_F_REQUEST|NLM_F_DUMP) and collects every message until
+     * NLMSG_DONE. A dump the kernel marks as interrupted (state changed meanwhile) is redone.
+     */
+    public synchronized List<NlMsg> dump(NlMessage msg, String operation) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return exchange(msg, NLM_F_REQUEST | NLM_F_DUMP, operation);
+            } catch (DumpInterrupted e) {
+                if (attempt == DUMP_RETRIES) {
+                    throw new ErrnoException(Errno.EINTR, operation, "dump interrupted " + attempt + " times", null);
+                }
+            }
+        }
+    }
+
+    private List<NlMsg> exchange(NlMessage msg, int extraFlags, String operation) {
+        if (closed) throw new IllegalStateException("netlink socket closed");
+        int mySeq = nextSeq();
+        ByteBuffer m = msg.finish(mySeq, portId);
+        m.putShort(6, (short) (msg.flags() | extraFlags));
+        int len = m.remaining();
+        if (len > out.capacity()) throw new ErrnoException(Errno.EMSGSIZE, operation, "request of " + len + " bytes", null);
+        out.clear();
+        out.put(m);
+        Native.send(fd, out, 0, len);
+
+        boolean interrupted = false;
+        List<NlMsg> replies = new ArrayList<>();
+        while (true) {
+            int n;
+            try {
+                n = Native.receive(fd, in, 0, in.capacity());
+            } catch (ErrnoException e) {
+                throw e.during(operation);
+            }
+            // Copy out of the reused direct buffer: returned messages must outlive the next receive.
+            ByteBuffer datagram = ByteBuffer.allocate(n).order(ByteOrder.nativeOrder());
+            datagram.put(0, in, 0, n);
+            for (int p = 0; p + NlMessage.HEADER <= n; ) {
+                int mlen = datagram.getInt(p);
+                if (mlen < NlMessage.HEADER || p + mlen > n) {
+                    throw new ErrnoException(Errno.EIO, operation, "malformed netlink reply", null);
+                }
+                NlMsg reply = new NlMsg(Short.toUnsignedInt(datagram.getShort(p + 4)),
+                        Short.toUnsignedInt(datagram.getShort(p + 6)), datagram.getInt(p + 8),
+                        datagram.getInt(p + 12), datagram, p, p + mlen);
+                p += NlMessage.align(mlen);
+                if (reply.seq() != mySeq || reply.portId() != portId) continue; // a late answer to an abandoned request
+                if ((reply.flags() & NLM_F_DUMP_INTR) != 0) interrupted = true;
+                switch (reply.type()) {
+                    case NLMSG_NOOP -> { }
+                    case NLMSG_ERROR -> {
+                        int err = reply.i32(0);
+                        if (err != 0) throw error(reply, -err, operation);
+                        return replies; // the ACK
+                    }
+                    case NLMSG_DONE -> {
+                        int err = reply.bodyLength() >= 4 ? reply.i32(0) : 0;
+                        if (err < 0) throw error(reply, -err, operation);
+                        if (interrupted) throw new DumpInterrupted();
+                        return replies;
+                    }
+                    default -> replies.add(reply);
+                }
+            }
+        }
+    }
+
+    /** NLMSG_ERROR (or DONE with an error) to an exception, with the kernel's extended-ACK text. */
+    static ErrnoException error(NlMsg reply, int errno, String operation) {
+        String detail = null;
+        if (reply.type() == NLMSG_ERROR && (reply.flags() & NLM_F_ACK_TLVS) != 0) {
+            int echoed = (reply.flags() & NLM_F_CAPPED) != 0
+                    ? NlMessage.HEADER
+                    : NlMessage.align(reply.buf().getInt(reply.body() + 4));
+            int tlvStart = reply.body() + 4 + echoed;
+            if (tlvStart <= reply.end()) detail = NlAttrs.parse(reply.buf(), tlvStart, reply.end()).string(NLMSGERR_ATTR_MSG);
+        } else if (reply.type() == NLMSG_DONE && (reply.flags() & NLM_F_ACK_TLVS) != 0) {
+            detail = NlAttrs.parse(reply.buf(), reply.body() + 4, reply.end()).string(NLMSGERR_ATTR_MSG);
+        }
+        return new ErrnoException(errno, operation, detail, null);
+    }
+
+    private int nextSeq() {
+        int s = seq++;
+        if (seq == Integer.MAX_VALUE) seq = 1;
+        return s;
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) return;
+        closed = true;
+        Native.close(fd);
+    }
+
+    private static final class DumpInterrupted extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        DumpInterrupted() {
+            super(null, null, false, false);
+        }
+    }
+}

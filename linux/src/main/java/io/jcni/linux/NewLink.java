@@ -1,0 +1,240 @@
+package io.jcni.linux;
+
+import java.net.Inet4Address;
+import java.net.InetAddress;
+
+/**
+ * What {@link Rtnl#addLink} creates: a kind-specific factory, then optional settings.
+ *
+ * <pre>{@code
+ * rt.addLink(NewLink.veth("eth0", "veth1a2b").peerNamespace(hostNs).mtu(1500));
+ * rt.addLink(NewLink.vxlan("vx0", 42).vxlanLocal(ip).vxlanPort(4789).vxlanLearning(false));
+ * }</pre>
+ */
+public final class NewLink {
+    private final String name;
+    private final String kind;
+    private int mtu;
+    private MacAddress mac;
+    private int txqlen = -1;
+    private int master;
+    private boolean up;
+    private int nsFd = -1;
+
+    private String peerName;
+    private int peerNsFd = -1;
+    private int peerMtu;
+    private MacAddress peerMac;
+
+    private int parentIndex;
+    private MacvlanMode macvlanMode;
+
+    private int vni = -1;
+    private InetAddress vxlanLocal;
+    private InetAddress vxlanGroup;
+    private int vxlanPort;
+    private int vxlanDev;
+    private Boolean vxlanLearning;
+    private int vxlanTtl = -1;
+
+    private NewLink(String name, String kind) {
+        if (name == null || name.isEmpty() || name.length() > 15) {
+            throw new IllegalArgumentException("bad interface name: " + name);
+        }
+        this.name = name;
+        this.kind = kind;
+    }
+
+    /** A veth pair; without {@link #peerNamespace} both ends are created here. */
+    public static NewLink veth(String name, String peerName) {
+        NewLink l = new NewLink(name, "veth");
+        new NewLink(peerName, "veth"); // validates the peer name early
+        l.peerName = peerName;
+        return l;
+    }
+
+    public static NewLink bridge(String name) {
+        return new NewLink(name, "bridge");
+    }
+
+    public static NewLink macvlan(String name, int parentIndex, MacvlanMode mode) {
+        NewLink l = new NewLink(name, "macvlan");
+        l.parentIndex = parentIndex;
+        l.macvlanMode = mode;
+        return l;
+    }
+
+    public static NewLink vxlan(String name, int vni) {
+        NewLink l = new NewLink(name, "vxlan");
+        l.vni = vni;
+        return l;
+    }
+
+    public static NewLink ifb(String name) {
+        return new NewLink(name, "ifb");
+    }
+
+    /** Any kind that needs no IFLA_INFO_DATA, e.g. "dummy" where that module exists. */
+    public static NewLink ofKind(String name, String kind) {
+        return new NewLink(name, kind);
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public String kind() {
+        return kind;
+    }
+
+    /** MTU; for a veth also the peer's unless {@link #peerMtu} is set. */
+    public NewLink mtu(int mtu) {
+        this.mtu = mtu;
+        return this;
+    }
+
+    public NewLink mac(MacAddress mac) {
+        this.mac = mac;
+        return this;
+    }
+
+    public NewLink txqlen(int txqlen) {
+        this.txqlen = txqlen;
+        return this;
+    }
+
+    public NewLink master(int masterIndex) {
+        this.master = masterIndex;
+        return this;
+    }
+
+    /** Created administratively up. */
+    public NewLink up() {
+        this.up = true;
+        return this;
+    }
+
+    /** Created directly in {@code ns} (e.g. a macvlan on a host parent, born in the container). */
+    public NewLink namespace(Netns ns) {
+        return namespaceFd(ns.fd());
+    }
+
+    public NewLink namespaceFd(int fd) {
+        this.nsFd = fd;
+        return this;
+    }
+
+    public NewLink peerNamespace(Netns ns) {
+        return peerNamespaceFd(ns.fd());
+    }
+
+    public NewLink peerNamespaceFd(int fd) {
+        requireKind("veth");
+        this.peerNsFd = fd;
+        return this;
+    }
+
+    public NewLink peerMtu(int mtu) {
+        requireKind("veth");
+        this.peerMtu = mtu;
+        return this;
+    }
+
+    public NewLink peerMac(MacAddress mac) {
+        requireKind("veth");
+        this.peerMac = mac;
+        return this;
+    }
+
+    public NewLink vxlanLocal(InetAddress local) {
+        requireKind("vxlan");
+        this.vxlanLocal = local;
+        return this;
+    }
+
+    public NewLink vxlanGroup(InetAddress group) {
+        requireKind("vxlan");
+        this.vxlanGroup = group;
+        return this;
+    }
+
+    /** UDP destination port; the kernel default is 8472, IANA's is 4789. */
+    public NewLink vxlanPort(int port) {
+        requireKind("vxlan");
+        this.vxlanPort = port;
+        return this;
+    }
+
+    /** The underlay device index. */
+    public NewLink vxlanDev(int index) {
+        requireKind("vxlan");
+        this.vxlanDev = index;
+        return this;
+    }
+
+    public NewLink vxlanLearning(boolean learning) {
+        requireKind("vxlan");
+        this.vxlanLearning = learning;
+        return this;
+    }
+
+    public NewLink vxlanTtl(int ttl) {
+        requireKind("vxlan");
+        this.vxlanTtl = ttl;
+        return this;
+    }
+
+    private void requireKind(String k) {
+        if (!kind.equals(k)) throw new IllegalStateException(k + " option on a " + kind + " link");
+    }
+
+    /** The RTM_NEWLINK request body: ifinfomsg and attributes. */
+    void encode(NlMessage m) {
+        m.u8(0).u8(0).u16(0).u32(0).u32(up ? Link.IFF_UP : 0).u32(up ? Link.IFF_UP : 0);
+        m.attrString(Rtm.IFLA_IFNAME, name);
+        common(m, mtu, mac, nsFd);
+        if (master > 0) m.attrU32(Rtm.IFLA_MASTER, master);
+        if (parentIndex > 0) m.attrU32(Rtm.IFLA_LINK, parentIndex);
+        int info = m.nest(Rtm.IFLA_LINKINFO);
+        m.attrString(Rtm.IFLA_INFO_KIND, kind);
+        switch (kind) {
+            case "veth" -> {
+                int data = m.nest(Rtm.IFLA_INFO_DATA);
+                int peer = m.nest(Rtm.VETH_INFO_PEER);
+                m.u8(0).u8(0).u16(0).u32(0).u32(0).u32(0); // the peer's own ifinfomsg
+                m.attrString(Rtm.IFLA_IFNAME, peerName);
+                common(m, peerMtu > 0 ? peerMtu : mtu, peerMac, peerNsFd);
+                m.end(peer).end(data);
+            }
+            case "macvlan" -> {
+                int data = m.nest(Rtm.IFLA_INFO_DATA);
+                m.attrU32(Rtm.IFLA_MACVLAN_MODE, macvlanMode.value);
+                m.end(data);
+            }
+            case "vxlan" -> {
+                int data = m.nest(Rtm.IFLA_INFO_DATA);
+                m.attrU32(Rtm.IFLA_VXLAN_ID, vni);
+                if (vxlanLocal != null) {
+                    m.attrAddress(vxlanLocal instanceof Inet4Address ? Rtm.IFLA_VXLAN_LOCAL : Rtm.IFLA_VXLAN_LOCAL6, vxlanLocal);
+                }
+                if (vxlanGroup != null) {
+                    m.attrAddress(vxlanGroup instanceof Inet4Address ? Rtm.IFLA_VXLAN_GROUP : Rtm.IFLA_VXLAN_GROUP6, vxlanGroup);
+                }
+                if (vxlanDev > 0) m.attrU32(Rtm.IFLA_VXLAN_LINK, vxlanDev);
+                if (vxlanPort > 0) m.attrBe16(Rtm.IFLA_VXLAN_PORT, vxlanPort);
+                if (vxlanLearning != null) m.attrU8(Rtm.IFLA_VXLAN_LEARNING, vxlanLearning ? 1 : 0);
+                if (vxlanTtl >= 0) m.attrU8(Rtm.IFLA_VXLAN_TTL, vxlanTtl);
+                m.end(data);
+            }
+            default -> { }
+        }
+        m.end(info);
+    }
+
+    private void common(NlMessage m, int mtuValue, MacAddress macValue, int fd) {
+        if (mtuValue > 0) m.attrU32(Rtm.IFLA_MTU, mtuValue);
+        if (macValue != null) m.attr(Rtm.IFLA_ADDRESS, macValue.bytes());
+        if (txqlen >= 0) m.attrU32(Rtm.IFLA_TXQLEN, txqlen);
+        if (fd >= 0) m.attrU32(Rtm.IFLA_NET_NS_FD, fd);
+    }
+}
