@@ -34,7 +34,7 @@ for m in spec linux runtime plugins cli; do
   [ -f "$jar" ] || { echo "install.sh: $jar missing: build first (drop --no-build)" >&2; exit 1; }
   install -m 0644 "$jar" "$LIB/jcni-$m.jar"
 done
-so=$(ls linux/target/native/libjcni.so 2>/dev/null || true)
+so=$(ls linux/target/classes/io/jcni/linux/native/libjcni.so 2>/dev/null || true)
 [ -n "$so" ] && install -m 0755 "$so" "$LIB/libjcni.so"
 
 CP="$LIB/jcni-spec.jar:$LIB/jcni-linux.jar:$LIB/jcni-runtime.jar:$LIB/jcni-plugins.jar"
