@@ -1,0 +1,84 @@
+package io.jcni.testsuite;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * podman (CNI backend) running containers on a network made of jcni's bridge + host-local + tuning.
+ *
+ * <p>This is one of the few tests allowed to touch the root namespace, because podman puts the bridge
+ * there; it removes the bridge, its containers and images, and restores ip_forward afterwards.
+ */
+@Tag("root")
+class PodmanEndToEndTest {
+    static final String ID = HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
+    static final String NET = "jcnie2e" + ID;
+    static final String BRIDGE = "jce2e" + ID;
+    static Installed jcni;
+    static Podman podman;
+    static Path dataDir;
+    static String ipForwardBefore;
+
+    @BeforeAll
+    static void setUp() throws Exception {
+        jcni = Installed.get();
+        ipForwardBefore = Files.readString(Path.of("/proc/sys/net/ipv4/ip_forward")).strip();
+        for (String type : List.of("bridge", "host-local", "tuning")) {
+            // podman takes a plugin from the first directory that has it: these must be jcni's.
+            assertTrue(Files.isExecutable(jcni.plugin(type)), "jcni ships " + type);
+        }
+        podman = new Podman(List.of(jcni.bin, Path.of("/usr/lib/cni")));
+        dataDir = podman.dir.resolve("ipam");
+        Files.writeString(podman.netConfDir.resolve("50-" + NET + ".conflist"), """
+                {"cniVersion":"1.0.0","name":"%s","plugins":[
+                  {"type":"bridge","bridge":"%s","isGateway":true,
+                   "ipam":{"type":"host-local","subnet":"10.125.%d.0/24","dataDir":"%s","routes":[{"dst":"0.0.0.0/0"}]}},
+                  {"type":"tuning","sysctl":{"net.ipv4.conf.eth0.arp_notify":"1"}}]}
+                """.formatted(NET, BRIDGE, Integer.parseInt(ID, 16) % 250, dataDir));
+    }
+
+    @AfterAll
+    static void tearDown() throws Exception {
+        if (podman != null) podman.close();
+        Sh.quiet("ip", "link", "del", BRIDGE);
+        if (ipForwardBefore != null) Files.writeString(Path.of("/proc/sys/net/ipv4/ip_forward"), ipForwardBefore);
+        assertFalse(Sh.ok("ip", "-o", "link").contains(BRIDGE), "the test's bridge must be gone");
+    }
+
+    @Test
+    void twoContainersPingEachOtherAndLeaveNothingBehind() throws Exception {
+        podman.ok("run", "-d", "--name", "a" + ID, "--network", NET, "localhost/jcni-bb", "sleep", "300");
+        podman.ok("run", "-d", "--name", "b" + ID, "--network", NET, "localhost/jcni-bb", "sleep", "300");
+        String ipA = podman.ok("inspect", "-f", "{{(index .NetworkSettings.Networks \"" + NET + "\").IPAddress}}", "a" + ID);
+        String ipB = podman.ok("inspect", "-f", "{{(index .NetworkSettings.Networks \"" + NET + "\").IPAddress}}", "b" + ID);
+        assertNotEquals(ipA, ipB);
+        assertTrue(Files.exists(dataDir.resolve(NET).resolve(ipA)), "host-local allocation for " + ipA);
+
+        podman.ok("exec", "a" + ID, "ping", "-c", "2", "-W", "2", ipB);
+        podman.ok("exec", "b" + ID, "ping", "-c", "2", "-W", "2", ipA);
+        assertEquals("1", podman.ok("exec", "a" + ID, "cat", "/proc/sys/net/ipv4/conf/eth0/arp_notify"), "tuning applied");
+
+        podman.ok("rm", "-f", "-t", "0", "a" + ID, "b" + ID);
+
+        try (Stream<Path> s = Files.list(dataDir.resolve(NET))) {
+            List<String> left = s.map(p -> p.getFileName().toString())
+                    .filter(n -> !n.equals("lock") && !n.startsWith("last_reserved_ip")).toList();
+            assertEquals(List.of(), left, "no allocation may outlive its container");
+        }
+        try (Stream<Path> s = Files.exists(Path.of("/var/lib/cni/results")) ? Files.list(Path.of("/var/lib/cni/results")) : Stream.empty()) {
+            assertEquals(List.of(), s.filter(p -> p.getFileName().toString().startsWith(NET + "-")).toList(), "no cached result");
+        }
+        String veths = Sh.ok("ip", "-o", "link", "show", "master", BRIDGE);
+        assertEquals("", veths.strip(), "no veth left on the bridge");
+    }
+}
