@@ -91,7 +91,7 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
         // Final order, as upstream: the ipRanges capability, then the deprecated single
         // top-level range, then ipam.ranges. The index in this list names last_reserved_ip.<n>.
         rangeSets.addAll(fromRuntime);
-        if (legacy.subnet() != null) rangeSets.add(List.of(legacy));
+        if (legacy.hasSubnet()) rangeSets.add(List.of(legacy));
         rangeSets.addAll(fromIpam);
         if (rangeSets.isEmpty()) throw Errors.config("no IP ranges specified");
 
@@ -167,22 +167,43 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
         return out;
     }
 
-    /** One range as written: each field null when absent (or an empty string, as Go treats it). */
-    record RangeInput(Cidr subnet, IpAddr rangeStart, IpAddr rangeEnd, IpAddr gateway) {
+    /**
+     * One range as written: each field null when absent (or an empty string, as Go treats it).
+     * {@code subnetProblem} is set when the subnet parsed but cannot form a range (an
+     * IPv4-mapped address with an IPv6 mask): upstream reports that from the range's
+     * canonicalization, so it is raised there, inside "invalid range set N: ".
+     */
+    record RangeInput(Cidr subnet, String subnetProblem, IpAddr rangeStart, IpAddr rangeEnd, IpAddr gateway) {
         static RangeInput parse(Map<String, Object> obj0, String where) {
             Map<String, Object> obj = fold(obj0, RANGE_KEYS);
-            String subnet = Fields.string(obj, "subnet", where);
-            return new RangeInput(
-                    subnet == null || subnet.isEmpty() ? null : parseCidr(subnet),
+            String text = Fields.string(obj, "subnet", where);
+            Cidr subnet = null;
+            String problem = null;
+            if (text != null && !text.isEmpty()) {
+                try {
+                    subnet = parseCidr(text);
+                } catch (CniException e) {
+                    if (!e.msg().equals(MISMATCH)) throw e;
+                    problem = MISMATCH;
+                }
+            }
+            return new RangeInput(subnet, problem,
                     optionalIp(obj, "rangeStart", where),
                     optionalIp(obj, "rangeEnd", where),
                     optionalIp(obj, "gateway", where));
         }
 
+        boolean hasSubnet() {
+            return subnet != null || subnetProblem != null;
+        }
+
         Range canonicalize() {
+            if (subnetProblem != null) throw Errors.config(subnetProblem);
             return Range.canonicalize(subnet, rangeStart, rangeEnd, gateway);
         }
     }
+
+    private static final String MISMATCH = "IPNet IP and Mask version mismatch";
 
     private static IpAddr optionalIp(Map<String, Object> obj, String key, String where) {
         String s = Fields.string(obj, key, where);
@@ -273,7 +294,7 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
         int prefix = slash < 0 ? -1 : parsePrefix(s.substring(slash + 1));
         int textBits = addr.indexOf(':') >= 0 ? 128 : 32;
         if (ip == null || prefix < 0 || prefix > textBits) throw Errors.config("invalid CIDR address: " + s);
-        if (ip.bits() != textBits) throw Errors.config("IPNet IP and Mask version mismatch");
+        if (ip.bits() != textBits) throw Errors.config(MISMATCH);
         return new Cidr(ip, prefix);
     }
 

@@ -106,6 +106,12 @@ class IpamConfigTest {
         assertEquals("invalid range set 0: mixed address families", error(net("1.0.0",
                 "{\"ranges\":[[{\"subnet\":\"10.1.2.0/24\"},{\"subnet\":\"2001:db8::/64\"}]]}", ""), null));
         assertEquals("invalid CIDR address: 10.1.2.0", error(net("1.0.0", "{\"subnet\":\"10.1.2.0\"}", ""), null));
+        assertEquals("invalid range set 0: IPNet IP and Mask version mismatch",
+                error(net("1.0.0", "{\"subnet\":\"::ffff:10.1.2.0/120\"}", ""), null));
+        CniException e = assertThrows(CniException.class, () -> IpamConfig.load(net("1.0.0", "{\"subnet\":\"10.1.2.0/33\"}", ""), null));
+        assertEquals(7, e.code());
+        assertEquals(4, assertThrows(CniException.class, () -> IpamConfig.load(net("1.0.0", "{\"subnet\":\"10.1.2.0/24\"}", ""),
+                "IP=nope")).code());
         assertEquals("invalid IP address: 10.1.2.x",
                 error(net("1.0.0", "{\"subnet\":\"10.1.2.0/24\",\"gateway\":\"10.1.2.x\"}", ""), null));
         assertTrue(error("{not json", null).length() > 0);
