@@ -14,11 +14,12 @@ public final class PluginRegistry {
     }
 
     public static List<String> types() {
-        return List.of("static");
+        return List.of("host-local", "static");
     }
 
     public static Supplier<Plugin> lookup(String type) {
         return switch (type) {
+            case "host-local" -> io.jcni.plugins.ipam.hostlocal.HostLocalPlugin::new;
             case "static" -> io.jcni.plugins.ipam.staticip.StaticIpam::new;
             default -> null;
         };

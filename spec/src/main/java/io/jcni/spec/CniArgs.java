@@ -25,7 +25,7 @@ public record CniArgs(Map<String, String> values) {
             if (pair.isEmpty()) continue;
             int eq = pair.indexOf('=');
             if (eq <= 0) {
-                throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "invalid CNI_ARGS pair \"" + pair + "\"", "expected KEY=VALUE");
+                throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "ARGS: invalid pair \"" + pair + "\"", "expected KEY=VALUE");
             }
             m.put(pair.substring(0, eq), pair.substring(eq + 1));
         }
@@ -51,14 +51,22 @@ public record CniArgs(Map<String, String> values) {
         return v != null && (v.equals("1") || v.equalsIgnoreCase("true"));
     }
 
-    /** Fails on keys outside {@code known} unless IgnoreUnknown is set. */
+    /**
+     * Fails on keys outside {@code known} unless IgnoreUnknown is set. The message lists every
+     * unknown pair as the reference plugins' {@code types.LoadArgs} does:
+     * {@code ARGS: unknown args ["K8S_POD_NAME=web" "FOO=bar"]}.
+     */
     public void requireKnown(Set<String> known) {
         if (ignoreUnknown()) return;
-        for (String k : values.keySet()) {
-            if (!k.equals("IgnoreUnknown") && !known.contains(k)) {
-                throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "ARGS: unknown args [\"" + k + "\"]",
-                        "set IgnoreUnknown=1 in CNI_ARGS to ignore it");
-            }
+        StringBuilder unknown = new StringBuilder();
+        for (Map.Entry<String, String> e : values.entrySet()) {
+            if (e.getKey().equals("IgnoreUnknown") || known.contains(e.getKey())) continue;
+            if (!unknown.isEmpty()) unknown.append(' ');
+            unknown.append('"').append(e.getKey()).append('=').append(e.getValue()).append('"');
+        }
+        if (!unknown.isEmpty()) {
+            throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "ARGS: unknown args [" + unknown + "]",
+                    "set IgnoreUnknown=1 in CNI_ARGS to ignore them");
         }
     }
 }

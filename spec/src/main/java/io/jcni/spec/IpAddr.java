@@ -62,6 +62,27 @@ public record IpAddr(byte[] bytes) implements Comparable<IpAddr> {
         return fromBigInteger(toBigInteger().add(BigInteger.valueOf(n)), isV6());
     }
 
+    /**
+     * The next address, wrapping from the last address of the family to the first (as a
+     * fixed-width counter). Cheap: a byte-wise increment, no BigInteger, for allocation loops.
+     */
+    public IpAddr next() {
+        byte[] b = bytes.clone();
+        for (int i = b.length - 1; i >= 0; i--) {
+            if (++b[i] != 0) break;
+        }
+        return new IpAddr(b);
+    }
+
+    /** The previous address, wrapping from the first address of the family to the last. */
+    public IpAddr previous() {
+        byte[] b = bytes.clone();
+        for (int i = b.length - 1; i >= 0; i--) {
+            if (b[i]-- != 0) break;
+        }
+        return new IpAddr(b);
+    }
+
     @Override
     public String toString() {
         return isV6() ? format6(bytes) : (bytes[0] & 0xff) + "." + (bytes[1] & 0xff) + "." + (bytes[2] & 0xff) + "." + (bytes[3] & 0xff);

@@ -60,4 +60,35 @@ class IpAddrTest {
         assertNull(Cidr.tryParse("10.0.0.1"));
         assertEquals("10.0.1.0", IpAddr.parse("10.0.0.255").add(1).toString());
     }
+
+    @Test
+    void nextAndPreviousStepAndWrapLikeAFixedWidthCounter() {
+        assertEquals(IpAddr.parse("10.0.1.0"), IpAddr.parse("10.0.0.255").next());
+        assertEquals(IpAddr.parse("0.0.0.0"), IpAddr.parse("255.255.255.255").next());
+        assertEquals(IpAddr.parse("255.255.255.255"), IpAddr.parse("0.0.0.0").previous());
+        assertEquals(IpAddr.parse("10.0.0.255"), IpAddr.parse("10.0.1.0").previous());
+        assertEquals(IpAddr.parse("::1:0:0:0:0"), IpAddr.parse("::ffff:ffff:ffff:ffff").next());
+        assertEquals(IpAddr.parse("::ffff:ffff:ffff:ffff"), IpAddr.parse("::1:0:0:0:0").previous());
+        assertEquals(IpAddr.parse("::"), IpAddr.parse("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff").next());
+        // IPv6 stays IPv6 even when stepping into the IPv4-mapped block
+        IpAddr beforeMapped = IpAddr.parse("::fffe:ffff:ffff");
+        assertTrue(beforeMapped.next().isV6());
+        assertEquals(16, beforeMapped.next().bytes().length);
+    }
+
+    @Test
+    void nextAgreesWithAdd() {
+        Random rnd = new Random(7);
+        for (int i = 0; i < 2000; i++) {
+            byte[] b = new byte[rnd.nextBoolean() ? 4 : 16];
+            rnd.nextBytes(b);
+            if (rnd.nextInt(4) == 0) for (int j = b.length / 2; j < b.length; j++) b[j] = (byte) 0xff;
+            IpAddr a = new IpAddr(b);
+            boolean last = a.toBigInteger().bitLength() == a.bits() && a.toBigInteger().bitCount() == a.bits();
+            if (!last) assertEquals(a.add(1), a.next(), a.toString());
+            boolean first = a.toBigInteger().signum() == 0;
+            if (!first) assertEquals(a.add(-1), a.previous(), a.toString());
+            assertEquals(a, a.next().previous());
+        }
+    }
 }

@@ -1,5 +1,8 @@
 package io.jcni.plugins.ipam.hostlocal;
 
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.IpAddr;
 import java.io.IOException;
 import java.util.Optional;
 import java.util.Set;
@@ -35,47 +38,48 @@ final class Allocator {
     }
 
     /** Reserves {@code requested} if given, else the next free address; upstream's {@code Get}. */
-    Allocation get(String containerId, String ifname, IpAddress requested) throws IOException {
+    Allocation get(String containerId, String ifname, IpAddr requested) throws IOException {
         if (requested != null) {
             Range r = rangeSet.rangeFor(requested);
             if (requested.equals(r.gateway())) {
-                throw new IpamException("requested ip " + requested + " is subnet's gateway");
+                throw Errors.config("requested ip " + requested + " is subnet's gateway");
             }
             if (r.isReservedAddress(requested)) {
-                throw new IpamException("requested ip " + requested + " is the network or broadcast address of "
+                throw Errors.config("requested ip " + requested + " is the network or broadcast address of "
                         + r.subnet());
             }
             if (!store.reserve(containerId, ifname, requested, rangeId)) {
-                throw new IpamException("requested IP address " + requested + " is not available in range set "
+                throw Errors.tryAgain("requested IP address " + requested + " is not available in range set "
                         + rangeSet);
             }
-            return new Allocation(index, requested, r.subnet().prefixLength(), r.gateway());
+            return new Allocation(index, requested, r.subnet().prefix(), r.gateway());
         }
 
         // The spec forbids a second ADD for the same attachment without a DEL in between.
-        for (IpAddress ip : store.getById(containerId, ifname)) {
+        for (IpAddr ip : store.getById(containerId, ifname)) {
             if (rangeSet.contains(ip)) {
-                throw new IpamException(ip + " has been allocated to " + containerId
+                // A runtime bug rather than a config or capacity problem: no better code than 999.
+                throw new CniException(ErrorCode.INTERNAL, ip + " has been allocated to " + containerId
                         + ", duplicate allocation is not allowed");
             }
         }
 
         RangeIterator it = iterator();
         int collisions = 0;
-        Set<IpAddress> taken = null;
+        Set<IpAddr> taken = null;
         for (Candidate c = it.next(); c != null; c = it.next()) {
             if (taken != null && taken.contains(c.ip())) continue;
             if (store.reserve(containerId, ifname, c.ip(), rangeId)) {
-                return new Allocation(index, c.ip(), c.range().subnet().prefixLength(), c.range().gateway());
+                return new Allocation(index, c.ip(), c.range().subnet().prefix(), c.range().gateway());
             }
             if (taken == null && ++collisions >= COLLISIONS_BEFORE_LISTING) taken = store.reservedIps();
         }
-        throw new IpamException("no IP addresses available in range set: " + rangeSet);
+        throw Errors.tryAgain("no IP addresses available in range set: " + rangeSet);
     }
 
     /** The round-robin walk, positioned after the last reserved address when it is in this set. */
     RangeIterator iterator() throws IOException {
-        Optional<IpAddress> last;
+        Optional<IpAddr> last;
         try {
             last = store.lastReservedIp(rangeId);
         } catch (IOException e) {
@@ -88,7 +92,7 @@ final class Allocator {
         return new RangeIterator(rangeSet, 0, null);
     }
 
-    record Candidate(IpAddress ip, Range range) {}
+    record Candidate(IpAddr ip, Range range) {}
 
     /**
      * Upstream's {@code RangeIter}. With no starting cursor the first candidate is the first
@@ -99,10 +103,10 @@ final class Allocator {
     static final class RangeIterator {
         private final RangeSet set;
         private int rangeIdx;
-        private IpAddress cur;
-        private IpAddress startIp;
+        private IpAddr cur;
+        private IpAddr startIp;
 
-        RangeIterator(RangeSet set, int rangeIdx, IpAddress cursor) {
+        RangeIterator(RangeSet set, int rangeIdx, IpAddr cursor) {
             this.set = set;
             this.rangeIdx = rangeIdx;
             this.cur = cursor;

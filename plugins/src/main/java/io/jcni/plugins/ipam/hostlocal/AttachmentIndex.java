@@ -1,5 +1,7 @@
 package io.jcni.plugins.ipam.hostlocal;
 
+import io.jcni.spec.Attachment;
+import io.jcni.spec.IpAddr;
 import io.jcni.spec.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -49,12 +51,12 @@ final class AttachmentIndex {
     }
 
     /** The addresses recorded for the attachment, unconfirmed; empty when none or unreadable. */
-    List<IpAddress> get(String containerId, String ifname) {
+    List<IpAddr> get(String containerId, String ifname) {
         Entry e = read(file(containerId, ifname));
         return e != null && e.attachment().equals(new Attachment(containerId, ifname)) ? e.ips() : List.of();
     }
 
-    void put(String containerId, String ifname, List<IpAddress> ips) throws IOException {
+    void put(String containerId, String ifname, List<IpAddr> ips) throws IOException {
         Path f = file(containerId, ifname);
         if (ips.isEmpty()) {
             Files.deleteIfExists(f);
@@ -63,7 +65,7 @@ final class AttachmentIndex {
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("containerID", containerId);
         json.put("ifname", ifname);
-        json.put("ips", ips.stream().map(IpAddress::toString).toList());
+        json.put("ips", ips.stream().map(IpAddr::toString).toList());
         Files.createDirectories(dir);
         // Write-then-rename, so a crash never leaves a half-written entry under the real name.
         Path tmp = f.resolveSibling(f.getFileName() + ".tmp");
@@ -87,16 +89,16 @@ final class AttachmentIndex {
         }
     }
 
-    private record Entry(Attachment attachment, List<IpAddress> ips) {}
+    private record Entry(Attachment attachment, List<IpAddr> ips) {}
 
     private static Entry read(Path f) {
         try {
             Map<String, Object> json = Json.parseObject(Files.readString(f, StandardCharsets.UTF_8));
             String id = (String) json.get("containerID");
             String ifname = (String) json.get("ifname");
-            List<IpAddress> ips = new ArrayList<>();
+            List<IpAddr> ips = new ArrayList<>();
             for (Object o : Json.asList(json.get("ips"))) {
-                IpAddress ip = IpAddress.tryParse((String) o);
+                IpAddr ip = IpAddr.tryParse((String) o);
                 if (ip != null) ips.add(ip);
             }
             return new Entry(new Attachment(id, ifname), ips);

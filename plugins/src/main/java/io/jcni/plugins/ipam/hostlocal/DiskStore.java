@@ -1,5 +1,7 @@
 package io.jcni.plugins.ipam.hostlocal;
 
+import io.jcni.spec.Attachment;
+import io.jcni.spec.IpAddr;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
@@ -80,7 +82,7 @@ public final class DiskStore implements Store {
     static void checkNetworkName(String network) {
         if (network == null || network.isEmpty() || network.equals(".") || network.equals("..")
                 || network.indexOf('/') >= 0 || network.indexOf('\0') >= 0) {
-            throw new IpamException("invalid network name \"" + network + "\"");
+            throw Errors.config("invalid network name \"" + network + "\"");
         }
     }
 
@@ -114,7 +116,7 @@ public final class DiskStore implements Store {
     }
 
     @Override
-    public boolean reserve(String containerId, String ifname, IpAddress ip, String rangeId) throws IOException {
+    public boolean reserve(String containerId, String ifname, IpAddr ip, String rangeId) throws IOException {
         Path f = dir.resolve(ip.toString());
         byte[] content = ReservationFormat.content(containerId, ifname).getBytes(StandardCharsets.UTF_8);
         try (SeekableByteChannel ch = Files.newByteChannel(f,
@@ -131,13 +133,13 @@ public final class DiskStore implements Store {
         writeLastReserved(rangeId, ip);
 
         String id = ReservationFormat.trimSpace(containerId);
-        List<IpAddress> indexed = new ArrayList<>(confirmed(id, ifname, index.get(id, ifname)));
+        List<IpAddr> indexed = new ArrayList<>(confirmed(id, ifname, index.get(id, ifname)));
         indexed.add(ip);
         index.put(id, ifname, indexed);
         return true;
     }
 
-    private void writeLastReserved(String rangeId, IpAddress ip) throws IOException {
+    private void writeLastReserved(String rangeId, IpAddr ip) throws IOException {
         // Rewritten in place like upstream's os.WriteFile: a rename would leave temporary files
         // in the network directory, where the reference plugin reads everything.
         try (SeekableByteChannel ch = Files.newByteChannel(dir.resolve(LAST_IP_FILE_PREFIX + rangeId),
@@ -153,43 +155,43 @@ public final class DiskStore implements Store {
     }
 
     @Override
-    public Optional<IpAddress> lastReservedIp(String rangeId) throws IOException {
+    public Optional<IpAddr> lastReservedIp(String rangeId) throws IOException {
         try {
             String s = Files.readString(dir.resolve(LAST_IP_FILE_PREFIX + rangeId), StandardCharsets.UTF_8);
-            return Optional.ofNullable(IpAddress.tryParse(s.strip()));
+            return Optional.ofNullable(IpAddr.tryParse(s.strip()));
         } catch (NoSuchFileException e) {
             return Optional.empty();
         }
     }
 
     @Override
-    public List<IpAddress> getById(String containerId, String ifname) throws IOException {
+    public List<IpAddr> getById(String containerId, String ifname) throws IOException {
         String id = ReservationFormat.trimSpace(containerId);
         return confirmed(id, ifname, index.get(id, ifname));
     }
 
     @Override
-    public List<IpAddress> findById(String containerId, String ifname) throws IOException {
-        List<IpAddress> found = getById(containerId, ifname);
+    public List<IpAddr> findById(String containerId, String ifname) throws IOException {
+        List<IpAddr> found = getById(containerId, ifname);
         if (!found.isEmpty()) return found;
         Matches m = scanFor(containerId, ifname);
-        List<IpAddress> all = new ArrayList<>(m.current());
+        List<IpAddr> all = new ArrayList<>(m.current());
         all.addAll(m.legacy());
         return all;
     }
 
     @Override
-    public List<IpAddress> releaseById(String containerId, String ifname) throws IOException {
+    public List<IpAddr> releaseById(String containerId, String ifname) throws IOException {
         String id = ReservationFormat.trimSpace(containerId);
-        List<IpAddress> victims = confirmed(id, ifname, index.get(id, ifname));
+        List<IpAddr> victims = confirmed(id, ifname, index.get(id, ifname));
         if (victims.isEmpty()) {
             // Not indexed: written by the reference plugin, or by a crashed jcni. Upstream's rule:
             // current-format matches, or else legacy (container ID only) matches.
             Matches m = scanFor(containerId, ifname);
             victims = m.current().isEmpty() ? m.legacy() : m.current();
         }
-        List<IpAddress> released = new ArrayList<>();
-        for (IpAddress ip : victims) {
+        List<IpAddr> released = new ArrayList<>();
+        for (IpAddr ip : victims) {
             if (Files.deleteIfExists(dir.resolve(ip.toString()))) released.add(ip);
         }
         index.delete(id, ifname);
@@ -197,7 +199,7 @@ public final class DiskStore implements Store {
     }
 
     @Override
-    public boolean releaseByIp(IpAddress ip) throws IOException {
+    public boolean releaseByIp(IpAddr ip) throws IOException {
         Path f = dir.resolve(ip.toString());
         String content = readReservation(f);
         if (content == null || !Files.deleteIfExists(f)) return false;
@@ -205,14 +207,14 @@ public final class DiskStore implements Store {
         if (br >= 0) {
             String id = content.substring(0, br);
             String ifname = content.substring(br + ReservationFormat.LINE_BREAK.length());
-            List<IpAddress> rest = new ArrayList<>(index.get(id, ifname));
+            List<IpAddr> rest = new ArrayList<>(index.get(id, ifname));
             if (rest.remove(ip)) index.put(id, ifname, confirmed(id, ifname, rest));
         }
         return true;
     }
 
     @Override
-    public List<IpAddress> releaseAllExcept(Set<Attachment> valid) throws IOException {
+    public List<IpAddr> releaseAllExcept(Set<Attachment> valid) throws IOException {
         Set<String> keep = new HashSet<>();
         Set<Attachment> keepIndexed = new HashSet<>();
         for (Attachment a : valid) {
@@ -220,8 +222,8 @@ public final class DiskStore implements Store {
             keep.add(ReservationFormat.legacyContent(a.containerId()));
             keepIndexed.add(new Attachment(ReservationFormat.trimSpace(a.containerId()), a.ifname()));
         }
-        List<IpAddress> released = new ArrayList<>();
-        for (Map.Entry<IpAddress, String> r : scanAll().entrySet()) {
+        List<IpAddr> released = new ArrayList<>();
+        for (Map.Entry<IpAddr, String> r : scanAll().entrySet()) {
             if (!keep.contains(r.getValue()) && Files.deleteIfExists(dir.resolve(r.getKey().toString()))) {
                 released.add(r.getKey());
             }
@@ -231,11 +233,11 @@ public final class DiskStore implements Store {
     }
 
     @Override
-    public Set<IpAddress> reservedIps() throws IOException {
-        Set<IpAddress> out = new LinkedHashSet<>();
+    public Set<IpAddr> reservedIps() throws IOException {
+        Set<IpAddr> out = new LinkedHashSet<>();
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
             for (Path f : files) {
-                IpAddress ip = reservationName(f);
+                IpAddr ip = reservationName(f);
                 if (ip != null) out.add(ip);
             }
         }
@@ -243,18 +245,18 @@ public final class DiskStore implements Store {
     }
 
     /** The address a file name stands for, when it is a reservation (not lock, last_reserved_ip...). */
-    private static IpAddress reservationName(Path f) {
+    private static IpAddr reservationName(Path f) {
         String name = f.getFileName().toString();
-        IpAddress ip = IpAddress.tryParse(name);
+        IpAddr ip = IpAddr.tryParse(name);
         return ip != null && ip.toString().equals(name) ? ip : null;
     }
 
     /** The indexed addresses whose reservation file really holds this attachment. */
-    private List<IpAddress> confirmed(String id, String ifname, List<IpAddress> hinted) throws IOException {
+    private List<IpAddr> confirmed(String id, String ifname, List<IpAddr> hinted) throws IOException {
         if (hinted.isEmpty()) return List.of();
         String expected = ReservationFormat.content(id, ifname);
-        List<IpAddress> out = new ArrayList<>(hinted.size());
-        for (IpAddress ip : hinted) {
+        List<IpAddr> out = new ArrayList<>(hinted.size());
+        for (IpAddr ip : hinted) {
             if (!out.contains(ip) && expected.equals(readReservation(dir.resolve(ip.toString())))) out.add(ip);
         }
         return out;
@@ -271,14 +273,14 @@ public final class DiskStore implements Store {
         }
     }
 
-    private record Matches(List<IpAddress> current, List<IpAddress> legacy) {}
+    private record Matches(List<IpAddr> current, List<IpAddr> legacy) {}
 
     private Matches scanFor(String containerId, String ifname) throws IOException {
         String current = ReservationFormat.content(containerId, ifname);
         String legacy = ReservationFormat.legacyContent(containerId);
-        List<IpAddress> c = new ArrayList<>();
-        List<IpAddress> l = new ArrayList<>();
-        for (Map.Entry<IpAddress, String> r : scanAll().entrySet()) {
+        List<IpAddr> c = new ArrayList<>();
+        List<IpAddr> l = new ArrayList<>();
+        for (Map.Entry<IpAddr, String> r : scanAll().entrySet()) {
             if (r.getValue().equals(current)) c.add(r.getKey());
             else if (r.getValue().equals(legacy)) l.add(r.getKey());
         }
@@ -286,12 +288,12 @@ public final class DiskStore implements Store {
     }
 
     /** Every reservation with its trimmed content: the expensive path, never taken by ADD. */
-    private Map<IpAddress, String> scanAll() throws IOException {
+    private Map<IpAddr, String> scanAll() throws IOException {
         directoryScans.incrementAndGet();
-        Map<IpAddress, String> out = new LinkedHashMap<>();
+        Map<IpAddr, String> out = new LinkedHashMap<>();
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
             for (Path f : files) {
-                IpAddress ip = reservationName(f);
+                IpAddr ip = reservationName(f);
                 if (ip == null) continue;
                 try {
                     String content = readReservation(f);

@@ -1,5 +1,10 @@
 package io.jcni.plugins.ipam.hostlocal;
 
+import io.jcni.spec.Attachment;
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.IpAddr;
+import io.jcni.spec.Result;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.file.Files;
@@ -22,7 +27,7 @@ public final class HostLocal {
     private HostLocal() {}
 
     /** Everything an ADD result needs besides cniVersion and interfaces. */
-    public record AddResult(List<Allocation> ips, List<Route> routes, Dns dns) {
+    public record AddResult(List<Allocation> ips, List<Result.Route> routes, Result.Dns dns) {
         public AddResult {
             ips = List.copyOf(ips);
             routes = List.copyOf(routes);
@@ -36,7 +41,7 @@ public final class HostLocal {
 
     /** ADD: DNS first (a bad resolvConf fails before anything is reserved), then the addresses. */
     public static AddResult add(IpamConfig config, String containerId, String ifname) {
-        Dns dns = dns(config);
+        Result.Dns dns = dns(config);
         try (DiskStore store = openStore(config)) {
             return new AddResult(allocate(config, store, containerId, ifname), config.routes(), dns);
         } catch (IOException e) {
@@ -45,9 +50,9 @@ public final class HostLocal {
     }
 
     /** The DNS block: the parsed {@code resolvConf}, or empty when none is configured. */
-    public static Dns dns(IpamConfig config) {
+    public static Result.Dns dns(IpamConfig config) {
         String rc = config.resolvConf();
-        return rc == null || rc.isEmpty() ? Dns.EMPTY : ResolvConf.read(Path.of(rc));
+        return rc == null || rc.isEmpty() ? Result.Dns.EMPTY : ResolvConf.read(Path.of(rc));
     }
 
     /**
@@ -56,8 +61,8 @@ public final class HostLocal {
      */
     public static List<Allocation> allocate(IpamConfig config, Store store, String containerId, String ifname) {
         // Requested addresses by text, so duplicates collapse (upstream keys a map by ip.String()).
-        Map<String, IpAddress> requested = new LinkedHashMap<>();
-        for (IpAddress ip : config.requestedIps()) requested.putIfAbsent(ip.toString(), ip);
+        Map<String, IpAddr> requested = new LinkedHashMap<>();
+        for (IpAddr ip : config.requestedIps()) requested.putIfAbsent(ip.toString(), ip);
 
         List<Allocation> done = new ArrayList<>();
         try {
@@ -65,8 +70,8 @@ public final class HostLocal {
             try {
                 for (int idx = 0; idx < config.ranges().size(); idx++) {
                     RangeSet set = config.ranges().get(idx);
-                    IpAddress want = null;
-                    for (IpAddress ip : requested.values()) {
+                    IpAddr want = null;
+                    for (IpAddr ip : requested.values()) {
                         if (set.contains(ip)) {
                             want = ip;
                             break;
@@ -75,14 +80,14 @@ public final class HostLocal {
                     if (want != null) requested.remove(want.toString());
                     try {
                         done.add(new Allocator(set, store, idx).get(containerId, ifname, want));
-                    } catch (IpamException e) {
+                    } catch (CniException e) {
                         rollback(store, done);
-                        throw new IpamException("failed to allocate for range " + idx + ": " + e.getMessage(), e);
+                        throw Errors.prefixed("failed to allocate for range " + idx + ": ", e);
                     }
                 }
                 if (!requested.isEmpty()) {
                     rollback(store, done);
-                    throw new IpamException("failed to allocate all requested IPs: " + String.join(" ", requested.keySet()));
+                    throw Errors.tryAgain("failed to allocate all requested IPs: " + String.join(" ", requested.keySet()));
                 }
                 return done;
             } finally {
@@ -105,7 +110,7 @@ public final class HostLocal {
     }
 
     /** DEL: releases every address of the attachment; unknown attachments are not an error. */
-    public static List<IpAddress> release(IpamConfig config, String containerId, String ifname) {
+    public static List<IpAddr> release(IpamConfig config, String containerId, String ifname) {
         try (DiskStore store = openStore(config)) {
             return release(store, containerId, ifname);
         } catch (IOException e) {
@@ -113,7 +118,7 @@ public final class HostLocal {
         }
     }
 
-    public static List<IpAddress> release(Store store, String containerId, String ifname) {
+    public static List<IpAddr> release(Store store, String containerId, String ifname) {
         try {
             store.lock();
             try {
@@ -127,13 +132,13 @@ public final class HostLocal {
     }
 
     /** CHECK: fails, with upstream's message, when the attachment holds no address. */
-    public static List<IpAddress> check(IpamConfig config, String containerId, String ifname) {
+    public static List<IpAddr> check(IpamConfig config, String containerId, String ifname) {
         try (DiskStore store = openStore(config)) {
             store.lock();
             try {
-                List<IpAddress> found = store.findById(containerId, ifname);
+                List<IpAddr> found = store.findById(containerId, ifname);
                 if (found.isEmpty()) {
-                    throw new IpamException("host-local: Failed to find address added by container " + containerId);
+                    throw new CniException(ErrorCode.UNKNOWN_CONTAINER, "host-local: Failed to find address added by container " + containerId);
                 }
                 return found;
             } finally {
@@ -148,7 +153,7 @@ public final class HostLocal {
      * GC: releases every reservation not held by one of {@code valid} (the runtime's
      * {@code cni.dev/valid-attachments}). A network that never had a store has nothing to release.
      */
-    public static List<IpAddress> gc(IpamConfig config, Set<Attachment> valid) {
+    public static List<IpAddr> gc(IpamConfig config, Set<Attachment> valid) {
         DiskStore.checkNetworkName(config.name());
         if (!Files.isDirectory(config.effectiveDataDir().resolve(config.name()))) return List.of();
         try (DiskStore store = openStore(config)) {
@@ -173,7 +178,7 @@ public final class HostLocal {
         String problem = unwritable(netDir);
         if (problem != null) return new HostLocalStatus(problem, List.of());
 
-        Set<IpAddress> reserved = Set.of();
+        Set<IpAddr> reserved = Set.of();
         if (Files.isDirectory(netDir)) {
             try (DiskStore store = DiskStore.open(config.effectiveDataDir(), config.name())) {
                 reserved = store.reservedIps();
@@ -185,7 +190,7 @@ public final class HostLocal {
         for (int i = 0; i < config.ranges().size(); i++) {
             RangeSet set = config.ranges().get(i);
             long used = 0;
-            for (IpAddress ip : reserved) {
+            for (IpAddr ip : reserved) {
                 if (set.find(ip).map(r -> r.isAllocatable(ip)).orElse(false)) used++;
             }
             BigInteger capacity = set.allocatableCount();
@@ -208,10 +213,7 @@ public final class HostLocal {
         return DiskStore.open(config.effectiveDataDir(), config.name());
     }
 
-    private static IpamException ioFailure(IOException e) {
-        String what = e instanceof java.nio.file.FileSystemException fse && fse.getFile() != null
-                ? fse.getFile() + ": " + (fse.getReason() != null ? fse.getReason() : e.getClass().getSimpleName())
-                : String.valueOf(e.getMessage());
-        return new IpamException(what, e);
+    private static CniException ioFailure(IOException e) {
+        return Errors.io(e);
     }
 }

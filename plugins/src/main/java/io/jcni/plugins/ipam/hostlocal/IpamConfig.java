@@ -1,10 +1,20 @@
 package io.jcni.plugins.ipam.hostlocal;
 
+import io.jcni.plugins.ipam.IpamConf;
+import io.jcni.spec.Cidr;
+import io.jcni.spec.CniArgs;
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.Fields;
+import io.jcni.spec.IpAddr;
 import io.jcni.spec.Json;
+import io.jcni.spec.Result;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The host-local view of a network config, loaded like the reference {@code LoadIPAMConfig}
@@ -12,15 +22,23 @@ import java.util.Map;
  *
  * <p>IPAM plugins receive the whole network config, so {@code name}, {@code cniVersion},
  * {@code args} and {@code runtimeConfig} come from the top level and the rest from {@code ipam}.
+ * As with Go's {@code encoding/json}, a key matches case-insensitively when there is no exact
+ * match ({@link #fold}); type errors are {@link Fields}' (code 6, naming the field).
  *
  * @param requestedIps addresses asked for by CNI_ARGS {@code IP=}, then {@code args.cni.ips}, then
  *     the {@code ips} capability ({@code runtimeConfig.ips}), in that order, duplicates kept
  * @param dataDir {@code ipam.dataDir} as written, or null; see {@link #effectiveDataDir()}
  */
-public record IpamConfig(String name, String cniVersion, String type, List<RangeSet> ranges, List<Route> routes,
-        String dataDir, String resolvConf, List<IpAddress> requestedIps) {
+public record IpamConfig(String name, String cniVersion, String type, List<RangeSet> ranges,
+        List<Result.Route> routes, String dataDir, String resolvConf, List<IpAddr> requestedIps) {
 
     public static final String DEFAULT_DATA_DIR = "/var/lib/cni/networks";
+
+    private static final String[] NET_KEYS = {"name", "cniVersion", "ipam", "runtimeConfig", "args"};
+    private static final String[] IPAM_KEYS = {"type", "subnet", "rangeStart", "rangeEnd", "gateway", "ranges",
+        "routes", "dataDir", "resolvConf"};
+    private static final String[] RANGE_KEYS = {"subnet", "rangeStart", "rangeEnd", "gateway"};
+    private static final String[] ROUTE_KEYS = {"dst", "gw", "mtu", "advmss", "priority", "table", "scope"};
 
     public IpamConfig {
         ranges = List.copyOf(ranges);
@@ -33,43 +51,49 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
         return Path.of(dataDir == null || dataDir.isEmpty() ? DEFAULT_DATA_DIR : dataDir);
     }
 
-    /**
-     * Loads the config from the plugin's stdin and the {@code CNI_ARGS} environment value (null or
-     * empty when unset).
-     */
+    /** Loads from the plugin's stdin text and the {@code CNI_ARGS} value (null or empty when unset). */
     public static IpamConfig load(String stdin, String cniArgs) {
         Map<String, Object> net;
         try {
             net = Json.parseObject(stdin);
         } catch (RuntimeException e) {
-            throw new IpamException(e.getMessage(), e);
+            throw Errors.withCause(new CniException(ErrorCode.DECODING_FAILURE, String.valueOf(e.getMessage())), e);
         }
-        Map<String, Object> ipam = JsonFields.object(net, "ipam");
-        if (ipam == null) throw new IpamException("IPAM config missing 'ipam' key");
-        String name = JsonFields.string(net, "name");
-        String cniVersion = JsonFields.string(net, "cniVersion");
-        Map<String, Object> runtimeConfig = JsonFields.object(net, "runtimeConfig");
+        return load(net, CniArgs.parse(cniArgs));
+    }
+
+    /** Loads from the parsed network config and CNI_ARGS. */
+    public static IpamConfig load(Map<String, Object> conf, CniArgs cniArgs) {
+        Map<String, Object> net = fold(conf, NET_KEYS);
+        Map<String, Object> ipam0 = Fields.object(net, "ipam", "");
+        if (ipam0 == null) throw Errors.config("IPAM config missing 'ipam' key");
+        Map<String, Object> ipam = fold(ipam0, IPAM_KEYS);
+        String name = Fields.string(net, "name", "");
+        String cniVersion = Fields.string(net, "cniVersion", "");
+        Map<String, Object> runtimeConfig = fold(Fields.object(net, "runtimeConfig", ""), "ipRanges", "ips");
 
         // Requested addresses: CNI_ARGS, then args.cni.ips, then runtimeConfig.ips.
-        List<IpAddress> requested = new ArrayList<>(CniArgs.requestedIps(cniArgs));
-        Map<String, Object> args = JsonFields.object(net, "args");
-        Map<String, Object> argsCni = JsonFields.object(args, "cni");
-        requested.addAll(parseIpList(JsonFields.list(argsCni, "ips"), "args.cni.ips"));
-        requested.addAll(parseIpList(JsonFields.list(runtimeConfig, "ips"), "runtimeConfig.ips"));
+        List<IpAddr> requested = new ArrayList<>(requestedByCniArgs(cniArgs));
+        Map<String, Object> args = fold(Fields.object(net, "args", ""), "cni");
+        Map<String, Object> argsCni = fold(Fields.object(args, "cni", "args"), "ips");
+        requested.addAll(parseIpList(Fields.stringList(argsCni, "ips", "args.cni"), ErrorCode.INVALID_NETWORK_CONFIG));
+        requested.addAll(parseIpList(Fields.stringList(runtimeConfig, "ips", "runtimeConfig"),
+                ErrorCode.INVALID_NETWORK_CONFIG));
 
         // Parse everything before validating anything, as Go's json.Unmarshal does.
-        RangeInput legacy = RangeInput.parse(ipam);
+        RangeInput legacy = RangeInput.parse(ipam, "ipam");
         List<List<RangeInput>> rangeSets = new ArrayList<>();
-        List<List<RangeInput>> fromRuntime = parseRangeSets(JsonFields.list(runtimeConfig, "ipRanges"), "ipRanges");
-        List<List<RangeInput>> fromIpam = parseRangeSets(JsonFields.list(ipam, "ranges"), "ranges");
-        List<Route> routes = parseRoutes(JsonFields.list(ipam, "routes"));
+        List<List<RangeInput>> fromRuntime = parseRangeSets(Fields.list(runtimeConfig, "ipRanges", "runtimeConfig"),
+                "runtimeConfig.ipRanges");
+        List<List<RangeInput>> fromIpam = parseRangeSets(Fields.list(ipam, "ranges", "ipam"), "ipam.ranges");
+        List<Result.Route> routes = IpamConf.routes(foldRoutes(ipam));
 
         // Final order, as upstream: the ipRanges capability, then the deprecated single
         // top-level range, then ipam.ranges. The index in this list names last_reserved_ip.<n>.
         rangeSets.addAll(fromRuntime);
-        if (legacy.subnet() != null) rangeSets.add(List.of(legacy));
+        if (legacy.hasSubnet()) rangeSets.add(List.of(legacy));
         rangeSets.addAll(fromIpam);
-        if (rangeSets.isEmpty()) throw new IpamException("no IP ranges specified");
+        if (rangeSets.isEmpty()) throw Errors.config("no IP ranges specified");
 
         List<RangeSet> canonical = new ArrayList<>(rangeSets.size());
         int numV4 = 0;
@@ -78,11 +102,11 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
             RangeSet set;
             try {
                 List<Range> ranges = new ArrayList<>();
-                if (rangeSets.get(i).isEmpty()) throw new IpamException("empty range set");
+                if (rangeSets.get(i).isEmpty()) throw Errors.config("empty range set");
                 for (RangeInput in : rangeSets.get(i)) ranges.add(in.canonicalize());
                 set = RangeSet.of(ranges);
-            } catch (IpamException e) {
-                throw new IpamException("invalid range set " + i + ": " + e.getMessage(), e);
+            } catch (CniException e) {
+                throw Errors.prefixed("invalid range set " + i + ": ", e);
             }
             if (set.isV6()) numV6++;
             else numV4++;
@@ -91,82 +115,143 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
 
         // CNI spec 0.2.0 and below supported only one address per family.
         if ((numV4 > 1 || numV6 > 1) && !versionAtLeast(cniVersion, 0, 3, 0)) {
-            throw new IpamException("CNI version " + (cniVersion == null ? "" : cniVersion)
+            throw Errors.config("CNI version " + (cniVersion == null ? "" : cniVersion)
                     + " does not support more than 1 address per family");
         }
 
         for (int i = 0; i < canonical.size(); i++) {
             for (int j = i + 1; j < canonical.size(); j++) {
                 if (canonical.get(i).overlaps(canonical.get(j))) {
-                    throw new IpamException("range set " + i + " overlaps with " + j);
+                    throw Errors.config("range set " + i + " overlaps with " + j);
                 }
             }
         }
 
         return new IpamConfig(name == null ? "" : name, cniVersion == null ? "" : cniVersion,
-                JsonFields.string(ipam, "type"), canonical, routes, JsonFields.string(ipam, "dataDir"),
-                JsonFields.string(ipam, "resolvConf"), requested);
+                Fields.string(ipam, "type", "ipam"), canonical, routes, Fields.string(ipam, "dataDir", "ipam"),
+                Fields.string(ipam, "resolvConf", "ipam"), requested);
     }
 
-    /** One range as written: each field null when absent (or an empty string, as Go treats it). */
-    record RangeInput(Cidr subnet, IpAddress rangeStart, IpAddress rangeEnd, IpAddress gateway) {
-        static RangeInput parse(Map<String, Object> obj) {
-            String subnet = JsonFields.string(obj, "subnet");
-            return new RangeInput(
-                    subnet == null || subnet.isEmpty() ? null : Cidr.parse(subnet),
-                    optionalIp(obj, "rangeStart"),
-                    optionalIp(obj, "rangeEnd"),
-                    optionalIp(obj, "gateway"));
+    /**
+     * A copy of {@code obj} in which each of {@code keys} that is not present verbatim takes the
+     * value of the first key equal to it ignoring case: Go's {@code encoding/json} matching, which
+     * the reference config loader relies on. Null in, empty out.
+     */
+    static Map<String, Object> fold(Map<String, Object> obj, String... keys) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        if (obj == null) return out;
+        out.putAll(obj);
+        for (String k : keys) {
+            if (obj.containsKey(k)) continue;
+            for (Map.Entry<String, Object> e : obj.entrySet()) {
+                if (e.getKey().equalsIgnoreCase(k)) {
+                    out.put(k, e.getValue());
+                    break;
+                }
+            }
+        }
+        return out;
+    }
+
+    /** The ipam object with its routes' keys folded and null routes dropped (Go leaves a nil *Route). */
+    private static Map<String, Object> foldRoutes(Map<String, Object> ipam) {
+        List<Object> raw = Fields.list(ipam, "routes", "ipam");
+        if (raw == null) return ipam;
+        List<Object> routes = new ArrayList<>();
+        for (Object o : raw) {
+            if (o == null) continue;
+            routes.add(o instanceof Map<?, ?> m ? fold(Json.asObject(m), ROUTE_KEYS) : o);
+        }
+        Map<String, Object> out = new LinkedHashMap<>(ipam);
+        out.put("routes", routes);
+        return out;
+    }
+
+    /**
+     * One range as written: each field null when absent (or an empty string, as Go treats it).
+     * {@code subnetProblem} is set when the subnet parsed but cannot form a range (an
+     * IPv4-mapped address with an IPv6 mask): upstream reports that from the range's
+     * canonicalization, so it is raised there, inside "invalid range set N: ".
+     */
+    record RangeInput(Cidr subnet, String subnetProblem, IpAddr rangeStart, IpAddr rangeEnd, IpAddr gateway) {
+        static RangeInput parse(Map<String, Object> obj0, String where) {
+            Map<String, Object> obj = fold(obj0, RANGE_KEYS);
+            String text = Fields.string(obj, "subnet", where);
+            Cidr subnet = null;
+            String problem = null;
+            if (text != null && !text.isEmpty()) {
+                try {
+                    subnet = parseCidr(text);
+                } catch (CniException e) {
+                    if (!e.msg().equals(MISMATCH)) throw e;
+                    problem = MISMATCH;
+                }
+            }
+            return new RangeInput(subnet, problem,
+                    optionalIp(obj, "rangeStart", where),
+                    optionalIp(obj, "rangeEnd", where),
+                    optionalIp(obj, "gateway", where));
+        }
+
+        boolean hasSubnet() {
+            return subnet != null || subnetProblem != null;
         }
 
         Range canonicalize() {
+            if (subnetProblem != null) throw Errors.config(subnetProblem);
             return Range.canonicalize(subnet, rangeStart, rangeEnd, gateway);
         }
     }
 
-    private static IpAddress optionalIp(Map<String, Object> obj, String key) {
-        String s = JsonFields.string(obj, key);
-        return s == null || s.isEmpty() ? null : IpAddress.parse(s);
+    private static final String MISMATCH = "IPNet IP and Mask version mismatch";
+
+    private static IpAddr optionalIp(Map<String, Object> obj, String key, String where) {
+        String s = Fields.string(obj, key, where);
+        return s == null || s.isEmpty() ? null : parseIp(s);
     }
 
-    private static List<List<RangeInput>> parseRangeSets(List<Object> raw, String key) {
+    private static List<List<RangeInput>> parseRangeSets(List<Object> raw, String where) {
         List<List<RangeInput>> out = new ArrayList<>();
         if (raw == null) return out;
-        for (Object set : raw) {
-            if (!(set instanceof List<?>)) {
-                throw JsonFields.typeError(key, set, "RangeSet (an array of ranges)");
+        for (int i = 0; i < raw.size(); i++) {
+            String at = where + "[" + i + "]";
+            if (!(raw.get(i) instanceof List<?> set)) {
+                throw new CniException(ErrorCode.DECODING_FAILURE, "invalid type for '" + at + "'",
+                        "expected a list of ranges");
             }
             List<RangeInput> ranges = new ArrayList<>();
-            for (Object r : Json.asList(set)) ranges.add(RangeInput.parse(JsonFields.asObject(r, key)));
+            for (int j = 0; j < set.size(); j++) {
+                if (!(set.get(j) instanceof Map<?, ?> r)) {
+                    throw new CniException(ErrorCode.DECODING_FAILURE, "invalid type for '" + at + "[" + j + "]'",
+                            "expected an object");
+                }
+                ranges.add(RangeInput.parse(Json.asObject(r), at + "[" + j + "]"));
+            }
             out.add(ranges);
         }
         return out;
     }
 
-    private static List<Route> parseRoutes(List<Object> raw) {
-        List<Route> out = new ArrayList<>();
-        if (raw == null) return out;
-        for (Object o : raw) {
-            if (o == null) continue; // Go leaves a nil *Route; nothing to route
-            Map<String, Object> r = JsonFields.asObject(o, "routes");
-            String dst = JsonFields.string(r, "dst");
-            String gw = JsonFields.string(r, "gw");
-            out.add(new Route(
-                    dst == null || dst.isEmpty() ? null : Cidr.parse(dst),
-                    gw == null || gw.isEmpty() ? null : IpAddress.parse(gw),
-                    JsonFields.integer(r, "mtu"),
-                    JsonFields.integer(r, "advmss"),
-                    JsonFields.integer(r, "priority"),
-                    JsonFields.integer(r, "table"),
-                    JsonFields.integer(r, "scope")));
+    /** CNI_ARGS {@code IP=}: one address, or (a jcni extension) several separated by commas. */
+    private static List<IpAddr> requestedByCniArgs(CniArgs args) {
+        List<IpAddr> out = new ArrayList<>();
+        if (args == null) return out;
+        String value = args.get("IP");
+        if (value != null && !value.isEmpty()) { // an empty ip.IP: nothing requested
+            try {
+                for (String one : value.split(",", -1)) out.add(parseIpArg(one.strip(), ErrorCode.INVALID_ENVIRONMENT));
+            } catch (CniException e) {
+                throw Errors.prefixed("ARGS: error parsing value of pair \"IP=" + value + "\": ", e);
+            }
         }
+        args.requireKnown(Set.of("IP"));
         return out;
     }
 
-    private static List<IpAddress> parseIpList(List<Object> raw, String key) {
-        List<IpAddress> out = new ArrayList<>();
+    private static List<IpAddr> parseIpList(List<String> raw, ErrorCode code) {
+        List<IpAddr> out = new ArrayList<>();
         if (raw == null) return out;
-        for (Object o : raw) out.add(parseIpArg(JsonFields.asString(o, key)));
+        for (String s : raw) out.add(parseIpArg(s, code));
         return out;
     }
 
@@ -174,20 +259,55 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
      * A requested address in the form of upstream's {@code ip.IP}: {@code addr} or
      * {@code addr/prefix} (the prefix is ignored).
      */
-    static IpAddress parseIpArg(String s) {
-        if (s.isEmpty()) throw new IpamException("cannot understand ip: IP <nil> not v4 nor v6");
-        IpAddress ip;
+    static IpAddr parseIpArg(String s, ErrorCode code) {
+        if (s.isEmpty()) throw new CniException(code, "cannot understand ip: IP <nil> not v4 nor v6");
+        IpAddr ip;
         if (s.indexOf('/') >= 0) {
             try {
-                ip = Cidr.parse(s).address();
-            } catch (IpamException e) {
+                ip = parseCidr(s).address();
+            } catch (CniException e) {
                 ip = null;
             }
         } else {
-            ip = IpAddress.tryParse(s);
+            ip = IpAddr.tryParse(s);
         }
-        if (ip == null) throw new IpamException("invalid IP address " + s);
+        if (ip == null) throw new CniException(code, "invalid IP address " + s);
         return ip;
+    }
+
+    /** Parses an address like Go's {@code net.ParseIP}, failing with Go's text-unmarshaller message. */
+    static IpAddr parseIp(String s) {
+        IpAddr ip = IpAddr.tryParse(s);
+        if (ip == null) throw Errors.config("invalid IP address: " + s);
+        return ip;
+    }
+
+    /**
+     * Parses {@code addr/len} like Go's {@code net.ParseCIDR}, with Go's error texts: the prefix is
+     * decimal digits (leading zeros allowed), and an IPv4-mapped IPv6 text gets a 128-bit mask,
+     * which a range then refuses as a version mismatch.
+     */
+    static Cidr parseCidr(String s) {
+        int slash = s.indexOf('/');
+        String addr = slash < 0 ? "" : s.substring(0, slash);
+        IpAddr ip = slash < 0 ? null : IpAddr.tryParse(addr);
+        int prefix = slash < 0 ? -1 : parsePrefix(s.substring(slash + 1));
+        int textBits = addr.indexOf(':') >= 0 ? 128 : 32;
+        if (ip == null || prefix < 0 || prefix > textBits) throw Errors.config("invalid CIDR address: " + s);
+        if (ip.bits() != textBits) throw Errors.config(MISMATCH);
+        return new Cidr(ip, prefix);
+    }
+
+    /** Decimal digits only, no sign (Go's {@code dtoi}, which tolerates leading zeros). */
+    private static int parsePrefix(String s) {
+        if (s.isEmpty() || s.length() > 6) return -1;
+        int v = 0;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < '0' || c > '9') return -1;
+            v = v * 10 + (c - '0');
+        }
+        return v;
     }
 
     /** Upstream's {@code version.GreaterThanOrEqualTo}: an unparsable version compares false. */

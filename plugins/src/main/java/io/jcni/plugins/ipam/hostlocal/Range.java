@@ -1,5 +1,7 @@
 package io.jcni.plugins.ipam.hostlocal;
 
+import io.jcni.spec.Cidr;
+import io.jcni.spec.IpAddr;
 import java.math.BigInteger;
 
 /**
@@ -13,71 +15,76 @@ import java.math.BigInteger;
  */
 public final class Range {
     private final Cidr subnet;
-    private final IpAddress rangeStart;
-    private final IpAddress rangeEnd;
-    private final IpAddress gateway;
+    private final IpAddr rangeStart;
+    private final IpAddr rangeEnd;
+    private final IpAddr gateway;
+    // Computed once: the allocator's walk asks about them for every candidate.
+    private final IpAddr network;
+    private final IpAddr broadcast; // null for IPv6, which has none
 
-    private Range(Cidr subnet, IpAddress rangeStart, IpAddress rangeEnd, IpAddress gateway) {
+    private Range(Cidr subnet, IpAddr rangeStart, IpAddr rangeEnd, IpAddr gateway) {
         this.subnet = subnet;
         this.rangeStart = rangeStart;
         this.rangeEnd = rangeEnd;
         this.gateway = gateway;
+        this.network = subnet.network();
+        this.broadcast = subnet.isV6() ? null : subnet.last();
     }
 
     /**
      * Validates a range as written in the config and fills its defaults. Any of the arguments may
      * be null (absent in the JSON); the error messages are the reference plugin's.
      */
-    public static Range canonicalize(Cidr subnet, IpAddress rangeStart, IpAddress rangeEnd, IpAddress gateway) {
-        if (subnet == null) throw new IpamException("IP <nil> not v4 nor v6");
-        int bits = subnet.address().bitLength();
+    public static Range canonicalize(Cidr subnet, IpAddr rangeStart, IpAddr rangeEnd, IpAddr gateway) {
+        if (subnet == null) throw Errors.config("IP <nil> not v4 nor v6");
+        int bits = subnet.address().bits();
         // Can't allocate from a network with no host addresses, e.g. a /32 or /31.
-        if (subnet.prefixLength() > bits - 2) {
-            throw new IpamException("Network " + subnet + " too small to allocate from");
+        if (subnet.prefix() > bits - 2) {
+            throw Errors.config("Network " + subnet + " too small to allocate from");
         }
-        IpAddress network = subnet.network();
+        IpAddr network = subnet.network();
         if (!network.equals(subnet.address())) {
-            throw new IpamException("Network has host bits set. For a subnet mask of length "
-                    + subnet.prefixLength() + " the network address is " + network);
+            throw Errors.config("Network has host bits set. For a subnet mask of length "
+                    + subnet.prefix() + " the network address is " + network);
         }
-        Cidr net = new Cidr(network, subnet.prefixLength());
+        Cidr net = new Cidr(network, subnet.prefix());
 
-        IpAddress gw;
+        IpAddr gw;
         if (gateway == null) {
             gw = network.next();
         } else {
             if (!net.contains(gateway)) {
-                throw new IpamException("gateway " + gateway + " not in network " + net);
+                throw Errors.config("gateway " + gateway + " not in network " + net);
             }
             gw = gateway;
         }
 
         // As upstream, the bounds check of an explicit start already honours an explicit end,
         // which is how "start after end" gets reported (as a start outside the network).
-        IpAddress start;
+        IpAddr start;
         if (rangeStart != null) {
             if (!within(net, rangeStart, rangeStart, rangeEnd)) {
-                throw new IpamException("RangeStart " + rangeStart + " not in network " + net);
+                throw Errors.config("RangeStart " + rangeStart + " not in network " + net);
             }
             start = rangeStart;
         } else {
             start = network.next();
         }
 
-        IpAddress end;
+        IpAddr end;
         if (rangeEnd != null) {
             if (!within(net, rangeEnd, start, rangeEnd)) {
-                throw new IpamException("RangeEnd " + rangeEnd + " not in network " + net);
+                throw Errors.config("RangeEnd " + rangeEnd + " not in network " + net);
             }
             end = rangeEnd;
         } else {
-            IpAddress last = net.lastAddress();
+            IpAddr last = net.last();
             end = net.isV6() ? last : last.previous();
         }
         return new Range(net, start, end, gw);
     }
 
-    private static boolean within(Cidr net, IpAddress ip, IpAddress start, IpAddress end) {
+    private static boolean within(Cidr net, IpAddr ip, IpAddr start, IpAddr end) {
         if (!net.contains(ip)) return false;
         if (start != null && ip.compareTo(start) < 0) return false;
         return end == null || ip.compareTo(end) <= 0;
@@ -87,15 +94,15 @@ public final class Range {
         return subnet;
     }
 
-    public IpAddress rangeStart() {
+    public IpAddr rangeStart() {
         return rangeStart;
     }
 
-    public IpAddress rangeEnd() {
+    public IpAddr rangeEnd() {
         return rangeEnd;
     }
 
-    public IpAddress gateway() {
+    public IpAddr gateway() {
         return gateway;
     }
 
@@ -104,8 +111,9 @@ public final class Range {
     }
 
     /** Whether {@code ip} is inside the subnet and the [rangeStart, rangeEnd] window. */
-    public boolean contains(IpAddress ip) {
-        return within(subnet, ip, rangeStart, rangeEnd);
+    public boolean contains(IpAddr ip) {
+        // The window lies inside the subnet (canonicalize checked), so the bounds decide.
+        return ip != null && ip.isV6() == isV6() && ip.compareTo(rangeStart) >= 0 && ip.compareTo(rangeEnd) <= 0;
     }
 
     /**
@@ -114,14 +122,13 @@ public final class Range {
      * two are reachable only when rangeStart/rangeEnd are set to them explicitly, and handing
      * them to a container breaks it, so jcni never does.
      */
-    public boolean isAllocatable(IpAddress ip) {
+    public boolean isAllocatable(IpAddr ip) {
         return contains(ip) && !isReservedAddress(ip);
     }
 
     /** The gateway, the network address, or the IPv4 broadcast address. */
-    boolean isReservedAddress(IpAddress ip) {
-        if (ip.equals(gateway) || ip.equals(subnet.network())) return true;
-        return !subnet.isV6() && ip.equals(subnet.lastAddress());
+    boolean isReservedAddress(IpAddr ip) {
+        return ip.equals(gateway) || ip.equals(network) || ip.equals(broadcast);
     }
 
     /** Whether the two windows share an address (different families never overlap). */
@@ -134,9 +141,7 @@ public final class Range {
     /** How many addresses the allocator can hand out from this range. */
     public BigInteger allocatableCount() {
         BigInteger n = rangeEnd.toBigInteger().subtract(rangeStart.toBigInteger()).add(BigInteger.ONE);
-        IpAddress network = subnet.network();
-        IpAddress last = subnet.lastAddress();
-        for (IpAddress special : new IpAddress[] {gateway, network, subnet.isV6() ? null : last}) {
+        for (IpAddr special : new IpAddr[] {gateway, network, broadcast}) {
             if (special == null || !contains(special)) continue;
             if (special != gateway && special.equals(gateway)) continue; // counted once
             n = n.subtract(BigInteger.ONE);

@@ -1,5 +1,6 @@
 package io.jcni.plugins.ipam.hostlocal;
 
+import io.jcni.spec.IpAddr;
 import java.math.BigInteger;
 import java.util.List;
 import java.util.Optional;
@@ -19,16 +20,16 @@ public final class RangeSet {
 
     /** Validates canonical ranges as one set, with upstream's {@code RangeSet.Canonicalize} errors. */
     public static RangeSet of(List<Range> ranges) {
-        if (ranges.isEmpty()) throw new IpamException("empty range set");
+        if (ranges.isEmpty()) throw Errors.config("empty range set");
         boolean v6 = ranges.get(0).isV6();
         for (Range r : ranges) {
-            if (r.isV6() != v6) throw new IpamException("mixed address families");
+            if (r.isV6() != v6) throw Errors.config("mixed address families");
         }
         for (int i = 0; i < ranges.size(); i++) {
             for (int j = i + 1; j < ranges.size(); j++) {
                 Range a = ranges.get(i);
                 Range b = ranges.get(j);
-                if (a.overlaps(b)) throw new IpamException("subnets " + a + " and " + b + " overlap");
+                if (a.overlaps(b)) throw Errors.config("subnets " + a + " and " + b + " overlap");
             }
         }
         return new RangeSet(ranges);
@@ -42,12 +43,12 @@ public final class RangeSet {
         return ranges.get(0).isV6();
     }
 
-    public boolean contains(IpAddress ip) {
+    public boolean contains(IpAddr ip) {
         return find(ip).isPresent();
     }
 
     /** The range holding {@code ip}, if any. */
-    public Optional<Range> find(IpAddress ip) {
+    public Optional<Range> find(IpAddr ip) {
         for (Range r : ranges) {
             if (r.contains(ip)) return Optional.of(r);
         }
@@ -55,8 +56,8 @@ public final class RangeSet {
     }
 
     /** The range holding {@code ip}, or upstream's {@code RangeFor} error. */
-    public Range rangeFor(IpAddress ip) {
-        return find(ip).orElseThrow(() -> new IpamException(ip + " not in range set " + this));
+    public Range rangeFor(IpAddr ip) {
+        return find(ip).orElseThrow(() -> Errors.config(ip + " not in range set " + this));
     }
 
     public boolean overlaps(RangeSet other) {

@@ -1,5 +1,8 @@
 package io.jcni.plugins.ipam.hostlocal;
 
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.Result;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,19 +20,19 @@ import java.util.List;
 public final class ResolvConf {
     private ResolvConf() {}
 
-    public static Dns read(Path file) {
+    public static Result.Dns read(Path file) {
         String text;
         try {
             text = Files.readString(file, StandardCharsets.UTF_8);
         } catch (NoSuchFileException e) {
-            throw new IpamException("open " + file + ": no such file or directory", e);
+            throw Errors.withCause(Errors.config("open " + file + ": no such file or directory"), e);
         } catch (IOException e) {
-            throw new IpamException("open " + file + ": " + e.getMessage(), e);
+            throw Errors.withCause(new CniException(ErrorCode.IO_FAILURE, "open " + file + ": " + e.getMessage()), e);
         }
         return parse(text);
     }
 
-    public static Dns parse(String text) {
+    public static Result.Dns parse(String text) {
         List<String> nameservers = new ArrayList<>();
         List<String> search = new ArrayList<>();
         List<String> options = new ArrayList<>();
@@ -48,6 +51,6 @@ public final class ResolvConf {
                 default -> {}
             }
         }
-        return new Dns(nameservers, domain, search, options);
+        return new Result.Dns(nameservers, domain, search, options);
     }
 }

@@ -1,5 +1,7 @@
 package io.jcni.plugins.ipam.hostlocal;
 
+import io.jcni.spec.Attachment;
+import io.jcni.spec.IpAddr;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.List;
@@ -19,20 +21,20 @@ public interface Store extends Closeable {
      * Claims {@code ip} for the attachment and remembers it as the last reservation of range set
      * {@code rangeId}. False, with nothing changed, when someone already holds the address.
      */
-    boolean reserve(String containerId, String ifname, IpAddress ip, String rangeId) throws IOException;
+    boolean reserve(String containerId, String ifname, IpAddr ip, String rangeId) throws IOException;
 
     /** The address most recently reserved in range set {@code rangeId}, if known. */
-    Optional<IpAddress> lastReservedIp(String rangeId) throws IOException;
+    Optional<IpAddr> lastReservedIp(String rangeId) throws IOException;
 
     /**
      * The attachment's addresses, as far as can be told cheaply. This serves the duplicate-ADD
      * check, which must not cost a pass over every reservation. A store may miss reservations it
      * did not write itself (see {@link DiskStore}); {@link #findById} does not.
      */
-    List<IpAddress> getById(String containerId, String ifname) throws IOException;
+    List<IpAddr> getById(String containerId, String ifname) throws IOException;
 
     /** All of the attachment's addresses, including ones written by other implementations. */
-    List<IpAddress> findById(String containerId, String ifname) throws IOException;
+    List<IpAddr> findById(String containerId, String ifname) throws IOException;
 
     /**
      * Releases the attachment's addresses. Like upstream, reservations recorded with the
@@ -41,10 +43,10 @@ public interface Store extends Closeable {
      *
      * @return the released addresses
      */
-    List<IpAddress> releaseById(String containerId, String ifname) throws IOException;
+    List<IpAddr> releaseById(String containerId, String ifname) throws IOException;
 
     /** Releases one address whoever holds it; false when it was not reserved. */
-    boolean releaseByIp(IpAddress ip) throws IOException;
+    boolean releaseByIp(IpAddr ip) throws IOException;
 
     /**
      * Releases every reservation not held by one of {@code valid} (CNI GC). A legacy reservation
@@ -52,8 +54,8 @@ public interface Store extends Closeable {
      *
      * @return the released addresses
      */
-    List<IpAddress> releaseAllExcept(Set<Attachment> valid) throws IOException;
+    List<IpAddr> releaseAllExcept(Set<Attachment> valid) throws IOException;
 
     /** Every reserved address, from names alone (no reservation is read). */
-    Set<IpAddress> reservedIps() throws IOException;
+    Set<IpAddr> reservedIps() throws IOException;
 }

@@ -3,6 +3,7 @@ package io.jcni.plugins.ipam.hostlocal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.spec.IpAddr;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,7 +43,7 @@ class ConcurrencyAndScaleTest {
             }));
         }
         start.countDown();
-        Set<IpAddress> got = new HashSet<>();
+        Set<IpAddr> got = new HashSet<>();
         for (Future<Allocation> f : futures) got.add(f.get().address());
         pool.shutdown();
         assertEquals(50, got.size());
@@ -87,7 +88,7 @@ class ConcurrencyAndScaleTest {
     void addInABusySlash16ReadsAHandfulOfFiles() throws Exception {
         Path net = dataDir.resolve("bignet");
         Files.createDirectories(net);
-        IpAddress ip = IpAddress.parse("10.0.0.2");
+        IpAddr ip = IpAddr.parse("10.0.0.2");
         for (int i = 0; i < 60_000; i++) {
             Files.writeString(net.resolve(ip.toString()), "other-" + i + "\r\neth0");
             ip = ip.next();
@@ -115,7 +116,7 @@ class ConcurrencyAndScaleTest {
             assertTrue(store.reservationReads() - before <= 2);
 
             // DEL of an attachment jcni never saw falls back to the reference behaviour: one scan.
-            assertEquals(List.of(IpAddress.parse("10.0.0.2")), HostLocal.release(store, "other-0", "eth0"));
+            assertEquals(List.of(IpAddr.parse("10.0.0.2")), HostLocal.release(store, "other-0", "eth0"));
             assertEquals(1, store.directoryScans());
         }
     }

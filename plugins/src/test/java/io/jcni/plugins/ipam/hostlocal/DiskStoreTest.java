@@ -6,6 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.spec.Attachment;
+import io.jcni.spec.CniException;
+import io.jcni.spec.IpAddr;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -65,7 +68,7 @@ class DiskStoreTest {
         // the index lives beside, not inside, the network directory
         assertTrue(Files.isDirectory(dataDir.resolve(".jcni-index").resolve("mynet")));
 
-        assertEquals(List.of(IpAddress.parse("10.1.2.2"), IpAddress.parse("2001:db8:1::2")),
+        assertEquals(List.of(IpAddr.parse("10.1.2.2"), IpAddr.parse("2001:db8:1::2")),
                 HostLocal.release(c, "dummy", "eth0"));
         assertFalse(Files.exists(net().resolve("10.1.2.2")));
         assertFalse(Files.exists(net().resolve("2001:db8:1::2")));
@@ -97,7 +100,7 @@ class DiskStoreTest {
         goReservation("10.1.2.3", "gocontainer\r\neth1");
         goReservation("2001:db8::5", "gocontainer\r\neth0");
         IpamConfig c = config("\"subnet\":\"10.1.2.0/24\"");
-        assertEquals(List.of(IpAddress.parse("10.1.2.2"), IpAddress.parse("2001:db8::5")).size(),
+        assertEquals(List.of(IpAddr.parse("10.1.2.2"), IpAddr.parse("2001:db8::5")).size(),
                 HostLocal.release(c, "gocontainer", "eth0").size());
         assertFalse(Files.exists(net().resolve("10.1.2.2")));
         assertFalse(Files.exists(net().resolve("2001:db8::5")));
@@ -109,9 +112,9 @@ class DiskStoreTest {
         goReservation("10.1.2.2", "old");                 // legacy: container ID only
         goReservation("10.1.2.3", "old\r\neth0");
         IpamConfig c = config("\"subnet\":\"10.1.2.0/24\"");
-        assertEquals(List.of(IpAddress.parse("10.1.2.3")), HostLocal.release(c, "old", "eth0"));
+        assertEquals(List.of(IpAddr.parse("10.1.2.3")), HostLocal.release(c, "old", "eth0"));
         assertTrue(Files.exists(net().resolve("10.1.2.2")));
-        assertEquals(List.of(IpAddress.parse("10.1.2.2")), HostLocal.release(c, "old", "eth0"));
+        assertEquals(List.of(IpAddr.parse("10.1.2.2")), HostLocal.release(c, "old", "eth0"));
         assertFalse(Files.exists(net().resolve("10.1.2.2")));
         assertEquals(List.of(), HostLocal.release(c, "unknown", "eth0")); // DEL of unknown ID is fine
     }
@@ -120,13 +123,13 @@ class DiskStoreTest {
     void checkFindsJcniAndReferenceReservations() throws Exception {
         IpamConfig c = config("\"subnet\":\"10.1.2.0/24\"");
         HostLocal.add(c, "mine", "eth0");
-        assertEquals(List.of(IpAddress.parse("10.1.2.2")), HostLocal.check(c, "mine", "eth0"));
+        assertEquals(List.of(IpAddr.parse("10.1.2.2")), HostLocal.check(c, "mine", "eth0"));
         goReservation("10.1.2.50", "theirs\r\neth0");
-        assertEquals(List.of(IpAddress.parse("10.1.2.50")), HostLocal.check(c, "theirs", "eth0"));
+        assertEquals(List.of(IpAddr.parse("10.1.2.50")), HostLocal.check(c, "theirs", "eth0"));
         goReservation("10.1.2.51", "legacy");
-        assertEquals(List.of(IpAddress.parse("10.1.2.51")), HostLocal.check(c, "legacy", "eth0"));
+        assertEquals(List.of(IpAddr.parse("10.1.2.51")), HostLocal.check(c, "legacy", "eth0"));
         assertEquals("host-local: Failed to find address added by container nobody",
-                assertThrows(IpamException.class, () -> HostLocal.check(c, "nobody", "eth0")).getMessage());
+                assertThrows(CniException.class, () -> HostLocal.check(c, "nobody", "eth0")).msg());
     }
 
     @Test
@@ -134,7 +137,7 @@ class DiskStoreTest {
         IpamConfig c = config("\"subnet\":\"10.1.2.0/24\"");
         HostLocal.add(c, "dummy", "eth0");
         assertEquals("failed to allocate for range 0: 10.1.2.2 has been allocated to dummy, duplicate allocation is not allowed",
-                assertThrows(IpamException.class, () -> HostLocal.add(c, "dummy", "eth0")).getMessage());
+                assertThrows(CniException.class, () -> HostLocal.add(c, "dummy", "eth0")).msg());
         assertEquals("10.1.2.3", HostLocal.add(c, "dummy", "eth1").ips().get(0).address().toString());
         assertEquals("10.1.2.4", HostLocal.add(c, "dummy1", "eth0").ips().get(0).address().toString());
         HostLocal.release(c, "dummy", "eth0");
@@ -152,7 +155,7 @@ class DiskStoreTest {
         // a's index entry now points at b's reservation: a may allocate again, and DEL of a
         // must not touch b.
         assertEquals("10.1.2.3", HostLocal.add(c, "a", "eth0").ips().get(0).address().toString());
-        assertEquals(List.of(IpAddress.parse("10.1.2.3")), HostLocal.release(c, "a", "eth0"));
+        assertEquals(List.of(IpAddr.parse("10.1.2.3")), HostLocal.release(c, "a", "eth0"));
         assertEquals("b\r\neth0", read("10.1.2.2"));
     }
 
@@ -165,20 +168,20 @@ class DiskStoreTest {
         assertEquals(List.of("10.1.2.88/24", "10.1.3.77/24"), r.ips().stream().map(Allocation::cidr).toList());
 
         // Second range set cannot give its requested address: the first one is rolled back.
-        String msg = assertThrows(IpamException.class, () -> HostLocal.add(
+        String msg = assertThrows(CniException.class, () -> HostLocal.add(
                 IpamConfig.load("{\"cniVersion\":\"1.0.0\",\"name\":\"mynet\",\"ipam\":{\"dataDir\":\""
                         + dataDir + "\",\"ranges\":[[{\"subnet\":\"10.1.2.0/24\"}],[{\"subnet\":\"10.1.3.0/24\"}]]}}",
-                        "IP=10.1.2.90,10.1.3.77"), "other", "eth0")).getMessage();
+                        "IP=10.1.2.90,10.1.3.77"), "other", "eth0")).msg();
         assertEquals("failed to allocate for range 1: requested IP address 10.1.3.77 is not available in range set "
                 + "10.1.3.1-10.1.3.254", msg);
         assertFalse(Files.exists(net().resolve("10.1.2.90")));
 
         // A requested address outside every range set.
-        msg = assertThrows(IpamException.class, () -> HostLocal.add(IpamConfig.load("{\"cniVersion\":\"1.0.0\","
+        msg = assertThrows(CniException.class, () -> HostLocal.add(IpamConfig.load("{\"cniVersion\":\"1.0.0\","
                 + "\"name\":\"mynet\",\"ipam\":{\"dataDir\":\"" + dataDir + "\",\"subnet\":\"10.1.2.0/24\"}}",
-                "IP=192.168.0.1"), "x", "eth0")).getMessage();
+                "IP=192.168.0.1"), "x", "eth0")).msg();
         assertEquals("failed to allocate all requested IPs: 192.168.0.1", msg);
-        assertEquals(Set.of(IpAddress.parse("10.1.2.88"), IpAddress.parse("10.1.3.77")),
+        assertEquals(Set.of(IpAddr.parse("10.1.2.88"), IpAddr.parse("10.1.3.77")),
                 DiskStore.open(dataDir, "mynet").reservedIps());
     }
 
@@ -187,8 +190,8 @@ class DiskStoreTest {
         IpamConfig c = config("\"subnet\":\"10.1.2.0/24\"");
         HostLocal.add(c, "a", "eth0");
         try (DiskStore s = DiskStore.open(dataDir, "mynet")) {
-            assertTrue(s.releaseByIp(IpAddress.parse("10.1.2.2")));
-            assertFalse(s.releaseByIp(IpAddress.parse("10.1.2.2")));
+            assertTrue(s.releaseByIp(IpAddr.parse("10.1.2.2")));
+            assertFalse(s.releaseByIp(IpAddr.parse("10.1.2.2")));
             assertEquals(List.of(), s.getById("a", "eth0"));
         }
         try (Stream<Path> idx = Files.list(dataDir.resolve(".jcni-index/mynet"))) {
@@ -208,17 +211,17 @@ class DiskStoreTest {
         goReservation("10.1.2.11", "go-valid\r\neth0");
         goReservation("10.1.2.12", "go-stale\r\neth0");
 
-        List<IpAddress> released = HostLocal.gc(c, Set.of(new Attachment("keep-me", "eth0"),
+        List<IpAddr> released = HostLocal.gc(c, Set.of(new Attachment("keep-me", "eth0"),
                 new Attachment("twoif", "eth0"), new Attachment("legacy-id", "eth0"), new Attachment("go-valid", "eth0")));
         assertEquals(Set.of("10.1.2.3", "10.1.2.5", "10.1.2.10", "10.1.2.12"),
-                released.stream().map(IpAddress::toString).collect(java.util.stream.Collectors.toSet()));
+                released.stream().map(IpAddr::toString).collect(java.util.stream.Collectors.toSet()));
         for (String kept : List.of("10.1.2.2", "10.1.2.4", "10.1.2.9", "10.1.2.11", "lock", "last_reserved_ip.0")) {
             assertTrue(Files.exists(net().resolve(kept)), kept);
         }
         try (DiskStore s = DiskStore.open(dataDir, "mynet")) {
-            assertEquals(List.of(IpAddress.parse("10.1.2.2")), s.getById("keep-me", "eth0"));
+            assertEquals(List.of(IpAddr.parse("10.1.2.2")), s.getById("keep-me", "eth0"));
             assertEquals(List.of(), s.getById("gone", "eth0"));
-            assertTrue(s.reserve("newcomer", "eth0", IpAddress.parse("10.1.2.3"), "0"));
+            assertTrue(s.reserve("newcomer", "eth0", IpAddr.parse("10.1.2.3"), "0"));
         }
         try (Stream<Path> idx = Files.list(dataDir.resolve(".jcni-index/mynet"))) {
             assertEquals(3, idx.count()); // keep-me/eth0, twoif/eth0, newcomer/eth0
@@ -258,7 +261,7 @@ class DiskStoreTest {
     @Test
     void refusesNetworkNamesThatEscapeTheDataDir() {
         for (String bad : List.of("..", ".", "a/b", "")) {
-            assertThrows(IpamException.class, () -> DiskStore.open(dataDir, bad));
+            assertThrows(CniException.class, () -> DiskStore.open(dataDir, bad));
         }
     }
 }

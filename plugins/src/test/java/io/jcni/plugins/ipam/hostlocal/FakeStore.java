@@ -1,5 +1,7 @@
 package io.jcni.plugins.ipam.hostlocal;
 
+import io.jcni.spec.Attachment;
+import io.jcni.spec.IpAddr;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -11,18 +13,18 @@ import java.util.Set;
 
 /** An in-memory {@link Store} with the disk store's matching rules (upstream's fake_store.go). */
 final class FakeStore implements Store {
-    final Map<IpAddress, String> reservations = new LinkedHashMap<>();
-    final Map<String, IpAddress> lastReserved = new HashMap<>();
+    final Map<IpAddr, String> reservations = new LinkedHashMap<>();
+    final Map<String, IpAddr> lastReserved = new HashMap<>();
     int reserveCalls;
     int listings;
 
     FakeStore reserved(String ip, String content) {
-        reservations.put(IpAddress.parse(ip), content);
+        reservations.put(IpAddr.parse(ip), content);
         return this;
     }
 
     FakeStore last(String rangeId, String ip) {
-        lastReserved.put(rangeId, IpAddress.parse(ip));
+        lastReserved.put(rangeId, IpAddr.parse(ip));
         return this;
     }
 
@@ -36,7 +38,7 @@ final class FakeStore implements Store {
     public void close() {}
 
     @Override
-    public boolean reserve(String id, String ifname, IpAddress ip, String rangeId) {
+    public boolean reserve(String id, String ifname, IpAddr ip, String rangeId) {
         reserveCalls++;
         if (reservations.containsKey(ip)) return false;
         reservations.put(ip, ReservationFormat.content(id, ifname));
@@ -45,18 +47,18 @@ final class FakeStore implements Store {
     }
 
     @Override
-    public Optional<IpAddress> lastReservedIp(String rangeId) {
+    public Optional<IpAddr> lastReservedIp(String rangeId) {
         return Optional.ofNullable(lastReserved.get(rangeId));
     }
 
     @Override
-    public List<IpAddress> getById(String id, String ifname) {
+    public List<IpAddr> getById(String id, String ifname) {
         return findById(id, ifname);
     }
 
     @Override
-    public List<IpAddress> findById(String id, String ifname) {
-        List<IpAddress> out = new ArrayList<>();
+    public List<IpAddr> findById(String id, String ifname) {
+        List<IpAddr> out = new ArrayList<>();
         reservations.forEach((ip, c) -> {
             if (c.equals(ReservationFormat.content(id, ifname)) || c.equals(ReservationFormat.legacyContent(id))) {
                 out.add(ip);
@@ -66,24 +68,24 @@ final class FakeStore implements Store {
     }
 
     @Override
-    public List<IpAddress> releaseById(String id, String ifname) {
-        List<IpAddress> ips = findById(id, ifname);
+    public List<IpAddr> releaseById(String id, String ifname) {
+        List<IpAddr> ips = findById(id, ifname);
         ips.forEach(reservations::remove);
         return ips;
     }
 
     @Override
-    public boolean releaseByIp(IpAddress ip) {
+    public boolean releaseByIp(IpAddr ip) {
         return reservations.remove(ip) != null;
     }
 
     @Override
-    public List<IpAddress> releaseAllExcept(Set<Attachment> valid) {
+    public List<IpAddr> releaseAllExcept(Set<Attachment> valid) {
         throw new UnsupportedOperationException();
     }
 
     @Override
-    public Set<IpAddress> reservedIps() {
+    public Set<IpAddr> reservedIps() {
         listings++;
         return new LinkedHashSet<>(reservations.keySet());
     }

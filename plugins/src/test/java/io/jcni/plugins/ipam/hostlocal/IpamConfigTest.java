@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.spec.CniException;
+import io.jcni.spec.IpAddr;
+import io.jcni.spec.Result;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -23,11 +26,11 @@ class IpamConfigTest {
     }
 
     static String error(String json, String args) {
-        return assertThrows(IpamException.class, () -> IpamConfig.load(json, args)).getMessage();
+        return assertThrows(CniException.class, () -> IpamConfig.load(json, args)).msg();
     }
 
-    static List<IpAddress> ips(String... s) {
-        return java.util.Arrays.stream(s).map(IpAddress::parse).toList();
+    static List<IpAddr> ips(String... s) {
+        return java.util.Arrays.stream(s).map(IpAddr::parse).toList();
     }
 
     @Test
@@ -42,7 +45,7 @@ class IpamConfigTest {
         Range r = c.ranges().get(0).ranges().get(0);
         assertEquals("10.1.2.0/24", r.subnet().toString());
         assertEquals("10.1.2.9-10.1.2.20", r.toString());
-        assertEquals(IpAddress.parse("10.1.2.30"), r.gateway());
+        assertEquals(IpAddr.parse("10.1.2.30"), r.gateway());
         assertEquals(Path.of("/var/lib/cni/networks"), c.effectiveDataDir());
         assertNull(c.dataDir());
     }
@@ -103,6 +106,12 @@ class IpamConfigTest {
         assertEquals("invalid range set 0: mixed address families", error(net("1.0.0",
                 "{\"ranges\":[[{\"subnet\":\"10.1.2.0/24\"},{\"subnet\":\"2001:db8::/64\"}]]}", ""), null));
         assertEquals("invalid CIDR address: 10.1.2.0", error(net("1.0.0", "{\"subnet\":\"10.1.2.0\"}", ""), null));
+        assertEquals("invalid range set 0: IPNet IP and Mask version mismatch",
+                error(net("1.0.0", "{\"subnet\":\"::ffff:10.1.2.0/120\"}", ""), null));
+        CniException e = assertThrows(CniException.class, () -> IpamConfig.load(net("1.0.0", "{\"subnet\":\"10.1.2.0/33\"}", ""), null));
+        assertEquals(7, e.code());
+        assertEquals(4, assertThrows(CniException.class, () -> IpamConfig.load(net("1.0.0", "{\"subnet\":\"10.1.2.0/24\"}", ""),
+                "IP=nope")).code());
         assertEquals("invalid IP address: 10.1.2.x",
                 error(net("1.0.0", "{\"subnet\":\"10.1.2.0/24\",\"gateway\":\"10.1.2.x\"}", ""), null));
         assertTrue(error("{not json", null).length() > 0);
@@ -112,8 +121,8 @@ class IpamConfigTest {
     void emptyStringsMeanAbsentAndKeysMatchCaseInsensitively() {
         IpamConfig c = load("{\"Subnet\":\"10.1.2.0/24\",\"RANGESTART\":\"10.1.2.9\",\"gateway\":\"\"}");
         Range r = c.ranges().get(0).ranges().get(0);
-        assertEquals(IpAddress.parse("10.1.2.9"), r.rangeStart());
-        assertEquals(IpAddress.parse("10.1.2.1"), r.gateway());
+        assertEquals(IpAddr.parse("10.1.2.9"), r.rangeStart());
+        assertEquals(IpAddr.parse("10.1.2.1"), r.gateway());
     }
 
     @Test
@@ -122,9 +131,9 @@ class IpamConfigTest {
                 {"subnet":"10.1.2.0/24","routes":[{"dst":"0.0.0.0/0"},{"dst":"192.168.0.0/16","gw":"1.1.1.1"},
                  {"dst":"2001:db8:2::0/64","gw":"2001:db8:3::1","mtu":1400,"priority":5}]}""");
         assertEquals(List.of(
-                new Route(Cidr.parse("0.0.0.0/0"), null),
-                new Route(Cidr.parse("192.168.0.0/16"), IpAddress.parse("1.1.1.1")),
-                new Route(Cidr.parse("2001:db8:2::/64"), IpAddress.parse("2001:db8:3::1"), 1400, null, 5, null, null)),
+                new Result.Route("0.0.0.0/0", null),
+                new Result.Route("192.168.0.0/16", "1.1.1.1"),
+                new Result.Route("2001:db8:2::/64", "2001:db8:3::1", 1400, null, 5, null, null)),
                 c.routes());
     }
 
@@ -144,7 +153,7 @@ class IpamConfigTest {
                 search example.org
                 lonely
                 """);
-        Dns d = ResolvConf.read(f);
+        Result.Dns d = ResolvConf.read(f);
         assertEquals(List.of("192.0.2.0", "192.0.2.2", "192.0.2.3"), d.nameservers());
         assertEquals("example.com", d.domain());
         assertEquals(List.of("example.com", "example.net", "example.org"), d.search());
@@ -154,6 +163,6 @@ class IpamConfigTest {
         IpamConfig c = load("{\"subnet\":\"10.1.2.0/24\",\"resolvConf\":\"" + f + "\"}");
         assertEquals(d, HostLocal.dns(c));
         IpamConfig missing = load("{\"subnet\":\"10.1.2.0/24\",\"resolvConf\":\"" + tmp.resolve("nope") + "\"}");
-        assertThrows(IpamException.class, () -> HostLocal.dns(missing));
+        assertThrows(CniException.class, () -> HostLocal.dns(missing));
     }
 }

@@ -5,6 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.spec.Cidr;
+import io.jcni.spec.CniException;
+import io.jcni.spec.IpAddr;
 import java.math.BigInteger;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -14,19 +17,19 @@ import org.junit.jupiter.params.provider.CsvSource;
 /** Mirrors upstream's range_test.go and range_set_test.go. */
 class RangeTest {
     static Range range(String subnet, String start, String end, String gw) {
-        return Range.canonicalize(Cidr.parse(subnet), ip(start), ip(end), ip(gw));
+        return Range.canonicalize(IpamConfig.parseCidr(subnet), ip(start), ip(end), ip(gw));
     }
 
     static Range range(String subnet) {
         return range(subnet, null, null, null);
     }
 
-    static IpAddress ip(String s) {
-        return s == null ? null : IpAddress.parse(s);
+    static IpAddr ip(String s) {
+        return s == null ? null : IpAddr.parse(s);
     }
 
     static String error(Runnable r) {
-        return assertThrows(IpamException.class, r::run).getMessage();
+        return assertThrows(CniException.class, r::run).msg();
     }
 
     @ParameterizedTest

@@ -7,6 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.spec.Cidr;
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.IpAddr;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.util.Random;
@@ -17,7 +21,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-class IpAddressTest {
+/** Address and CIDR parsing as host-local relies on it: spec {@link IpAddr} plus Gos CIDR rules. */
+class AddressParsingTest {
 
     /** Expected outputs are what Go's net.ParseIP(x).String() prints. */
     @ParameterizedTest
@@ -41,7 +46,7 @@ class IpAddressTest {
         "1:2:3:4:5:6:1.2.3.4, 1:2:3:4:5:6:102:304",
     })
     void parsesAndPrintsLikeGo(String in, String out) {
-        assertEquals(out, IpAddress.parse(in).toString());
+        assertEquals(out, IpamConfig.parseIp(in).toString());
     }
 
     @ParameterizedTest
@@ -49,9 +54,10 @@ class IpAddressTest {
         "1::2::3", "1:2:3:4:5:6:7:8:9", "1:2:3:4:5:6:7:8::", "fe80::1%eth0", "12345::", ":1::", "1:", "1:2:3:4:5:6:7",
         "a.b.c.d", "::1.2.3", "1.2.3.4::", "::g", "1:2:3:4:5:6:7:1.2.3.4", "example.com", "-1.2.3.4"})
     void rejectsWhatGoRejects(String in) {
-        assertNull(IpAddress.tryParse(in));
-        IpamException e = assertThrows(IpamException.class, () -> IpAddress.parse(in));
-        assertEquals("invalid IP address: " + in, e.getMessage());
+        assertNull(IpAddr.tryParse(in));
+        CniException e = assertThrows(CniException.class, () -> IpamConfig.parseIp(in));
+        assertEquals("invalid IP address: " + in, e.msg());
+        assertEquals(ErrorCode.INVALID_NETWORK_CONFIG.code(), e.code());
     }
 
     static LongStream seeds() {
@@ -73,54 +79,57 @@ class IpAddressTest {
                     else lo &= ~(0xFFFFL << (16 * (g - 4)));
                 }
             }
-            IpAddress ip = IpAddress.v6(hi, lo);
+            IpAddr ip = new IpAddr(ByteBuffer.allocate(16).putLong(hi).putLong(lo).array());
             if (hi == 0 && (lo >>> 32) == 0xFFFF) continue; // mapped: prints as IPv4
             String text = ip.toString();
-            assertEquals(ip, IpAddress.parse(text), text);
+            assertEquals(ip, IpAddr.parse(text), text);
             assertEquals(text, text.toLowerCase());
             assertFalse(text.contains(":::"), text);
             byte[] jdk = InetAddress.getByName(text).getAddress();
             assertArrayEquals(ByteBuffer.allocate(16).putLong(hi).putLong(lo).array(), jdk, text);
 
-            IpAddress v4 = IpAddress.v4(rnd.nextInt());
-            assertEquals(v4, IpAddress.parse(v4.toString()));
+            IpAddr v4 = new IpAddr(ByteBuffer.allocate(4).putInt(rnd.nextInt()).array());
+            assertEquals(v4, IpAddr.parse(v4.toString()));
             assertEquals(InetAddress.getByName(v4.toString()).getHostAddress(), v4.toString());
         }
     }
 
     @Test
     void rfc5952PicksTheFirstLongestZeroRun() {
-        assertEquals("1:0:0:1::", IpAddress.parse("1:0:0:1:0:0:0:0").toString());
-        assertEquals("1::1:0:0:1", IpAddress.parse("1:0:0:0:1:0:0:1").toString());
-        assertEquals("1::1:0:0:1:1", IpAddress.parse("1:0:0:1:0:0:1:1").toString());
+        assertEquals("1:0:0:1::", IpAddr.parse("1:0:0:1:0:0:0:0").toString());
+        assertEquals("1::1:0:0:1", IpAddr.parse("1:0:0:0:1:0:0:1").toString());
+        assertEquals("1::1:0:0:1:1", IpAddr.parse("1:0:0:1:0:0:1:1").toString());
     }
 
     @Test
     void arithmeticAndOrdering() {
-        assertEquals(IpAddress.parse("10.0.1.0"), IpAddress.parse("10.0.0.255").next());
-        assertEquals(IpAddress.parse("0.0.0.0"), IpAddress.parse("255.255.255.255").next());
-        assertEquals(IpAddress.parse("::1:0:0:0:0"), IpAddress.parse("::ffff:ffff:ffff:ffff").next());
-        assertEquals(IpAddress.parse("::ffff:ffff:ffff:ffff"), IpAddress.parse("::1:0:0:0:0").previous());
-        assertTrue(IpAddress.parse("10.0.0.2").compareTo(IpAddress.parse("10.0.0.10")) < 0);
-        assertTrue(IpAddress.parse("255.0.0.0").compareTo(IpAddress.parse("::")) < 0);
-        assertTrue(IpAddress.parse("8000::").compareTo(IpAddress.parse("7fff::")) > 0);
-        assertEquals(IpAddress.parse("10.1.0.0"), IpAddress.parse("10.1.2.3").mask(16));
-        assertEquals(IpAddress.parse("10.1.255.255"), IpAddress.parse("10.1.2.3").fillHostBits(16));
-        assertEquals(IpAddress.parse("2001:db8:24:19fe::"), IpAddress.parse("2001:DB8:24:19ff::").mask(63));
+        assertEquals(IpAddr.parse("10.0.1.0"), IpAddr.parse("10.0.0.255").next());
+        assertEquals(IpAddr.parse("0.0.0.0"), IpAddr.parse("255.255.255.255").next());
+        assertEquals(IpAddr.parse("::1:0:0:0:0"), IpAddr.parse("::ffff:ffff:ffff:ffff").next());
+        assertEquals(IpAddr.parse("::ffff:ffff:ffff:ffff"), IpAddr.parse("::1:0:0:0:0").previous());
+        assertTrue(IpAddr.parse("10.0.0.2").compareTo(IpAddr.parse("10.0.0.10")) < 0);
+        assertTrue(IpAddr.parse("255.0.0.0").compareTo(IpAddr.parse("::")) < 0);
+        assertTrue(IpAddr.parse("8000::").compareTo(IpAddr.parse("7fff::")) > 0);
+        assertEquals(IpAddr.parse("10.1.0.0"), new Cidr(IpAddr.parse("10.1.2.3"), 16).network());
+        assertEquals(IpAddr.parse("10.1.255.255"), new Cidr(IpAddr.parse("10.1.2.3"), 16).last());
+        assertEquals(IpAddr.parse("2001:db8:24:19fe::"), new Cidr(IpAddr.parse("2001:DB8:24:19ff::"), 63).network());
     }
 
     @Test
     void cidrParsing() {
-        Cidr c = Cidr.parse("10.1.2.3/24");
+        Cidr c = IpamConfig.parseCidr("10.1.2.3/24");
         assertEquals("10.1.2.3/24", c.toString());
-        assertEquals(IpAddress.parse("10.1.2.0"), c.network());
-        assertTrue(c.contains(IpAddress.parse("10.1.2.255")));
-        assertFalse(c.contains(IpAddress.parse("10.1.3.0")));
-        assertFalse(Cidr.parse("0.0.0.0/24").contains(IpAddress.parse("::1")));
-        assertEquals("2001:db8:1::/64", Cidr.parse("2001:DB8:1::/64").toString());
+        assertEquals(IpAddr.parse("10.1.2.0"), c.network());
+        assertTrue(c.contains(IpAddr.parse("10.1.2.255")));
+        assertFalse(c.contains(IpAddr.parse("10.1.3.0")));
+        assertFalse(IpamConfig.parseCidr("0.0.0.0/24").contains(IpAddr.parse("::1")));
+        assertEquals("2001:db8:1::/64", IpamConfig.parseCidr("2001:DB8:1::/64").toString());
+        assertEquals("10.1.2.0/8", IpamConfig.parseCidr("10.1.2.0/008").toString()); // Go's dtoi takes leading zeros
         for (String bad : new String[] {"10.1.2.0", "10.1.2.0/33", "10.1.2.0/", "10.1.2.0/-1", "x/24", "::/129"}) {
-            IpamException e = assertThrows(IpamException.class, () -> Cidr.parse(bad));
-            assertEquals("invalid CIDR address: " + bad, e.getMessage());
+            CniException e = assertThrows(CniException.class, () -> IpamConfig.parseCidr(bad));
+            assertEquals("invalid CIDR address: " + bad, e.msg());
         }
+        assertEquals("IPNet IP and Mask version mismatch",
+                assertThrows(CniException.class, () -> IpamConfig.parseCidr("::ffff:1.2.3.4/120")).msg());
     }
 }
