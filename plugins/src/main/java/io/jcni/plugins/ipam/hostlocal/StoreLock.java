@@ -1,30 +1,57 @@
 package io.jcni.plugins.ipam.hostlocal;
 
+import io.jcni.linux.ErrnoException;
+import io.jcni.linux.Flock;
 import java.io.Closeable;
 import java.io.IOException;
 import java.nio.file.Path;
 
 /**
  * An exclusive lock on a network's {@code <dataDir>/<network>/lock} file, held for a whole
- * ADD/DEL/GC (upstream's {@code disk.FileLock}, backend/disk/lock.go, built on go-filemutex's
- * {@code flock(LOCK_EX)}).
+ * ADD/DEL/GC (upstream's {@code disk.FileLock}, backend/disk/lock.go).
+ *
+ * <p>It is a real {@code flock(2)}, the call the Go plugin makes, so a jcni process and a reference
+ * host-local working on the same network at the same moment exclude each other. (Java's own
+ * FileChannel.lock takes fcntl record locks, which on Linux do not conflict with flock.) Each
+ * {@link #lock()} opens its own descriptor, and flock locks belong to the open file description, so
+ * threads of one process exclude each other too.
  */
-public interface StoreLock extends Closeable {
+public final class StoreLock implements Closeable {
+    private final Path lockFile;
+    private Flock held;
+
+    private StoreLock(Path lockFile) {
+        this.lockFile = lockFile;
+    }
+
+    static StoreLock open(Path lockFile) {
+        return new StoreLock(lockFile);
+    }
+
     /** Blocks until the lock is held. */
-    void lock() throws IOException;
+    public void lock() throws IOException {
+        Flock f;
+        try {
+            f = Flock.lock(lockFile);
+        } catch (ErrnoException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+        synchronized (this) {
+            held = f;
+        }
+    }
 
-    void unlock() throws IOException;
+    public void unlock() {
+        Flock f;
+        synchronized (this) {
+            f = held;
+            held = null;
+        }
+        if (f != null) f.close();
+    }
 
-    /**
-     * The single place choosing the lock implementation.
-     *
-     * <p>TODO(flock): switch to a {@code flock(2)}-based lock from the linux module once it
-     * exists. The reference plugin takes {@code flock(LOCK_EX)}; {@link ChannelStoreLock} takes an
-     * fcntl (POSIX record) lock, and on Linux the two kinds do not exclude each other. Until then
-     * jcni processes exclude each other, but a jcni process and a reference Go process running at
-     * the same moment on the same network do not.
-     */
-    static StoreLock open(Path lockFile) throws IOException {
-        return new ChannelStoreLock(lockFile);
+    @Override
+    public void close() {
+        unlock();
     }
 }

@@ -66,7 +66,7 @@ class ConcurrencyAndScaleTest {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<Process> procs = new ArrayList<>();
         for (int p = 0; p < 3; p++) {
-            procs.add(new ProcessBuilder(java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp",
+            procs.add(new ProcessBuilder(java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED", "-cp",
                     System.getProperty("java.class.path"), ConcurrencyAndScaleTest.class.getName(),
                     dataDir.toString(), "proc" + p, "15").redirectErrorStream(true).start());
         }
