@@ -14,12 +14,13 @@ public final class PluginRegistry {
     }
 
     public static List<String> types() {
-        return List.of("static");
+        return List.of("static", "loopback");
     }
 
     public static Supplier<Plugin> lookup(String type) {
         return switch (type) {
             case "static" -> io.jcni.plugins.ipam.staticip.StaticIpam::new;
+            case "loopback" -> io.jcni.plugins.main.loopback.Loopback::new;
             default -> null;
         };
     }
