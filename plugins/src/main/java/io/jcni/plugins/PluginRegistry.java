@@ -14,13 +14,14 @@ public final class PluginRegistry {
     }
 
     public static List<String> types() {
-        return List.of("static", "loopback");
+        return List.of("static", "loopback", "tuning");
     }
 
     public static Supplier<Plugin> lookup(String type) {
         return switch (type) {
             case "static" -> io.jcni.plugins.ipam.staticip.StaticIpam::new;
             case "loopback" -> io.jcni.plugins.main.loopback.Loopback::new;
+            case "tuning" -> io.jcni.plugins.meta.tuning.Tuning::new;
             default -> null;
         };
     }
