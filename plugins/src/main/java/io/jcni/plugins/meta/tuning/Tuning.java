@@ -13,6 +13,7 @@ import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Result;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -139,7 +140,7 @@ public final class Tuning implements Plugin {
     }
 
     @Override
-    public void check(PluginRequest req) throws IOException {
+    public void check(PluginRequest req) {
         SysctlKeys.checkDuplicates(req.stdin());
         TuningConf conf = TuningConf.parse(req);
         prevResult(req);
@@ -149,7 +150,17 @@ public final class Tuning implements Plugin {
         try (Netns ns = openNetns(req.netns()); Rtnl rt = Rtnl.open(ns)) {
             for (Map.Entry<String, String> e : conf.sysctl().entrySet()) {
                 Path file = Sysctl.path(paths.get(e.getKey()));
-                String current = ns.run(() -> Files.readString(file, StandardCharsets.US_ASCII));
+                // Not Files.readString: for /proc/sys files (size 0) it returns only the first byte.
+                String current;
+                try {
+                    current = ns.run(() -> {
+                        try (InputStream in = Files.newInputStream(file)) {
+                            return new String(in.readAllBytes(), StandardCharsets.US_ASCII);
+                        }
+                    });
+                } catch (IOException ex) {
+                    throw new CniException(ErrorCode.INTERNAL, "failed to read sysctl \"" + e.getKey() + "\"", ex.toString());
+                }
                 if (current.endsWith("\n")) current = current.substring(0, current.length() - 1);
                 if (!current.equals(e.getValue())) {
                     throw failed("Error: Tuning configured value of " + file + " is " + e.getValue() + ", current value is " + current);
