@@ -14,13 +14,19 @@ public final class PluginRegistry {
     }
 
     public static List<String> types() {
-        return List.of("host-local", "static");
+        return List.of(
+                "loopback",
+                "host-local",
+                "static",
+                "tuning");
     }
 
     public static Supplier<Plugin> lookup(String type) {
         return switch (type) {
             case "host-local" -> io.jcni.plugins.ipam.hostlocal.HostLocalPlugin::new;
             case "static" -> io.jcni.plugins.ipam.staticip.StaticIpam::new;
+            case "loopback" -> io.jcni.plugins.main.loopback.Loopback::new;
+            case "tuning" -> io.jcni.plugins.meta.tuning.Tuning::new;
             default -> null;
         };
     }
