@@ -36,7 +36,11 @@ public final class Sysctl {
     public static String get(String key) {
         Path p = path(key);
         try {
-            return Files.readString(p, StandardCharsets.US_ASCII).trim();
+            // Read to the end as a stream: /proc/sys files report size 0, and Files.readString
+            // trusts the size and returns only the first byte.
+            try (var in = Files.newInputStream(p)) {
+                return new String(in.readAllBytes(), StandardCharsets.US_ASCII).trim();
+            }
         } catch (IOException e) {
             throw failure(e, "read sysctl " + key);
         }

@@ -28,6 +28,17 @@ class SysctlTest {
     }
 
     @Test
+    void multiCharacterValuesAreReadWhole() {
+        try (Scratch s = Scratch.create()) {
+            // /proc/sys files report size 0; a size-trusting read would return "4" here.
+            Sysctl.set(s.ns, "net.core.somaxconn", "4321");
+            assertEquals("4321", Sysctl.get(s.ns, "net.core.somaxconn"));
+            assertEquals(Scratch.exec(List.of("ip", "netns", "exec", s.name, "sysctl", "-n", "net.ipv4.ip_local_port_range")).trim(),
+                    Sysctl.get(s.ns, "net.ipv4.ip_local_port_range"));
+        }
+    }
+
+    @Test
     void perInterfaceKeysExistOnlyWhereTheInterfaceIs() {
         try (Scratch s = Scratch.create()) {
             s.rt.addLink(NewLink.veth("sx0.5", "sx1"));
