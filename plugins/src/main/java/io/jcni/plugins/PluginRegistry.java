@@ -14,12 +14,14 @@ public final class PluginRegistry {
     }
 
     public static List<String> types() {
-        return List.of("static");
+        return List.of("static", "bridge", "ptp");
     }
 
     public static Supplier<Plugin> lookup(String type) {
         return switch (type) {
             case "static" -> io.jcni.plugins.ipam.staticip.StaticIpam::new;
+            case "bridge" -> io.jcni.plugins.main.bridge.Bridge::new;
+            case "ptp" -> io.jcni.plugins.main.ptp.Ptp::new;
             default -> null;
         };
     }
