@@ -163,7 +163,8 @@ public final class Iface {
 
     /**
      * ip.ValidateExpectedRoute: every route of the result is in the routing table (main unless the
-     * route names one); a default route matches on destination alone, others on destination and gateway.
+     * route names one); a default route or one without gateway matches on destination alone,
+     * others on destination and gateway.
      */
     public static void validateRoutes(Rtnl rt, List<Result.Route> routes) {
         for (Result.Route r : routes) {
@@ -176,10 +177,9 @@ public final class Iface {
             for (Route k : rt.routes(fam, table)) {
                 IpPrefix kd = k.dst().network();
                 if (kd.length() != dst.prefix() || !Inet.ip(kd.address()).equals(dst.address())) continue;
-                if (!isDefault) {
-                    IpAddr kgw = k.gateway() == null ? null : Inet.ip(k.gateway());
-                    if (gw == null ? kgw != null : !gw.equals(kgw)) continue;
-                }
+                // A route without gateway in the result was installed via the family's gateway
+                // (configure), so it matches any; upstream insists on none and fails such CHECKs.
+                if (!isDefault && gw != null && (k.gateway() == null || !gw.equals(Inet.ip(k.gateway())))) continue;
                 found = true;
                 break;
             }
