@@ -15,17 +15,24 @@ public final class PluginRegistry {
 
     public static List<String> types() {
         return List.of(
+                // main: interfaces
+                "bridge",
                 "loopback",
+                "ptp",
+                // ipam: addresses
                 "host-local",
                 "static",
+                // meta: chained
                 "tuning");
     }
 
     public static Supplier<Plugin> lookup(String type) {
         return switch (type) {
+            case "bridge" -> io.jcni.plugins.main.bridge.Bridge::new;
+            case "loopback" -> io.jcni.plugins.main.loopback.Loopback::new;
+            case "ptp" -> io.jcni.plugins.main.ptp.Ptp::new;
             case "host-local" -> io.jcni.plugins.ipam.hostlocal.HostLocalPlugin::new;
             case "static" -> io.jcni.plugins.ipam.staticip.StaticIpam::new;
-            case "loopback" -> io.jcni.plugins.main.loopback.Loopback::new;
             case "tuning" -> io.jcni.plugins.meta.tuning.Tuning::new;
             default -> null;
         };

@@ -1,0 +1,64 @@
+package io.jcni.plugins.common;
+
+import io.jcni.plugins.skel.PluginRequest;
+import io.jcni.runtime.Delegator;
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.Result;
+
+/**
+ * Calls the IPAM plugin named by the config's {@code ipam.type} (pkg/ipam's ExecAdd/ExecDel/...):
+ * it gets the caller's stdin and environment unchanged but for CNI_COMMAND. Goes through
+ * {@link Delegation}, so jcni's own IPAM plugins run in-process.
+ */
+public final class Ipam {
+    private final Delegator delegator;
+    private final String type;
+
+    public Ipam(Delegator delegator, String type) {
+        this.delegator = delegator;
+        this.type = type;
+    }
+
+    /** The IPAM of {@code req}'s config, or null when it has none. */
+    public static Ipam of(PluginRequest req) {
+        String t = NetConfs.ipamType(req.conf());
+        return t == null ? null : new Ipam(new Delegation(), t);
+    }
+
+    public String type() {
+        return type;
+    }
+
+    /** ADD; a result without any IP is an error, as upstream's "IPAM plugin returned missing IP config". */
+    public Result add(PluginRequest req) {
+        Result r = delegator.add(type, req.stdin(), req.env());
+        if (r.ips().isEmpty()) throw new CniException(ErrorCode.INTERNAL, "IPAM plugin returned missing IP config");
+        return r;
+    }
+
+    public void del(PluginRequest req) {
+        delegator.del(type, req.stdin(), req.env());
+    }
+
+    /** DEL after a failed ADD: the original failure matters more than a cleanup error. */
+    public void delQuietly(PluginRequest req) {
+        try {
+            del(req);
+        } catch (RuntimeException e) {
+            System.err.println("IPAM cleanup after a failed ADD failed: " + e.getMessage());
+        }
+    }
+
+    public void check(PluginRequest req) {
+        delegator.check(type, req.stdin(), req.env());
+    }
+
+    public void gc(PluginRequest req) {
+        delegator.gc(type, req.stdin(), req.env());
+    }
+
+    public void status(PluginRequest req) {
+        delegator.status(type, req.stdin(), req.env());
+    }
+}

@@ -1,0 +1,78 @@
+package io.jcni.plugins.common;
+
+import io.jcni.linux.Errno;
+import io.jcni.linux.ErrnoException;
+import io.jcni.linux.Link;
+import io.jcni.linux.MacAddress;
+import io.jcni.linux.Netns;
+import io.jcni.linux.NewLink;
+import io.jcni.linux.Rtnl;
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+
+/**
+ * A veth pair between a container and the host, made as pkg/ip's SetupVeth makes it: created from
+ * the container side with the container end named CNI_IFNAME and the host end born directly in
+ * the host namespace as {@code veth} + 8 random hex digits (or a requested name), then set up with
+ * IPv6 router advertisements ignored on the host end.
+ *
+ * @param host the host end, up, as it is after the move (its index is the host namespace's)
+ * @param container the container end, still down
+ */
+public record Veth(Link host, Link container) {
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final int ATTEMPTS = 10;
+
+    /** "veth" and 4 random bytes in hex, like ip.RandomVethName. */
+    public static String randomName() {
+        byte[] b = new byte[4];
+        RANDOM.nextBytes(b);
+        return "veth" + HexFormat.of().formatHex(b);
+    }
+
+    /**
+     * Creates the pair. Host-side work goes through {@code hostRt}, whose namespace {@code hostNs}
+     * must be, and host sysctls are written for the calling thread's namespace, so call this on a
+     * thread in the host namespace.
+     *
+     * @param hostName the host end's name, or null for a random one (retried on a clash)
+     * @param mtu 0 for the kernel default; applies to both ends
+     * @param mac the container end's MAC, or null
+     */
+    public static Veth setup(Rtnl hostRt, Netns hostNs, Rtnl containerRt, String containerName, String hostName,
+                             int mtu, MacAddress mac) {
+        String peer = null;
+        for (int attempt = 0; attempt < ATTEMPTS && peer == null; attempt++) {
+            String candidate = hostName != null ? hostName : randomName();
+            try {
+                containerRt.addLink(NewLink.veth(containerName, candidate).peerNamespace(hostNs).mtu(mtu).mac(mac));
+                peer = candidate;
+            } catch (ErrnoException e) {
+                if (!e.is(Errno.EEXIST)) {
+                    throw new CniException(ErrorCode.INTERNAL, "failed to make veth pair", e.getMessage());
+                }
+                if (hostName == null && hostRt.findLink(candidate).isPresent()) continue;
+                throw new CniException(ErrorCode.INTERNAL, "container veth name (\"" + containerName + "\") peer provided (\""
+                        + candidate + "\") already exists");
+            }
+        }
+        if (peer == null) throw new CniException(ErrorCode.INTERNAL, "failed to find a unique veth name");
+
+        Link container;
+        Link host;
+        try {
+            container = containerRt.link(containerName);
+            host = hostRt.link(peer);
+            hostRt.setUp(host.index());
+            // We want to own the routes for this interface.
+            Sysctls.trySet(Sysctls.perIface("ipv6", peer, "accept_ra"), "0");
+            host = hostRt.link(host.index());
+        } catch (ErrnoException e) {
+            Links.deleteQuietly(containerRt, containerName);
+            throw new CniException(ErrorCode.INTERNAL, "failed to set up veth " + peer, e.getMessage());
+        }
+        return new Veth(host, container);
+    }
+}

@@ -1,0 +1,412 @@
+package io.jcni.plugins.main.bridge;
+
+import io.jcni.linux.Address;
+import io.jcni.linux.Errno;
+import io.jcni.linux.ErrnoException;
+import io.jcni.linux.Family;
+import io.jcni.linux.Link;
+import io.jcni.linux.Netns;
+import io.jcni.linux.NewLink;
+import io.jcni.linux.Rtnl;
+import io.jcni.plugins.common.Iface;
+import io.jcni.plugins.common.Inet;
+import io.jcni.plugins.common.Ipam;
+import io.jcni.plugins.common.Links;
+import io.jcni.plugins.common.Namespaces;
+import io.jcni.plugins.common.Sysctls;
+import io.jcni.plugins.common.Veth;
+import io.jcni.plugins.skel.Plugin;
+import io.jcni.plugins.skel.PluginRequest;
+import io.jcni.spec.Cidr;
+import io.jcni.spec.CniException;
+import io.jcni.spec.CniVersion;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.IpAddr;
+import io.jcni.spec.Result;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The {@code bridge} plugin: attaches containers to a Linux bridge in the host namespace.
+ *
+ * <p>ADD creates the bridge (default {@code cni0}) if missing and sets it up, then a veth pair
+ * with CNI_IFNAME in the container and {@code vethXXXXXXXX} on the host enslaved to the bridge
+ * (hairpin and port isolation as configured). With an {@code ipam} section it asks the IPAM plugin
+ * for addresses, configures them and the routes on the container interface, and with
+ * {@code isGateway} puts the gateway address on the bridge and enables forwarding;
+ * {@code isDefaultGateway} also adds a default route via it. Without {@code ipam} the network is
+ * layer 2 only. The result lists the bridge, the host veth and the container interface, in that
+ * order, all IPs pointing at the container interface (index 2).
+ *
+ * <p>DEL deletes the container interface (the host end goes with it) and releases the addresses;
+ * a missing namespace, interface or allocation is success. CHECK verifies the bridge, the veth
+ * pair and the addresses and routes in the container against prevResult. GC and STATUS are the
+ * IPAM plugin's: nothing else is owned per attachment, since the veth disappears with its netns.
+ *
+ * <p>Not yet supported (refused on ADD with a config error naming the key): {@code vlan},
+ * {@code vlanTrunk}, {@code macspoofchk}, {@code ipMasq: true}.
+ */
+public final class Bridge implements Plugin {
+    /** Waits for the host end to be operationally up, as upstream: 0, 50, 500, 1000, 1000 ms. */
+    private static final int[] PORT_RETRIES_MS = {0, 50, 500, 1000, 1000};
+
+    /** The result with gateways and default routes filled in, and the gateway addresses per family. */
+    record Gateways(Result result, List<Cidr> v4, List<Cidr> v6) {}
+
+    @Override
+    public Result add(PluginRequest req) throws Exception {
+        BridgeConf n = BridgeConf.load(req);
+        n.rejectUnsupported();
+        if (n.hairpinMode() && n.promiscMode()) {
+            throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "cannot set hairpin mode and promiscuous mode at the same time");
+        }
+        Ipam ipam = Ipam.of(req);
+
+        try (Netns hostNs = Netns.current(); Rtnl host = Rtnl.open()) {
+            Link br = ensureBridge(host, n);
+            try (Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont)) {
+                Veth veth = Veth.setup(host, hostNs, crt, req.ifname(), null, n.mtu(), n.mac());
+                boolean success = false;
+                boolean ipamAdded = false;
+                try {
+                    attach(host, veth.host(), br, n);
+                    Result result = new Result(CniVersion.CURRENT.toString(), List.of(
+                            new Result.Interface(br.name(), br.mac().toString(), null),
+                            new Result.Interface(veth.host().name(), veth.host().mac().toString(), null),
+                            new Result.Interface(veth.container().name(), veth.container().mac().toString(), req.netns())),
+                            List.of(), List.of(), null);
+
+                    if (ipam != null) {
+                        Result ipamResult = ipam.add(req);
+                        ipamAdded = true;
+                        result = result.withIps(ipamResult.ips()).withRoutes(ipamResult.routes()).withDns(ipamResult.dns());
+                        Gateways gws = calcGateways(result, n);
+                        result = gws.result();
+                        Result toConfigure = result;
+                        String ifName = req.ifname();
+                        cont.exec(() -> {
+                            if (n.enableDad()) {
+                                Sysctls.trySet(Sysctls.perIface("ipv6", ifName, "enhanced_dad"), "1");
+                                Sysctls.trySet(Sysctls.perIface("ipv6", ifName, "accept_dad"), "1");
+                            } else {
+                                Sysctls.trySet(Sysctls.perIface("ipv6", ifName, "accept_dad"), "0");
+                            }
+                            Sysctls.trySet(Sysctls.perIface("ipv4", ifName, "arp_notify"), "1");
+                        });
+                        Iface.configure(cont, crt, ifName, toConfigure);
+
+                        if (n.isGateway()) {
+                            for (List<Cidr> family : List.of(gws.v4(), gws.v6())) {
+                                for (Cidr gw : family) ensureAddr(host, n.bridge(), gw, n.forceAddress());
+                                if (!family.isEmpty()) {
+                                    try {
+                                        Sysctls.echo1(family == gws.v4() ? Sysctls.IPV4_FORWARD : Sysctls.IPV6_FORWARD);
+                                    } catch (ErrnoException e) {
+                                        throw new CniException(ErrorCode.INTERNAL, "failed to enable forwarding", e.getMessage());
+                                    }
+                                }
+                            }
+                        }
+                    } else if (!n.disableContainerInterface()) {
+                        // Layer 2 only: the container end still has to be up.
+                        crt.setUp(veth.container().index());
+                    }
+
+                    Link hostVeth = n.disableContainerInterface() ? host.link(veth.host().name()) : waitPortUp(host, veth.host().name());
+                    // The host end's and the bridge's MACs may have changed since creation.
+                    Link brNow = bridgeByName(host, n.bridge());
+                    List<Result.Interface> ifs = new ArrayList<>(result.interfaces());
+                    ifs.set(0, new Result.Interface(brNow.name(), brNow.mac().toString(), null));
+                    ifs.set(1, new Result.Interface(hostVeth.name(), hostVeth.mac().toString(), null));
+                    result = result.withInterfaces(ifs);
+                    if (n.dns() != null) result = result.withDns(n.dns());
+                    success = true;
+                    return result;
+                } finally {
+                    if (!success) {
+                        if (ipamAdded) ipam.delQuietly(req);
+                        Links.deleteQuietly(crt, req.ifname());
+                    }
+                }
+            }
+        }
+    }
+
+    /** The host end joins the bridge with the configured hairpin and isolation flags. */
+    private static void attach(Rtnl host, Link hostVeth, Link br, BridgeConf n) {
+        try {
+            host.setMaster(hostVeth.index(), br.index());
+        } catch (ErrnoException e) {
+            throw new CniException(ErrorCode.INTERNAL, "failed to connect \"" + hostVeth.name() + "\" to bridge " + br.name(), e.getMessage());
+        }
+        try {
+            host.setHairpin(hostVeth.index(), n.hairpinMode());
+        } catch (ErrnoException e) {
+            throw new CniException(ErrorCode.INTERNAL, "failed to setup hairpin mode for " + hostVeth.name(), e.getMessage());
+        }
+        try {
+            host.setIsolated(hostVeth.index(), n.portIsolation());
+        } catch (ErrnoException e) {
+            throw new CniException(ErrorCode.INTERNAL, "failed to set isolated on " + hostVeth.name(), e.getMessage());
+        }
+    }
+
+    private static Link waitPortUp(Rtnl host, String name) throws InterruptedException {
+        Link l = null;
+        for (int i = 0; i < PORT_RETRIES_MS.length; i++) {
+            if (PORT_RETRIES_MS[i] > 0) Thread.sleep(PORT_RETRIES_MS[i]);
+            l = host.link(name);
+            if (l.operState() == Link.OPER_UP) return l;
+        }
+        throw new CniException(ErrorCode.INTERNAL, "bridge port in error state: " + operStateName(l.operState()));
+    }
+
+    private static String operStateName(int s) {
+        return switch (s) {
+            case 0 -> "unknown";
+            case 1 -> "notpresent";
+            case 2 -> "down";
+            case 3 -> "lowerlayerdown";
+            case 4 -> "testing";
+            case 5 -> "dormant";
+            case 6 -> "up";
+            default -> Integer.toString(s);
+        };
+    }
+
+    /**
+     * Points every IP at the container interface (index 2), fills in missing gateways with the
+     * subnet's first address when the bridge is the gateway, adds one default route per family for
+     * {@code isDefaultGateway} unless the IPAM already gave one, and collects the gateway
+     * addresses (with the IP's prefix length) per family.
+     */
+    static Gateways calcGateways(Result result, BridgeConf n) {
+        List<Cidr> v4 = new ArrayList<>();
+        List<Cidr> v6 = new ArrayList<>();
+        List<Result.IpConfig> ips = new ArrayList<>();
+        List<Result.Route> routes = new ArrayList<>(result.routes());
+        boolean[] defaultFound = new boolean[2];
+        for (Result.IpConfig ipc : result.ips()) {
+            Cidr addr = Cidr.parse(ipc.address());
+            int f = addr.isV6() ? 1 : 0;
+            String defaultDst = addr.isV6() ? "::/0" : "0.0.0.0/0";
+            String gateway = ipc.gateway();
+            if (gateway == null && n.isGateway()) gateway = addr.network().add(1).toString();
+            ips.add(new Result.IpConfig(ipc.address(), gateway, 2));
+            if (n.isDefaultGateway()) {
+                for (Result.Route r : routes) {
+                    if (r.gw() != null && Cidr.parse(r.dst()).masked().toString().equals(defaultDst)) {
+                        defaultFound[f] = true;
+                        break;
+                    }
+                }
+                if (!defaultFound[f]) {
+                    routes.add(new Result.Route(defaultDst, gateway));
+                    defaultFound[f] = true;
+                }
+            }
+            if (n.isGateway()) (addr.isV6() ? v6 : v4).add(new Cidr(IpAddr.parse(gateway), addr.prefix()));
+        }
+        return new Gateways(result.withIps(ips).withRoutes(routes), v4, v6);
+    }
+
+    /** Creates the bridge if missing, checks an existing link is one, sets it up (ensureBridge). */
+    static Link ensureBridge(Rtnl host, BridgeConf n) {
+        try {
+            host.addLink(NewLink.bridge(n.bridge()).mtu(n.mtu()));
+        } catch (ErrnoException e) {
+            if (!e.is(Errno.EEXIST)) {
+                throw new CniException(ErrorCode.INTERNAL, "failed to create bridge \"" + n.bridge() + "\"",
+                        "could not add \"" + n.bridge() + "\": " + e.getMessage());
+            }
+        }
+        Link br = bridgeByName(host, n.bridge());
+        if (n.promiscMode()) {
+            try {
+                host.setPromisc(br.index(), true);
+            } catch (ErrnoException e) {
+                throw new CniException(ErrorCode.INTERNAL, "could not set promiscuous mode on \"" + n.bridge() + "\"", e.getMessage());
+            }
+        }
+        // We want to own the routes for this interface.
+        Sysctls.trySet(Sysctls.perIface("ipv6", n.bridge(), "accept_ra"), "0");
+        host.setUp(br.index());
+        return host.link(br.index());
+    }
+
+    static Link bridgeByName(Rtnl host, String name) {
+        Link l;
+        try {
+            l = host.link(name);
+        } catch (ErrnoException e) {
+            throw new CniException(ErrorCode.INTERNAL, "could not lookup \"" + name + "\"", e.getMessage());
+        }
+        if (!"bridge".equals(l.kind())) {
+            throw new CniException(ErrorCode.INTERNAL, "\"" + name + "\" already exists but is not a bridge");
+        }
+        return l;
+    }
+
+    /**
+     * Puts the gateway address on the bridge (ensureAddr). Another IPv4 address, or an overlapping
+     * IPv6 one, is an error unless {@code forceAddress}, which replaces it. Then the bridge's MAC is
+     * set to itself so it stops following the lowest port MAC.
+     */
+    static void ensureAddr(Rtnl host, String brName, Cidr gw, boolean forceAddress) {
+        Link br = host.link(brName);
+        Family fam = gw.isV6() ? Family.INET6 : Family.INET;
+        for (Address a : host.addresses(br.index(), fam)) {
+            Cidr have = new Cidr(Inet.ip(a.address()), a.prefixLength());
+            if (have.equals(gw)) return;
+            if (!gw.isV6() || have.contains(gw.address()) || gw.contains(have.address())) {
+                if (!forceAddress) {
+                    throw new CniException(ErrorCode.INTERNAL, "failed to set bridge addr",
+                            "\"" + brName + "\" already has an IP address different from " + gw);
+                }
+                try {
+                    host.deleteAddress(br.index(), a.address(), a.prefixLength());
+                } catch (ErrnoException e) {
+                    throw new CniException(ErrorCode.INTERNAL, "could not remove IP address from \"" + brName + "\"", e.getMessage());
+                }
+            }
+        }
+        try {
+            host.addAddress(br.index(), Inet.of(gw.address()), gw.prefix(), false);
+        } catch (ErrnoException e) {
+            if (!e.is(Errno.EEXIST)) {
+                throw new CniException(ErrorCode.INTERNAL, "could not add IP address to \"" + brName + "\"", e.getMessage());
+            }
+        }
+        try {
+            host.setMac(br.index(), host.link(br.index()).mac());
+        } catch (ErrnoException e) {
+            throw new CniException(ErrorCode.INTERNAL, "could not set bridge's mac", e.getMessage());
+        }
+    }
+
+    @Override
+    public void del(PluginRequest req) throws Exception {
+        BridgeConf n = BridgeConf.load(req);
+        Ipam ipam = n.ipamType() == null ? null : Ipam.of(req);
+        if (!req.netns().isEmpty()) {
+            Netns cont = Namespaces.openIfExists(req.netns());
+            if (cont != null) {
+                // As upstream: the interface first, then the addresses.
+                try (cont; Rtnl crt = Rtnl.open(cont)) {
+                    Links.deleteIfExists(crt, req.ifname());
+                } catch (ErrnoException e) {
+                    throw new CniException(ErrorCode.INTERNAL, "failed to delete \"" + req.ifname() + "\"", e.getMessage());
+                }
+            }
+        }
+        if (ipam != null) ipam.del(req);
+    }
+
+    @Override
+    public void check(PluginRequest req) throws Exception {
+        BridgeConf n = BridgeConf.load(req);
+        try (Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont); Rtnl host = Rtnl.open()) {
+            Ipam ipam = Ipam.of(req);
+            if (ipam != null) ipam.check(req);
+            if (req.prevResult() == null) {
+                throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "Required prevResult missing");
+            }
+            Result result = req.prevResult();
+
+            Result.Interface brMap = null;
+            Result.Interface contMap = null;
+            for (Result.Interface i : result.interfaces()) {
+                if (n.bridge().equals(i.name())) {
+                    brMap = i;
+                } else if (req.ifname().equals(i.name()) && req.netns().equals(i.sandbox())) {
+                    contMap = i;
+                }
+            }
+            Link br = validateBridge(host, brMap, n);
+            String sandbox = contMap == null || contMap.sandbox() == null ? "" : contMap.sandbox();
+            if (!req.netns().equals(sandbox)) {
+                throw new CniException(ErrorCode.INTERNAL, "Sandbox in prevResult " + sandbox + " doesn't match configured netns: " + req.netns());
+            }
+            Link cl = validateContainerIface(crt, contMap);
+
+            boolean vethFound = false;
+            for (Result.Interface i : result.interfaces()) {
+                if (i.name().equals(brMap.name()) || i.name().equals(contMap.name())) continue;
+                if (isOurVeth(host, i, br, cl)) {
+                    vethFound = true;
+                    break;
+                }
+            }
+            if (!vethFound) throw new CniException(ErrorCode.INTERNAL, "CNI veth created for bridge " + n.bridge() + " was not found");
+
+            Iface.validateIps(crt, req.ifname(), result.ips());
+            Iface.validateRoutes(crt, result.routes());
+        }
+    }
+
+    private static Link validateBridge(Rtnl host, Result.Interface intf, BridgeConf n) {
+        if (intf == null) throw new CniException(ErrorCode.INTERNAL, "CNI created bridge " + n.bridge() + " in host namespace was not found");
+        if (intf.sandbox() != null && !intf.sandbox().isEmpty()) {
+            throw new CniException(ErrorCode.INTERNAL, "Interface " + intf.name() + " should not be in sandbox");
+        }
+        Link l = host.findLink(intf.name()).orElseThrow(
+                () -> new CniException(ErrorCode.INTERNAL, "Interface name " + intf.name() + " not found"));
+        if (!"bridge".equals(l.kind())) {
+            throw new CniException(ErrorCode.INTERNAL, "Interface " + intf.name() + " does not have link type of bridge");
+        }
+        if (intf.mac() != null && !intf.mac().isEmpty() && !intf.mac().equals(l.mac().toString())) {
+            throw new CniException(ErrorCode.INTERNAL, "Bridge interface " + intf.name() + " Mac doesn't match: " + intf.mac());
+        }
+        if (l.promisc() != n.promiscMode()) {
+            throw new CniException(ErrorCode.INTERNAL, "Bridge interface " + intf.name() + " configured Promisc Mode " + n.promiscMode()
+                    + " doesn't match current state: " + l.promisc());
+        }
+        return l;
+    }
+
+    private static Link validateContainerIface(Rtnl crt, Result.Interface intf) {
+        if (intf == null || intf.name() == null || intf.name().isEmpty()) {
+            throw new CniException(ErrorCode.INTERNAL, "Interface name missing");
+        }
+        Link l = crt.findLink(intf.name()).orElseThrow(
+                () -> new CniException(ErrorCode.INTERNAL, "Interface name " + intf.name() + " not found"));
+        if (!"veth".equals(l.kind())) {
+            throw new CniException(ErrorCode.INTERNAL, "Error: Container interface " + l.name() + " not of type veth");
+        }
+        if (intf.mac() != null && !intf.mac().isEmpty() && !intf.mac().equals(l.mac().toString())) {
+            throw new CniException(ErrorCode.INTERNAL, "Interface " + intf.name() + " Mac " + intf.mac()
+                    + " doesn't match container Mac: " + l.mac());
+        }
+        return l;
+    }
+
+    /** The host veth: peer of the container interface, enslaved to the bridge, with the recorded MAC. */
+    private static boolean isOurVeth(Rtnl host, Result.Interface intf, Link br, Link cont) {
+        if (intf.sandbox() != null && !intf.sandbox().isEmpty()) {
+            throw new CniException(ErrorCode.INTERNAL, "Interface " + intf.name() + " should not be in sandbox");
+        }
+        Link l = host.findLink(intf.name()).orElseThrow(
+                () -> new CniException(ErrorCode.INTERNAL, "Interface name " + intf.name() + " not found"));
+        if (!"veth".equals(l.kind())) return false;
+        if (l.index() != cont.linkIndex() || cont.index() != l.linkIndex() || l.masterIndex() != br.index()) return false;
+        if (intf.mac() != null && !intf.mac().isEmpty() && !intf.mac().equals(l.mac().toString())) {
+            throw new CniException(ErrorCode.INTERNAL, "Interface " + intf.name() + " Mac doesn't match: " + intf.mac() + " not found");
+        }
+        return true;
+    }
+
+    /** The IPAM plugin's GC with the runtime's valid attachments; a layer-2 network has nothing to collect. */
+    @Override
+    public void gc(PluginRequest req) {
+        BridgeConf.load(req);
+        Ipam ipam = Ipam.of(req);
+        if (ipam != null) ipam.gc(req);
+    }
+
+    @Override
+    public void status(PluginRequest req) {
+        Ipam ipam = Ipam.of(req);
+        if (ipam != null) ipam.status(req);
+    }
+
+}

@@ -1,0 +1,205 @@
+package io.jcni.plugins.main.ptp;
+
+import io.jcni.linux.Errno;
+import io.jcni.linux.ErrnoException;
+import io.jcni.linux.Link;
+import io.jcni.linux.Netns;
+import io.jcni.linux.Route;
+import io.jcni.linux.Rtnl;
+import io.jcni.plugins.common.Delegation;
+import io.jcni.plugins.common.Iface;
+import io.jcni.plugins.common.Inet;
+import io.jcni.plugins.common.Ipam;
+import io.jcni.plugins.common.Links;
+import io.jcni.plugins.common.Namespaces;
+import io.jcni.plugins.common.NetConfs;
+import io.jcni.plugins.common.Sysctls;
+import io.jcni.plugins.common.Veth;
+import io.jcni.plugins.skel.Plugin;
+import io.jcni.plugins.skel.PluginRequest;
+import io.jcni.spec.Cidr;
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.IpAddr;
+import io.jcni.spec.Result;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The {@code ptp} plugin: a veth pair per container, routed rather than bridged.
+ *
+ * <p>ADD asks the IPAM plugin (required) for addresses, enables IP forwarding on the host and
+ * creates the pair: CNI_IFNAME in the container, {@code vethXXXXXXXX} on the host. The container
+ * interface gets its address(es) and the IPAM routes, but the subnet route is replaced so that
+ * all traffic goes via the gateway: {@code GW/32 dev IF scope link} and {@code SUBNET via GW dev IF}.
+ * The host end gets each gateway address as /32 (/128) and a host route to each container IP.
+ * The result lists the host veth and the container interface; IPs point at the latter (index 1).
+ * The config's {@code dns} replaces the IPAM's when set; {@code mtu} applies to both ends.
+ *
+ * <p>DEL releases the addresses first, then deletes the container interface; a missing namespace,
+ * interface or allocation is success. CHECK verifies the container interface, its addresses and
+ * the routes against prevResult. GC and STATUS are the IPAM plugin's: the veth and the host routes
+ * through it disappear with the container's namespace. {@code ipMasq: true} is refused for now.
+ */
+public final class Ptp implements Plugin {
+
+    @Override
+    public Result add(PluginRequest req) throws Exception {
+        NetConfs.rejectIpMasq(req.conf());
+        int mtu = NetConfs.mtu(req.conf());
+        Result.Dns confDns = NetConfs.dns(req.conf());
+        NetConfs.requireIpamType(req.conf());
+        Ipam ipam = Ipam.of(req);
+
+        Result result = ipam.add(req);
+        boolean success = false;
+        try {
+            for (Result.IpConfig ipc : result.ips()) {
+                if (ipc.gateway() == null) {
+                    throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "ptp needs a gateway for every address",
+                            "IPAM returned " + ipc.address() + " without a gateway");
+                }
+            }
+            try {
+                Sysctls.enableForward(result.ips());
+            } catch (ErrnoException e) {
+                throw new CniException(ErrorCode.INTERNAL, "Could not enable IP forwarding", e.getMessage());
+            }
+            try (Netns hostNs = Netns.current(); Rtnl host = Rtnl.open();
+                 Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont)) {
+                Veth veth = Veth.setup(host, hostNs, crt, req.ifname(), null, mtu, null);
+                try {
+                    List<Result.IpConfig> ips = new ArrayList<>();
+                    for (Result.IpConfig ipc : result.ips()) ips.add(new Result.IpConfig(ipc.address(), ipc.gateway(), 1));
+                    result = result.withIps(ips).withInterfaces(List.of(
+                            new Result.Interface(veth.host().name(), veth.host().mac().toString(), null),
+                            new Result.Interface(veth.container().name(), veth.container().mac().toString(), req.netns())));
+                    setupContainer(cont, crt, req.ifname(), result);
+                    setupHost(host, veth.host().name(), result);
+                    if (confDns != null) result = result.withDns(confDns);
+                    success = true;
+                    return result;
+                } finally {
+                    if (!success) Links.deleteQuietly(crt, req.ifname());
+                }
+            }
+        } finally {
+            if (!success) ipam.delQuietly(req);
+        }
+    }
+
+    /**
+     * Addresses and routes in the container. A veth cannot be point-to-point, so the interface gets
+     * IP/len, the kernel's "SUBNET dev IF" route is deleted, and "GW/32 dev IF scope link src IP"
+     * plus "SUBNET via GW dev IF src IP" force all traffic through the gateway except to it.
+     */
+    static void setupContainer(Netns cont, Rtnl crt, String ifName, Result result) {
+        Iface.configure(cont, crt, ifName, result);
+        int index = crt.link(ifName).index();
+        for (Result.IpConfig ipc : result.ips()) {
+            Cidr addr = Cidr.parse(ipc.address());
+            Cidr subnet = addr.masked();
+            IpAddr gw = IpAddr.parse(ipc.gateway());
+            Route auto = Route.to(Inet.prefix(subnet)).dev(index).scope(Route.SCOPE_NOWHERE);
+            try {
+                crt.deleteRoute(auto);
+            } catch (ErrnoException e) {
+                throw new CniException(ErrorCode.INTERNAL, "failed to delete route " + subnet + " dev " + ifName, e.getMessage());
+            }
+            List<Route> add = List.of(
+                    Route.to(Inet.host(gw)).dev(index).scope(Route.SCOPE_LINK).src(Inet.of(addr.address())),
+                    Route.to(Inet.prefix(subnet)).dev(index).scope(Route.SCOPE_UNIVERSE).via(Inet.of(gw)).src(Inet.of(addr.address())));
+            for (Route r : add) {
+                try {
+                    crt.addRoute(r);
+                } catch (ErrnoException e) {
+                    throw new CniException(ErrorCode.INTERNAL, "failed to add route " + r, e.getMessage());
+                }
+            }
+        }
+    }
+
+    /** The host end: each gateway as a host address, and a host route to each container address. */
+    static void setupHost(Rtnl host, String vethName, Result result) {
+        Link veth;
+        try {
+            veth = host.link(vethName);
+        } catch (ErrnoException e) {
+            throw new CniException(ErrorCode.INTERNAL, "failed to lookup \"" + vethName + "\"", e.getMessage());
+        }
+        for (Result.IpConfig ipc : result.ips()) {
+            IpAddr gw = IpAddr.parse(ipc.gateway());
+            try {
+                host.addAddress(veth.index(), Inet.of(gw), gw.bits(), false);
+            } catch (ErrnoException e) {
+                throw new CniException(ErrorCode.INTERNAL, "failed to add IP addr " + gw + "/" + gw.bits() + " to veth", e.getMessage());
+            }
+            IpAddr ip = Cidr.parse(ipc.address()).address();
+            try {
+                host.addRoute(Route.to(Inet.host(ip)).dev(veth.index()).scope(Route.SCOPE_HOST));
+            } catch (ErrnoException e) {
+                if (!e.is(Errno.EEXIST)) throw new CniException(ErrorCode.INTERNAL, "failed to add route on host", e.getMessage());
+            }
+        }
+    }
+
+    @Override
+    public void del(PluginRequest req) throws Exception {
+        NetConfs.mtu(req.conf());
+        Ipam ipam = new Ipam(new Delegation(), NetConfs.requireIpamType(req.conf()));
+        // As upstream: the addresses first, then the interface.
+        ipam.del(req);
+        if (req.netns().isEmpty()) return;
+        Netns cont = Namespaces.openIfExists(req.netns());
+        if (cont == null) return;
+        try (cont; Rtnl crt = Rtnl.open(cont)) {
+            Links.deleteIfExists(crt, req.ifname());
+        } catch (ErrnoException e) {
+            throw new CniException(ErrorCode.INTERNAL, "failed to delete \"" + req.ifname() + "\"", e.getMessage());
+        }
+    }
+
+    @Override
+    public void check(PluginRequest req) throws Exception {
+        NetConfs.mtu(req.conf());
+        Ipam ipam = new Ipam(new Delegation(), NetConfs.requireIpamType(req.conf()));
+        try (Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont)) {
+            ipam.check(req);
+            if (req.prevResult() == null) {
+                throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "ptp: Required prevResult missing");
+            }
+            Result result = req.prevResult();
+            Result.Interface contMap = null;
+            for (Result.Interface i : result.interfaces()) {
+                if (req.ifname().equals(i.name()) && req.netns().equals(i.sandbox())) contMap = i;
+            }
+            String sandbox = contMap == null || contMap.sandbox() == null ? "" : contMap.sandbox();
+            if (!req.netns().equals(sandbox)) {
+                throw new CniException(ErrorCode.INTERNAL, "Sandbox in prevResult " + sandbox + " doesn't match configured netns: " + req.netns());
+            }
+            Link l = crt.findLink(contMap.name()).orElseThrow(() -> new CniException(ErrorCode.INTERNAL,
+                    "ptp: Container Interface name in prevResult: " + req.ifname() + " not found"));
+            if (!"veth".equals(l.kind())) {
+                throw new CniException(ErrorCode.INTERNAL, "Error: Container interface " + l.name() + " not of type veth/p2p");
+            }
+            if (contMap.mac() != null && !contMap.mac().isEmpty() && !contMap.mac().equals(l.mac().toString())) {
+                throw new CniException(ErrorCode.INTERNAL, "ptp: Interface " + contMap.name() + " Mac " + contMap.mac()
+                        + " doesn't match container Mac: " + l.mac());
+            }
+            Iface.validateIps(crt, req.ifname(), result.ips());
+            Iface.validateRoutes(crt, result.routes());
+        }
+    }
+
+    @Override
+    public void gc(PluginRequest req) {
+        Ipam ipam = Ipam.of(req);
+        if (ipam != null) ipam.gc(req);
+    }
+
+    @Override
+    public void status(PluginRequest req) {
+        Ipam ipam = Ipam.of(req);
+        if (ipam != null) ipam.status(req);
+    }
+}

@@ -1,0 +1,71 @@
+package io.jcni.plugins.common;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.jcni.linux.Route;
+import io.jcni.spec.CniException;
+import io.jcni.spec.IpAddr;
+import io.jcni.spec.Json;
+import io.jcni.spec.Result;
+import java.util.HashSet;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class CommonHelpersTest {
+
+    @Test
+    void randomVethNamesLookLikeUpstreams() {
+        Set<String> seen = new HashSet<>();
+        for (int i = 0; i < 50; i++) {
+            String n = Veth.randomName();
+            assertTrue(n.matches("veth[0-9a-f]{8}"), n);
+            seen.add(n);
+        }
+        assertTrue(seen.size() > 45);
+    }
+
+    @Test
+    void mtu() {
+        assertEquals(0, NetConfs.mtu(Json.parseObject("{}")));
+        assertEquals(1400, NetConfs.mtu(Json.parseObject("{\"mtu\":1400}")));
+        assertTrue(assertThrows(CniException.class, () -> NetConfs.mtu(Json.parseObject("{\"mtu\":\"x\"}"))).msg().contains("'mtu'"));
+        assertTrue(assertThrows(CniException.class, () -> NetConfs.mtu(Json.parseObject("{\"mtu\":1.5}"))).msg().contains("'mtu'"));
+        assertThrows(CniException.class, () -> NetConfs.mtu(Json.parseObject("{\"mtu\":-1}")));
+    }
+
+    @Test
+    void ipamTypeAndIpMasq() {
+        assertNull(NetConfs.ipamType(Json.parseObject("{}")));
+        assertNull(NetConfs.ipamType(Json.parseObject("{\"ipam\":{}}")));
+        assertEquals("host-local", NetConfs.ipamType(Json.parseObject("{\"ipam\":{\"type\":\"host-local\"}}")));
+        assertThrows(CniException.class, () -> NetConfs.requireIpamType(Json.parseObject("{}")));
+        NetConfs.rejectIpMasq(Json.parseObject("{\"ipMasq\":false}"));
+        CniException e = assertThrows(CniException.class, () -> NetConfs.rejectIpMasq(Json.parseObject("{\"ipMasq\":true}")));
+        assertEquals(7, e.code());
+        assertTrue(e.details().contains("nftables masquerade"));
+    }
+
+    @Test
+    void resultRoutesBecomeKernelRoutes() {
+        Route r = Iface.toRoute(new Result.Route("10.0.0.0/8", null, 1400, 1360, 50, 100, 253), 7, Inet.of("10.1.0.1"));
+        assertEquals(7, r.oif());
+        assertEquals("10.1.0.1", r.gateway().getHostAddress());
+        assertEquals(1400, r.mtu());
+        assertEquals(1360, r.advmss());
+        assertEquals(50, r.priority());
+        assertEquals(100, r.table());
+        assertEquals(253, r.scope());
+        Route plain = Iface.toRoute(new Result.Route("0.0.0.0/0", "10.1.0.1"), 3, Inet.of("10.1.0.1"));
+        assertTrue(plain.isDefault());
+        assertEquals(-1, plain.table());
+    }
+
+    @Test
+    void addressConversionsNeverResolve() {
+        assertEquals("fd00::1", Inet.ip(Inet.of("fd00::1")).toString());
+        assertEquals("10.1.2.3/32", Inet.host(IpAddr.parse("10.1.2.3")).toString());
+        assertFalse(Links.isGlobalUnicast(Inet.of("fe80::1")));
+        assertFalse(Links.isGlobalUnicast(Inet.of("127.0.0.1")));
+        assertTrue(Links.isGlobalUnicast(Inet.of("10.1.2.3")));
+    }
+}

@@ -1,0 +1,219 @@
+package io.jcni.plugins.main.bridge;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.jcni.plugins.testutil.NetWorld;
+import io.jcni.spec.Json;
+import java.nio.file.Files;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The bridge plugin in real namespaces: a private "host" netns with containers attached to its bridge. */
+@Tag("root")
+class BridgeTest {
+    private NetWorld w;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        w = NetWorld.create();
+        w.jcniLauncher("static");
+    }
+
+    @AfterEach
+    void tearDown() {
+        if (w != null) w.close();
+    }
+
+    static String staticConf(String version, String address, String extra) {
+        return """
+            {"cniVersion":"%s","name":"tnet","type":"bridge","bridge":"tbr0","isGateway":true%s,
+             "ipam":{"type":"static","addresses":[{"address":"%s","gateway":"10.50.0.1"}],"routes":[{"dst":"10.99.0.0/16"}],
+                     "dns":{"nameservers":["10.50.0.53"]}}}
+            """.formatted(version, extra, address);
+    }
+
+    String hostLocalConf(String version, String dataDir, String extra) {
+        return """
+            {"cniVersion":"%s","name":"tnet","type":"bridge","bridge":"tbr0","isGateway":true,"isDefaultGateway":true%s,
+             "ipam":{"type":"host-local","dataDir":"%s","ranges":[[{"subnet":"10.51.0.0/24"}],[{"subnet":"fd51::/64"}]],
+                     "routes":[{"dst":"10.99.0.0/16"}]}}
+            """.formatted(version, extra, w.dir.resolve(dataDir));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"})
+    void twoContainersPingEachOtherAndTheHost(String version) {
+        String c1 = w.container();
+        String c2 = w.container();
+        String conf1 = staticConf(version, "10.50.0.2/24", "");
+        String conf2 = staticConf(version, "10.50.0.3/24", "");
+        Map<String, Object> r1 = w.ok("bridge", w.env("ADD", "c1", c1, "eth0"), conf1);
+        w.ok("bridge", w.env("ADD", "c2", c2, "eth0"), conf2);
+
+        assertEquals(version, r1.get("cniVersion"));
+        List<Object> ifs = Json.asList(r1.get("interfaces"));
+        assertEquals(3, ifs.size());
+        assertEquals("tbr0", Json.asObject(ifs.get(0)).get("name"));
+        assertTrue(((String) Json.asObject(ifs.get(1)).get("name")).matches("veth[0-9a-f]{8}"));
+        assertEquals(Map.of("name", "eth0", "mac", Json.asObject(ifs.get(2)).get("mac"), "sandbox", c1), Json.asObject(ifs.get(2)));
+        Map<String, Object> ip = Json.asObject(Json.asList(r1.get("ips")).get(0));
+        assertEquals(2L, ((Number) ip.get("interface")).longValue());
+        assertEquals("10.50.0.2/24", ip.get("address"));
+
+        assertTrue(NetWorld.ping(c1, "10.50.0.3"), "c1 -> c2");
+        assertTrue(NetWorld.ping(c2, "10.50.0.2"), "c2 -> c1");
+        assertTrue(NetWorld.ping(w.hostName, "10.50.0.2"), "host -> c1 via the gateway on the bridge");
+        assertTrue(NetWorld.in(w.hostName, "ip", "-4", "addr", "show", "tbr0").out().contains("10.50.0.1/24"));
+        assertTrue(NetWorld.in(c1, "ip", "route").out().contains("10.99.0.0/16 via 10.50.0.1 dev eth0"));
+
+        for (int i = 0; i < 2; i++) {
+            w.ok("bridge", w.env("DEL", "c1", c1, "eth0"), conf1);
+            w.ok("bridge", w.env("DEL", "c2", c2, "eth0"), conf2);
+        }
+        assertNotEquals(0, NetWorld.in(c1, "ip", "link", "show", "eth0").rc());
+        assertFalse(NetWorld.in(w.hostName, "ip", "-o", "link", "show", "type", "veth").out().contains("veth"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"0.1.0", "0.2.0"})
+    void legacyVersionsGetALegacyResult(String version) {
+        String c1 = w.container();
+        String conf = staticConf(version, "10.50.0.2/24", "");
+        Map<String, Object> r = w.ok("bridge", w.env("ADD", "c1", c1, "eth0"), conf);
+        assertEquals(version, r.get("cniVersion"));
+        assertEquals("10.50.0.2/24", Json.asObject(r.get("ip4")).get("ip"));
+        assertNull(r.get("interfaces"));
+        w.ok("bridge", w.env("DEL", "c1", c1, "eth0"), conf);
+    }
+
+    /** The reference plugin and ours, same config and IPAM, print the same result but for MACs and veth names. */
+    @ParameterizedTest
+    @ValueSource(strings = {"0.3.0", "0.3.1", "0.4.0", "1.0.0"})
+    void resultMatchesTheReferencePlugin(String version) throws Exception {
+        String c = w.container();
+        String refConf = hostLocalConf(version, "ref", "");
+        String ref = w.reference("bridge", w.env("ADD", "c1", c, "eth0"), refConf);
+        w.reference("bridge", w.env("DEL", "c1", c, "eth0"), refConf);
+        String ourConf = hostLocalConf(version, "ours", "");
+        Map<String, Object> ours = w.ok("bridge", w.env("ADD", "c1", c, "eth0"), ourConf);
+        assertEquals(normalize(Json.parseObject(ref)), normalize(ours));
+        assertTrue(NetWorld.ping(w.hostName, "10.51.0.2"));
+        w.ok("bridge", w.env("DEL", "c1", c, "eth0"), ourConf);
+    }
+
+    static Object normalize(Map<String, Object> result) {
+        String s = Json.write(result);
+        s = s.replaceAll("[0-9a-f]{2}(:[0-9a-f]{2}){5}", "MAC").replaceAll("veth[0-9a-f]{8}", "VETH");
+        return Json.parseObject(s);
+    }
+
+    @Test
+    void delSucceedsWhenTheNetnsIsGoneAndReleasesTheAddress() throws Exception {
+        String c = w.container();
+        String conf = hostLocalConf("1.0.0", "data", "");
+        w.ok("bridge", w.env("ADD", "c1", c, "eth0"), conf);
+        assertTrue(Files.exists(w.dir.resolve("data/tnet/10.51.0.2")));
+        w.deleteContainer(c);
+        w.ok("bridge", w.env("DEL", "c1", c, "eth0"), conf);
+        w.ok("bridge", w.env("DEL", "c1", c, "eth0"), conf);
+        assertFalse(Files.exists(w.dir.resolve("data/tnet/10.51.0.2")));
+        Map<String, String> noNetns = w.env("DEL", "c1", null, "eth0");
+        w.ok("bridge", noNetns, conf);
+    }
+
+    @Test
+    void checkPassesAfterAddAndFailsWithoutTheAddress() {
+        String c = w.container();
+        String conf = staticConf("1.0.0", "10.50.0.2/24", ",\"isDefaultGateway\":true");
+        Map<String, Object> r = w.ok("bridge", w.env("ADD", "c1", c, "eth0"), conf);
+        String withPrev = withPrevResult(conf, r);
+        w.ok("bridge", w.env("CHECK", "c1", c, "eth0"), withPrev);
+        assertEquals(0, NetWorld.in(c, "ip", "addr", "del", "10.50.0.2/24", "dev", "eth0").rc());
+        Map<String, Object> err = w.fails("bridge", w.env("CHECK", "c1", c, "eth0"), withPrev);
+        assertTrue(((String) err.get("msg")).contains("10.50.0.2/24"), err.toString());
+        w.ok("bridge", w.env("DEL", "c1", c, "eth0"), conf);
+    }
+
+    static String withPrevResult(String conf, Map<String, Object> result) {
+        Map<String, Object> m = new HashMap<>(Json.parseObject(conf));
+        m.put("prevResult", result);
+        return Json.write(m);
+    }
+
+    @Test
+    void layer2OnlyWithoutIpam() {
+        String c = w.container();
+        String conf = """
+            {"cniVersion":"1.0.0","name":"l2","type":"bridge","bridge":"l2br","hairpinMode":true,"portIsolation":true,"mtu":1400}
+            """;
+        Map<String, Object> r = w.ok("bridge", w.env("ADD", "c1", c, "eth0"), conf);
+        assertNull(r.get("ips"));
+        assertTrue(NetWorld.in(c, "ip", "link", "show", "eth0").out().contains("state UP"));
+        assertTrue(NetWorld.in(c, "ip", "link", "show", "eth0").out().contains("mtu 1400"));
+        String veth = (String) Json.asObject(Json.asList(r.get("interfaces")).get(1)).get("name");
+        String port = NetWorld.in(w.hostName, "bridge", "-d", "link", "show", "dev", veth).out();
+        assertTrue(port.contains("hairpin on"), port);
+        assertTrue(port.contains("isolated on"), port);
+        w.ok("bridge", w.env("CHECK", "c1", c, "eth0"), withPrevResult(conf, r));
+        w.ok("bridge", w.env("DEL", "c1", c, "eth0"), conf);
+
+        String disabled = """
+            {"cniVersion":"1.0.0","name":"l2","type":"bridge","bridge":"l2br","disableContainerInterface":true}
+            """;
+        w.ok("bridge", w.env("ADD", "c1", c, "eth0"), disabled);
+        assertTrue(NetWorld.in(c, "ip", "link", "show", "eth0").out().contains("state DOWN"));
+        w.ok("bridge", w.env("DEL", "c1", c, "eth0"), disabled);
+    }
+
+    @Test
+    void macFromRuntimeConfig() {
+        String c = w.container();
+        String conf = staticConf("1.0.0", "10.50.0.2/24", ",\"runtimeConfig\":{\"mac\":\"0a:58:0a:32:00:02\"}");
+        Map<String, Object> r = w.ok("bridge", w.env("ADD", "c1", c, "eth0"), conf);
+        assertEquals("0a:58:0a:32:00:02", Json.asObject(Json.asList(r.get("interfaces")).get(2)).get("mac"));
+        w.ok("bridge", w.env("DEL", "c1", c, "eth0"), conf);
+    }
+
+    @Test
+    void gcAndStatusGoToTheIpamPlugin() throws Exception {
+        w.script("fakeipam", "#!/bin/sh\necho \"$CNI_COMMAND\" >> " + w.dir.resolve("calls") + "\ncat > " + w.dir.resolve("stdin") + "\n");
+        String conf = """
+            {"cniVersion":"1.1.0","name":"tnet","type":"bridge","ipam":{"type":"fakeipam"},
+             "cni.dev/valid-attachments":[{"containerID":"c1","ifname":"eth0"}]}
+            """;
+        Map<String, String> gc = new HashMap<>(w.env("GC", "", null, ""));
+        gc.remove("CNI_CONTAINERID");
+        gc.remove("CNI_IFNAME");
+        w.ok("bridge", gc, conf);
+        Map<String, String> status = new HashMap<>(gc);
+        status.put("CNI_COMMAND", "STATUS");
+        w.ok("bridge", status, conf);
+        assertEquals("GC\nSTATUS\n", Files.readString(w.dir.resolve("calls")));
+        assertTrue(Files.readString(w.dir.resolve("stdin")).contains("valid-attachments"));
+    }
+
+    @Test
+    void badConfigsNameTheKey() {
+        String c = w.container();
+        Map<String, Object> e = w.fails("bridge", w.env("ADD", "c1", c, "eth0"), staticConf("1.0.0", "10.50.0.2/24", ",\"mtu\":\"big\""));
+        assertTrue(e.get("msg").toString().contains("mtu"), e.toString());
+        e = w.fails("bridge", w.env("ADD", "c1", c, "eth0"), staticConf("1.0.0", "10.50.0.2/24", ",\"ipMasq\":true"));
+        assertEquals(7L, ((Number) e.get("code")).longValue());
+        assertTrue(e.toString().contains("ipMasq"), e.toString());
+        e = w.fails("bridge", w.env("ADD", "c1", c, "eth0"), staticConf("1.0.0", "10.50.0.2/24", ",\"vlan\":5000"));
+        assertTrue(e.get("msg").toString().contains("invalid VLAN ID 5000"), e.toString());
+        e = w.fails("bridge", w.env("ADD", "c1", c, "eth0"), staticConf("1.0.0", "10.50.0.2/24", ",\"vlan\":100"));
+        assertTrue(e.get("msg").toString().startsWith("vlan"), e.toString());
+        e = w.fails("bridge", w.env("ADD", "c1", c, "eth0"), staticConf("1.0.0", "10.50.0.2/24", ",\"macspoofchk\":true"));
+        assertTrue(e.get("msg").toString().startsWith("macspoofchk"), e.toString());
+        // Nothing was created by the refused ADDs.
+        assertNotEquals(0, NetWorld.in(c, "ip", "link", "show", "eth0").rc());
+    }
+}
