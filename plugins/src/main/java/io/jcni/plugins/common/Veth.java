@@ -40,9 +40,10 @@ public record Veth(Link host, Link container) {
      * @param hostName the host end's name, or null for a random one (retried on a clash)
      * @param mtu 0 for the kernel default; applies to both ends
      * @param mac the container end's MAC, or null
+     * @param ownerTag written as the host end's alias (see {@link OwnedLinks}), or null
      */
     public static Veth setup(Rtnl hostRt, Netns hostNs, Rtnl containerRt, String containerName, String hostName,
-                             int mtu, MacAddress mac) {
+                             int mtu, MacAddress mac, String ownerTag) {
         String peer = null;
         for (int attempt = 0; attempt < ATTEMPTS && peer == null; attempt++) {
             String candidate = hostName != null ? hostName : randomName();
@@ -65,6 +66,7 @@ public record Veth(Link host, Link container) {
         try {
             container = containerRt.link(containerName);
             host = hostRt.link(peer);
+            if (ownerTag != null) hostRt.setAlias(host.index(), ownerTag);
             hostRt.setUp(host.index());
             // We want to own the routes for this interface.
             Sysctls.trySet(Sysctls.perIface("ipv6", peer, "accept_ra"), "0");

@@ -14,6 +14,7 @@ import io.jcni.plugins.common.Ipam;
 import io.jcni.plugins.common.Links;
 import io.jcni.plugins.common.Namespaces;
 import io.jcni.plugins.common.Sysctls;
+import io.jcni.plugins.common.OwnedLinks;
 import io.jcni.plugins.common.Veth;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
@@ -65,7 +66,7 @@ public final class Bridge implements Plugin {
         try (Netns hostNs = Netns.current(); Rtnl host = Rtnl.open()) {
             Link br = ensureBridge(host, n);
             try (Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont)) {
-                Veth veth = Veth.setup(host, hostNs, crt, req.ifname(), null, n.mtu(), n.mac());
+                Veth veth = Veth.setup(host, hostNs, crt, req.ifname(), null, n.mtu(), n.mac(), OwnedLinks.tag(req));
                 boolean success = false;
                 boolean ipamAdded = false;
                 try {
@@ -395,10 +396,16 @@ public final class Bridge implements Plugin {
         return true;
     }
 
-    /** The IPAM plugin's GC with the runtime's valid attachments; a layer-2 network has nothing to collect. */
+    /**
+     * Removes the host veths of attachments the runtime no longer lists (a killed ADD leaves one
+     * behind while the sandbox lives on), then the IPAM plugin's GC with the same list.
+     */
     @Override
     public void gc(PluginRequest req) {
         BridgeConf.load(req);
+        try (Rtnl host = Rtnl.open()) {
+            OwnedLinks.collect(host, req.networkName(), req.validAttachments());
+        }
         Ipam ipam = Ipam.of(req);
         if (ipam != null) ipam.gc(req);
     }

@@ -14,6 +14,7 @@ import io.jcni.plugins.common.Links;
 import io.jcni.plugins.common.Namespaces;
 import io.jcni.plugins.common.NetConfs;
 import io.jcni.plugins.common.Sysctls;
+import io.jcni.plugins.common.OwnedLinks;
 import io.jcni.plugins.common.Veth;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
@@ -67,7 +68,7 @@ public final class Ptp implements Plugin {
             }
             try (Netns hostNs = Netns.current(); Rtnl host = Rtnl.open();
                  Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont)) {
-                Veth veth = Veth.setup(host, hostNs, crt, req.ifname(), null, mtu, null);
+                Veth veth = Veth.setup(host, hostNs, crt, req.ifname(), null, mtu, null, OwnedLinks.tag(req));
                 try {
                     List<Result.IpConfig> ips = new ArrayList<>();
                     for (Result.IpConfig ipc : result.ips()) ips.add(new Result.IpConfig(ipc.address(), ipc.gateway(), 1));
@@ -193,6 +194,10 @@ public final class Ptp implements Plugin {
 
     @Override
     public void gc(PluginRequest req) {
+        // Host veths of attachments the runtime no longer lists (see OwnedLinks), then IPAM.
+        try (Rtnl host = Rtnl.open()) {
+            OwnedLinks.collect(host, req.networkName(), req.validAttachments());
+        }
         Ipam ipam = Ipam.of(req);
         if (ipam != null) ipam.gc(req);
     }

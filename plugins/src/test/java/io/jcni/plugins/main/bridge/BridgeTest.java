@@ -181,6 +181,31 @@ class BridgeTest {
         w.ok("bridge", w.env("DEL", "c1", c, "eth0"), conf);
     }
 
+    /** GC removes the host veth (and with it the container end) and the address of every attachment not listed as valid. */
+    @Test
+    void gcRemovesWhatBelongsToAttachmentsThatAreGone() throws Exception {
+        w.jcniLauncher("host-local");
+        String c1 = w.container();
+        String c2 = w.container();
+        String conf = hostLocalConf("1.1.0", "data", "");
+        w.ok("bridge", w.env("ADD", "c1", c1, "eth0"), conf);
+        w.ok("bridge", w.env("ADD", "c2", c2, "eth0"), conf);
+        assertTrue(NetWorld.in(w.hostName, "ip", "-d", "link", "show", "type", "veth").out().contains("alias jcni/tnet/c1/eth0"));
+
+        String gcConf = conf.replaceFirst("\\{", "{\"cni.dev/valid-attachments\":[{\"containerID\":\"c2\",\"ifname\":\"eth0\"}],");
+        Map<String, String> gc = new HashMap<>(w.env("GC", "", null, ""));
+        gc.remove("CNI_CONTAINERID");
+        gc.remove("CNI_IFNAME");
+        w.ok("bridge", gc, gcConf);
+
+        String veths = NetWorld.in(w.hostName, "ip", "-d", "link", "show", "type", "veth").out();
+        assertFalse(veths.contains("jcni/tnet/c1/eth0"), veths);
+        assertTrue(veths.contains("jcni/tnet/c2/eth0"), veths);
+        assertFalse(NetWorld.in(c1, "ip", "link", "show", "eth0").rc() == 0, "c1's eth0 went with its peer");
+        assertFalse(Files.exists(w.dir.resolve("data/tnet/10.51.0.2")), "c1's address released");
+        assertTrue(Files.exists(w.dir.resolve("data/tnet/10.51.0.3")), "c2's address kept");
+    }
+
     @Test
     void gcAndStatusGoToTheIpamPlugin() throws Exception {
         w.script("fakeipam", "#!/bin/sh\necho \"$CNI_COMMAND\" >> " + w.dir.resolve("calls") + "\ncat > " + w.dir.resolve("stdin") + "\n");
