@@ -74,7 +74,8 @@ public final class JcnidServer {
         return t;
     });
     private final AtomicInteger connections = new AtomicInteger();
-    private final UserPrincipal root;
+    /** The only user whose connections are served: root (uid 0). */
+    private final UserPrincipal peer;
     private final Path socket;
     private ServerSocketChannel server;
     private HttpServer http;
@@ -82,18 +83,24 @@ public final class JcnidServer {
     private volatile boolean shuttingDown;
     private volatile boolean stopped;
 
-    private JcnidServer(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log) throws IOException {
+    private JcnidServer(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log, UserPrincipal peer) {
         this.cfg = cfg;
         this.registry = registry;
         this.log = log;
         this.socket = cfg.socket().toAbsolutePath();
-        this.root = FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName("0");
+        this.peer = peer;
     }
 
     /** Binds the socket, writes the pid file and starts serving on a background thread. */
     public static JcnidServer start(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log)
             throws IOException {
-        JcnidServer s = new JcnidServer(cfg, registry, log);
+        return start(cfg, registry, log, FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName("0"));
+    }
+
+    /** As {@link #start(DaemonConfig, Function, PrintStream)}, serving only peers running as user (tests). */
+    static JcnidServer start(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log, UserPrincipal user)
+            throws IOException {
+        JcnidServer s = new JcnidServer(cfg, registry, log, user);
         s.bind();
         return s;
     }
@@ -197,10 +204,10 @@ public final class JcnidServer {
     }
 
     private void serve(SocketChannel ch) throws IOException {
-        UnixDomainPrincipal peer = ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
-        if (!root.equals(peer.user())) {
+        UnixDomainPrincipal cred = ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
+        if (!peer.equals(cred.user())) {
             metrics.rejectedPeers.incrementAndGet();
-            logLine("jcnid rejected_peer=" + quote(peer.user().getName()));
+            logLine("jcnid rejected_peer=" + quote(cred.user().getName()));
             return;
         }
         int inFlight = metrics.inFlight.incrementAndGet();

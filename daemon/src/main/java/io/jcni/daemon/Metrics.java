@@ -116,6 +116,6 @@ public final class Metrics {
 
     static String fmt(double v) {
         if (v == Math.rint(v) && Math.abs(v) < 1e15) return Long.toString((long) v);
-        return java.math.BigDecimal.valueOf(v).toPlainString();
+        return java.math.BigDecimal.valueOf(v).stripTrailingZeros().toPlainString();
     }
 }
