@@ -212,10 +212,6 @@ public final class JcnidServer {
         }
         int inFlight = metrics.inFlight.incrementAndGet();
         try {
-            if (inFlight > cfg.maxInFlight() || shuttingDown) {
-                decline(ch, inFlight > cfg.maxInFlight() ? "busy" : "shutting down");
-                return;
-            }
             Protocol.Header h;
             ByteBuffer body;
             ScheduledFuture<?> dog = watchdog.schedule(() -> closeQuietly(ch), IO_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
@@ -257,7 +253,11 @@ public final class JcnidServer {
             switch (h.kind()) {
                 case Protocol.KIND_HEALTH -> reply(ch, Protocol.STATUS_RESULT, new Protocol.Result(0, utf8(health()), new byte[0]));
                 case Protocol.KIND_METRICS -> reply(ch, Protocol.STATUS_RESULT, new Protocol.Result(0, utf8(metrics.render()), new byte[0]));
-                case Protocol.KIND_EXEC -> exec(ch, body);
+                // Declined only once read, so the client gets its 'F' rather than a broken pipe.
+                case Protocol.KIND_EXEC -> {
+                    if (inFlight > cfg.maxInFlight()) decline(ch, "busy");
+                    else exec(ch, body);
+                }
                 default -> {
                     protocolError("unknown kind " + h.kind());
                     malformed(ch, "unknown request kind", Integer.toString(h.kind()));
