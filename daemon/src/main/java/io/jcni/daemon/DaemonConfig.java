@@ -1,0 +1,114 @@
+package io.jcni.daemon;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The daemon's settings, from command-line flags.
+ *
+ * @param socket         the unix socket (its directory is created 0700 when missing)
+ * @param pidFile        where the pid is written; next to the socket unless given
+ * @param logFile        request log and diagnostics; null means stderr
+ * @param requestTimeout how long one plugin request may run before it is answered "try again later"
+ * @param drainTimeout   how long shutdown waits for requests in flight
+ * @param maxInFlight    connections served at once; beyond that requests are declined (fallback)
+ * @param metricsPort    a 127.0.0.1 HTTP port for /metrics and /healthz; 0 means off
+ * @param foreground     {@code start} runs the daemon in this process instead of detaching it
+ */
+public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration requestTimeout, Duration drainTimeout,
+        int maxInFlight, int metricsPort, boolean foreground) {
+
+    public static final Path DEFAULT_SOCKET = Path.of("/run/jcni/jcnid.sock");
+    public static final Path DEFAULT_BACKGROUND_LOG = Path.of("/var/log/jcnid.log");
+
+    public static final String USAGE = """
+            usage: jcnid start [--foreground] [options]   run the daemon (detached unless --foreground)
+                   jcnid stop [options]                   SIGTERM the daemon and wait for it to exit
+                   jcnid status [options]                 health and counters; exit 0 running, 3 not running
+                   jcnid metrics [options]                print the Prometheus metrics
+            options:
+              --socket PATH            unix socket (default /run/jcni/jcnid.sock)
+              --pid-file PATH          pid file (default: jcnid.pid next to the socket)
+              --log-file PATH          request log (default: stderr; /var/log/jcnid.log when detached)
+              --request-timeout SECS   per-request limit, answered with CNI error 11 (default 60)
+              --drain-timeout SECS     how long shutdown waits for requests in flight (default 10)
+              --max-in-flight N        concurrent connections before declining (default 256)
+              --metrics-port PORT      also serve /metrics and /healthz on 127.0.0.1:PORT (default off)
+            """;
+
+    public static DaemonConfig defaults() {
+        return new DaemonConfig(DEFAULT_SOCKET, null, null, Duration.ofSeconds(60), Duration.ofSeconds(10), 256, 0, false)
+                .withPidDefault();
+    }
+
+    private DaemonConfig withPidDefault() {
+        if (pidFile != null) return this;
+        Path dir = socket.toAbsolutePath().getParent();
+        return new DaemonConfig(socket, dir.resolve("jcnid.pid"), logFile, requestTimeout, drainTimeout, maxInFlight,
+                metricsPort, foreground);
+    }
+
+    /** Parses flags; throws IllegalArgumentException with a message fit for the user. */
+    public static DaemonConfig parse(List<String> args) {
+        Path socket = DEFAULT_SOCKET, pid = null, log = null;
+        Duration timeout = Duration.ofSeconds(60), drain = Duration.ofSeconds(10);
+        int max = 256, port = 0;
+        boolean fg = false;
+        List<String> rest = new ArrayList<>(args);
+        while (!rest.isEmpty()) {
+            String a = rest.removeFirst();
+            switch (a) {
+                case "--foreground" -> fg = true;
+                case "--socket" -> socket = Path.of(value(a, rest));
+                case "--pid-file" -> pid = Path.of(value(a, rest));
+                case "--log-file" -> log = Path.of(value(a, rest));
+                case "--request-timeout" -> timeout = seconds(a, value(a, rest));
+                case "--drain-timeout" -> drain = seconds(a, value(a, rest));
+                case "--max-in-flight" -> max = number(a, value(a, rest), 1, 1 << 16);
+                case "--metrics-port" -> port = number(a, value(a, rest), 0, 65535);
+                default -> throw new IllegalArgumentException("unknown option " + a);
+            }
+        }
+        return new DaemonConfig(socket, pid, log, timeout, drain, max, port, fg).withPidDefault();
+    }
+
+    /** The flags that reproduce this configuration (for the detached child). */
+    public List<String> toArgs() {
+        List<String> a = new ArrayList<>(List.of("--socket", socket.toString(), "--pid-file", pidFile.toString(),
+                "--request-timeout", millisAsSeconds(requestTimeout), "--drain-timeout", millisAsSeconds(drainTimeout),
+                "--max-in-flight", Integer.toString(maxInFlight), "--metrics-port", Integer.toString(metricsPort)));
+        if (logFile != null) a.addAll(List.of("--log-file", logFile.toString()));
+        return a;
+    }
+
+    private static String millisAsSeconds(Duration d) {
+        return Double.toString(d.toMillis() / 1000.0);
+    }
+
+    private static String value(String flag, List<String> rest) {
+        if (rest.isEmpty()) throw new IllegalArgumentException(flag + " needs a value");
+        return rest.removeFirst();
+    }
+
+    private static Duration seconds(String flag, String v) {
+        try {
+            double d = Double.parseDouble(v);
+            if (!(d > 0 && d <= 86400)) throw new NumberFormatException();
+            return Duration.ofMillis(Math.max(1, Math.round(d * 1000)));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(flag + ": not a number of seconds in (0, 86400]: " + v);
+        }
+    }
+
+    private static int number(String flag, String v, int min, int max) {
+        try {
+            int n = Integer.parseInt(v);
+            if (n < min || n > max) throw new NumberFormatException();
+            return n;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(flag + ": not a number in [" + min + ", " + max + "]: " + v);
+        }
+    }
+}

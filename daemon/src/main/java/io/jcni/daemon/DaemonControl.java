@@ -1,0 +1,186 @@
+package io.jcni.daemon;
+
+import io.jcni.plugins.PluginRegistry;
+import java.io.File;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Starting, stopping and asking after jcnid. The CLI's {@code jcni daemon ...} calls {@link #run};
+ * the typed methods are there for anything else.
+ */
+public final class DaemonControl {
+    private DaemonControl() {}
+
+    /** Exit status of {@code status} when no daemon answers (LSB "program is not running"). */
+    public static final int NOT_RUNNING = 3;
+
+    /** What {@link #status} found. */
+    public record Status(boolean running, long pid, String health) {}
+
+    /** {@code start|stop|status|metrics [options]}; returns the exit status. */
+    public static int run(String[] args, PrintStream out, PrintStream err) {
+        if (args.length == 0 || args[0].equals("-h") || args[0].equals("--help")) {
+            (args.length == 0 ? err : out).print(DaemonConfig.USAGE);
+            return args.length == 0 ? 2 : 0;
+        }
+        DaemonConfig cfg;
+        try {
+            cfg = DaemonConfig.parse(Arrays.asList(args).subList(1, args.length));
+        } catch (IllegalArgumentException e) {
+            err.println("jcnid: " + e.getMessage());
+            err.print(DaemonConfig.USAGE);
+            return 2;
+        }
+        try {
+            return switch (args[0]) {
+                case "start" -> cfg.foreground() ? runForeground(cfg) : startDetached(cfg, out, err);
+                case "stop" -> stop(cfg, out, err);
+                case "status" -> {
+                    Status s = status(cfg);
+                    if (s.running()) out.print(s.health());
+                    else out.println("jcnid is not running (no answer on " + cfg.socket() + ")");
+                    yield s.running() ? 0 : NOT_RUNNING;
+                }
+                case "metrics" -> {
+                    out.print(JcnidClient.metrics(cfg.socket()));
+                    yield 0;
+                }
+                default -> {
+                    err.println("jcnid: unknown command " + args[0]);
+                    err.print(DaemonConfig.USAGE);
+                    yield 2;
+                }
+            };
+        } catch (IOException e) {
+            err.println("jcnid: " + e.getMessage());
+            return 1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return 1;
+        }
+    }
+
+    /** Runs the daemon in this process until SIGTERM/SIGINT; returns 0 after a graceful stop. */
+    public static int runForeground(DaemonConfig cfg) throws IOException, InterruptedException {
+        PrintStream log = cfg.logFile() == null ? System.err
+                : new PrintStream(new FileOutputStream(cfg.logFile().toFile(), true), true, StandardCharsets.UTF_8);
+        // The daemon's stdout is not a CNI channel, but nothing a library prints should pretend to be one.
+        System.setOut(log);
+        JcnidServer server = JcnidServer.start(cfg, PluginRegistry::lookup, log);
+        Runtime.getRuntime().addShutdownHook(new Thread(server::shutdown, "jcnid-shutdown"));
+        server.awaitTermination();
+        return 0;
+    }
+
+    /** Health of the daemon on cfg's socket. */
+    public static Status status(DaemonConfig cfg) {
+        try {
+            String h = JcnidClient.health(cfg.socket());
+            long pid = -1;
+            for (String line : h.split("\n")) {
+                if (line.startsWith("pid ")) pid = Long.parseLong(line.substring(4).trim());
+            }
+            return new Status(true, pid, h);
+        } catch (IOException | RuntimeException e) {
+            return new Status(false, -1, "");
+        }
+    }
+
+    /**
+     * Starts a detached daemon (its own session, stdin /dev/null, output appended to the log file)
+     * and waits until it answers; returns 0, or 1 with the reason on err.
+     */
+    public static int startDetached(DaemonConfig cfg, PrintStream out, PrintStream err) throws IOException, InterruptedException {
+        Status s = status(cfg);
+        if (s.running()) {
+            out.println("jcnid is already running (pid " + s.pid() + ", socket " + cfg.socket() + ")");
+            return 0;
+        }
+        Path logFile = cfg.logFile() != null ? cfg.logFile() : DaemonConfig.DEFAULT_BACKGROUND_LOG;
+        Path logDir = logFile.toAbsolutePath().getParent();
+        if (logDir != null) Files.createDirectories(logDir);
+        List<String> cmd = new ArrayList<>();
+        if (Files.isExecutable(Path.of("/usr/bin/setsid"))) cmd.add("/usr/bin/setsid");
+        cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+        cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Jcnid.class.getName(), "start", "--foreground"));
+        // The child logs to its stderr, which is the log file.
+        List<String> childArgs = new ArrayList<>(cfg.toArgs());
+        int i = childArgs.indexOf("--log-file");
+        if (i >= 0) childArgs.subList(i, i + 2).clear();
+        cmd.addAll(childArgs);
+        Process p = new ProcessBuilder(cmd)
+                .redirectInput(new File("/dev/null"))
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
+                .redirectErrorStream(true)
+                .start();
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (System.nanoTime() < deadline) {
+            s = status(cfg);
+            if (s.running()) {
+                out.println("jcnid started (pid " + s.pid() + ", socket " + cfg.socket() + ", log " + logFile + ")");
+                return 0;
+            }
+            if (!p.isAlive() && p.exitValue() != 0) {
+                err.println("jcnid: the daemon exited with status " + p.exitValue() + "; see " + logFile);
+                return 1;
+            }
+            Thread.sleep(20);
+        }
+        err.println("jcnid: the daemon did not answer on " + cfg.socket() + " within 30 s; see " + logFile);
+        return 1;
+    }
+
+    /** SIGTERMs the daemon named by the pid file and waits for it to finish draining. */
+    public static int stop(DaemonConfig cfg, PrintStream out, PrintStream err) throws IOException, InterruptedException {
+        Path pidFile = cfg.pidFile();
+        Optional<ProcessHandle> h = Optional.empty();
+        if (Files.isRegularFile(pidFile)) {
+            try {
+                h = ProcessHandle.of(Long.parseLong(Files.readString(pidFile).trim()));
+            } catch (NumberFormatException e) {
+                err.println("jcnid: ignoring unreadable pid file " + pidFile);
+            }
+        }
+        if (h.isEmpty()) {
+            Status s = status(cfg); // no pid file, but maybe an answering daemon
+            if (s.running() && s.pid() > 0) h = ProcessHandle.of(s.pid());
+        }
+        if (h.isEmpty() || !isJcnid(h.get())) {
+            if (Files.isRegularFile(pidFile)) Files.delete(pidFile); // stale: the pid is gone or reused
+            out.println("jcnid is not running");
+            return 0;
+        }
+        ProcessHandle ph = h.get();
+        ph.destroy(); // SIGTERM: the shutdown hook drains
+        Duration wait = cfg.drainTimeout().plusSeconds(5);
+        try {
+            ph.onExit().get(wait.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.TimeoutException e) {
+            err.println("jcnid: pid " + ph.pid() + " did not exit within " + wait.toSeconds() + " s after SIGTERM");
+            return 1;
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw new IOException(e.getCause());
+        }
+        out.println("jcnid stopped (pid " + ph.pid() + ")");
+        return 0;
+    }
+
+    /** Whether a process is a jcnid (so a stale pid file never gets an unrelated process killed). */
+    static boolean isJcnid(ProcessHandle h) {
+        if (!h.isAlive()) return false;
+        return h.info().commandLine().map(c -> c.contains(Jcnid.class.getName())).orElse(false)
+                || h.info().arguments().map(a -> Arrays.asList(a).contains(Jcnid.class.getName())).orElse(false);
+    }
+}

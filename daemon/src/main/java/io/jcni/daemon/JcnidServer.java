@@ -1,0 +1,501 @@
+package io.jcni.daemon;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.jcni.plugins.skel.Plugin;
+import io.jcni.plugins.skel.Skel;
+import io.jcni.spec.CniCommand;
+import io.jcni.spec.CniException;
+import io.jcni.spec.CniVersion;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.Json;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import jdk.net.ExtendedSocketOptions;
+import jdk.net.UnixDomainPrincipal;
+
+/**
+ * The daemon proper: serves {@link Protocol} requests on a root-only unix socket by running the
+ * plugin in-process through {@link Skel#run}, exactly as the standalone plugin would.
+ *
+ * <p>One virtual thread per connection; the plugin itself runs on another virtual thread so the
+ * connection can answer "try again later" (CNI error 11) when it exceeds the request timeout.
+ * Requests for the same attachment are serialized by {@link AttachmentLocks}.
+ */
+public final class JcnidServer {
+
+    /** How long a client may take to send its request, or to take the answer. */
+    static final Duration IO_TIMEOUT = Duration.ofSeconds(10);
+
+    private final DaemonConfig cfg;
+    private final Function<String, Supplier<Plugin>> registry;
+    private final PrintStream log;
+    private final Metrics metrics = new Metrics();
+    private final AttachmentLocks locks = new AttachmentLocks();
+    private final ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor();
+    private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "jcnid-watchdog");
+        t.setDaemon(true);
+        return t;
+    });
+    private final AtomicInteger connections = new AtomicInteger();
+    /** The only user whose connections are served: root (uid 0). */
+    private final UserPrincipal peer;
+    private final Path socket;
+    private ServerSocketChannel server;
+    private HttpServer http;
+    private Thread acceptor;
+    private volatile boolean shuttingDown;
+    private volatile boolean stopped;
+
+    private JcnidServer(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log, UserPrincipal peer) {
+        this.cfg = cfg;
+        this.registry = registry;
+        this.log = log;
+        this.socket = cfg.socket().toAbsolutePath();
+        this.peer = peer;
+    }
+
+    /** Binds the socket, writes the pid file and starts serving on a background thread. */
+    public static JcnidServer start(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log)
+            throws IOException {
+        return start(cfg, registry, log, FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName("0"));
+    }
+
+    /** As {@link #start(DaemonConfig, Function, PrintStream)}, serving only peers running as user (tests). */
+    static JcnidServer start(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log, UserPrincipal user)
+            throws IOException {
+        JcnidServer s = new JcnidServer(cfg, registry, log, user);
+        s.bind();
+        return s;
+    }
+
+    public Metrics metrics() {
+        return metrics;
+    }
+
+    public Path socket() {
+        return socket;
+    }
+
+    /** The loopback HTTP port serving /metrics, or 0 when off. */
+    public int httpPort() {
+        return http == null ? 0 : http.getAddress().getPort();
+    }
+
+    private void bind() throws IOException {
+        Path dir = socket.getParent();
+        if (!Files.isDirectory(dir)) {
+            Files.createDirectories(dir);
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+        } else {
+            Set<PosixFilePermission> p = Files.getPosixFilePermissions(dir);
+            if (p.contains(PosixFilePermission.OTHERS_WRITE) || p.contains(PosixFilePermission.GROUP_WRITE)) {
+                logLine("jcnid warning=\"socket directory " + dir + " is writable by others; prefer a 0700 directory\"");
+            }
+        }
+        if (Files.exists(socket, LinkOption.NOFOLLOW_LINKS)) {
+            int mode = (Integer) Files.getAttribute(socket, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+            if ((mode & 0170000) != 0140000) throw new IOException(socket + " exists and is not a socket");
+            boolean live;
+            try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
+                live = true;
+            } catch (IOException e) {
+                live = false;
+            }
+            if (live) throw new IOException("another daemon is serving " + socket);
+            Files.delete(socket); // stale, left by a daemon that was killed
+        }
+        server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+        server.bind(UnixDomainSocketAddress.of(socket), 512);
+        // The 0700 directory already keeps others out between bind and chmod; SO_PEERCRED is checked too.
+        Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
+        writePidFile();
+        if (cfg.metricsPort() > 0) startHttp();
+        acceptor = Thread.ofPlatform().name("jcnid-accept").start(this::acceptLoop);
+        logLine("jcnid started pid=" + ProcessHandle.current().pid() + " socket=" + quote(socket.toString())
+                + " request_timeout_ms=" + cfg.requestTimeout().toMillis() + " metrics_port=" + cfg.metricsPort());
+    }
+
+    private void writePidFile() throws IOException {
+        Path pid = cfg.pidFile().toAbsolutePath();
+        Files.createDirectories(pid.getParent());
+        Path tmp = pid.resolveSibling(pid.getFileName() + ".tmp");
+        Files.writeString(tmp, ProcessHandle.current().pid() + "\n");
+        Files.move(tmp, pid, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    private void startHttp() throws IOException {
+        http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), cfg.metricsPort()), 16);
+        http.createContext("/metrics", ex -> httpReply(ex, "text/plain; version=0.0.4; charset=utf-8", metrics.render()));
+        http.createContext("/healthz", ex -> httpReply(ex, "text/plain; charset=utf-8", health()));
+        http.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        http.start();
+    }
+
+    private static void httpReply(HttpExchange ex, String type, String body) throws IOException {
+        byte[] b = body.getBytes(StandardCharsets.UTF_8);
+        ex.getResponseHeaders().set("Content-Type", type);
+        ex.sendResponseHeaders(200, b.length);
+        try (OutputStream o = ex.getResponseBody()) {
+            o.write(b);
+        }
+    }
+
+    private void acceptLoop() {
+        while (!shuttingDown) {
+            SocketChannel ch;
+            try {
+                ch = server.accept();
+            } catch (ClosedChannelException e) {
+                break;
+            } catch (IOException e) {
+                if (shuttingDown) break;
+                logLine("jcnid error=\"accept: " + e.getMessage() + "\"");
+                sleep(10);
+                continue;
+            }
+            connections.incrementAndGet();
+            Thread.ofVirtual().name("jcnid-conn").start(() -> {
+                try (ch) {
+                    serve(ch);
+                } catch (IOException | RuntimeException e) {
+                    if (!(e instanceof ClosedChannelException)) logLine("jcnid connection_error=" + quote(String.valueOf(e)));
+                } finally {
+                    connections.decrementAndGet();
+                }
+            });
+        }
+    }
+
+    private void serve(SocketChannel ch) throws IOException {
+        UnixDomainPrincipal cred = ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
+        if (!peer.equals(cred.user())) {
+            metrics.rejectedPeers.incrementAndGet();
+            logLine("jcnid rejected_peer=" + quote(cred.user().getName()));
+            return;
+        }
+        int inFlight = metrics.inFlight.incrementAndGet();
+        try {
+            Protocol.Header h;
+            ByteBuffer body;
+            ScheduledFuture<?> dog = watchdog.schedule(() -> closeQuietly(ch), IO_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            try {
+                ByteBuffer head = ByteBuffer.allocate(Protocol.HEADER_BYTES);
+                while (head.hasRemaining()) {
+                    if (ch.read(head) < 0) {
+                        protocolError("truncated header (" + head.position() + " bytes)");
+                        return; // nothing parseable: a clean close
+                    }
+                }
+                h = Protocol.parseHeader(head);
+                if (h == null) {
+                    protocolError("bad magic");
+                    return;
+                }
+                if (h.version() != Protocol.VERSION) {
+                    decline(ch, "protocol version " + h.version());
+                    return;
+                }
+                if (h.bodyLength() < 0 || h.bodyLength() > Protocol.MAX_BODY) {
+                    protocolError("body of " + Integer.toUnsignedString(h.bodyLength()) + " bytes is too large");
+                    malformed(ch, "request too large", "body of " + Integer.toUnsignedString(h.bodyLength())
+                            + " bytes exceeds " + Protocol.MAX_BODY);
+                    return;
+                }
+                body = ByteBuffer.allocate(h.bodyLength());
+                while (body.hasRemaining()) {
+                    if (ch.read(body) < 0) {
+                        protocolError("truncated body");
+                        malformed(ch, "truncated request", "got " + body.position() + " of " + h.bodyLength() + " bytes");
+                        return;
+                    }
+                }
+                body.flip();
+            } finally {
+                dog.cancel(false);
+            }
+            switch (h.kind()) {
+                case Protocol.KIND_HEALTH -> reply(ch, Protocol.STATUS_RESULT, new Protocol.Result(0, utf8(health()), new byte[0]));
+                case Protocol.KIND_METRICS -> reply(ch, Protocol.STATUS_RESULT, new Protocol.Result(0, utf8(metrics.render()), new byte[0]));
+                // Declined only once read, so the client gets its 'F' rather than a broken pipe.
+                case Protocol.KIND_EXEC -> {
+                    if (inFlight > cfg.maxInFlight()) decline(ch, "busy");
+                    else exec(ch, body);
+                }
+                default -> {
+                    protocolError("unknown kind " + h.kind());
+                    malformed(ch, "unknown request kind", Integer.toString(h.kind()));
+                }
+            }
+        } finally {
+            metrics.inFlight.decrementAndGet();
+        }
+    }
+
+    private void exec(SocketChannel ch, ByteBuffer body) throws IOException {
+        Protocol.Exec ex;
+        try {
+            ex = Protocol.parseExec(body);
+        } catch (Protocol.ProtocolException e) {
+            protocolError(e.getMessage());
+            malformed(ch, "malformed request", e.getMessage());
+            return;
+        }
+        Supplier<Plugin> plugin = registry.apply(ex.type());
+        if (plugin == null) {
+            decline(ch, "unknown plugin type " + ex.type());
+            return;
+        }
+        if (shuttingDown) {
+            decline(ch, "shutting down");
+            return;
+        }
+        Map<String, String> env = new HashMap<>();
+        for (String e : ex.env()) {
+            int eq = e.indexOf('=');
+            if (eq > 0) env.put(e.substring(0, eq), e.substring(eq + 1)); // like System.getenv(): the last one wins
+        }
+        String command = commandLabel(env.get("CNI_COMMAND"));
+        CniCommand cmd = CniCommand.of(env.getOrDefault("CNI_COMMAND", ""));
+        String lockKey = cmd != null && cmd.isPerAttachment()
+                ? AttachmentLocks.key(ex.type(), env.getOrDefault("CNI_CONTAINERID", ""), env.getOrDefault("CNI_IFNAME", ""),
+                        networkName(ex.stdin()))
+                : null;
+
+        // From here the plugin may run: a client that loses us after this must not blindly re-run an ADD.
+        Protocol.writeFully(ch, ByteBuffer.wrap(new byte[] {Protocol.STATUS_ACCEPTED}));
+
+        long t0 = System.nanoTime();
+        ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+        PrintStream pluginLog = new PrintStream(stderr, true, StandardCharsets.UTF_8);
+        Future<Skel.Outcome> f = workers.submit(() -> {
+            AttachmentLocks.Entry held = lockKey == null ? null : locks.lock(lockKey);
+            try {
+                return Skel.run(plugin, env, ex.stdin(), pluginLog);
+            } finally {
+                if (held != null) locks.unlock(lockKey, held);
+            }
+        });
+        Skel.Outcome out;
+        boolean timedOut = false;
+        try {
+            out = f.get(cfg.requestTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            f.cancel(true);
+            timedOut = true;
+            out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER, "jcnid: request timed out",
+                    "the " + ex.type() + " plugin did not finish " + command + " within " + cfg.requestTimeout().toMillis()
+                            + " ms; it may still complete, and later requests for this attachment wait for it"));
+        } catch (ExecutionException e) {
+            Throwable c = e.getCause();
+            c.printStackTrace(pluginLog);
+            out = errorOutcome(ex.stdin(), new CniException(ErrorCode.INTERNAL, "internal error", String.valueOf(c)));
+        } catch (InterruptedException e) {
+            f.cancel(true);
+            Thread.currentThread().interrupt();
+            out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER, "jcnid: interrupted"));
+        }
+        long nanos = System.nanoTime() - t0;
+        metrics.record(ex.type(), command, nanos, out.exitCode(), timedOut);
+        logLine(String.format("jcnid plugin=%s cmd=%s container=%s ifname=%s dur_ms=%.3f exit=%d%s", quote(ex.type()),
+                command, quote(env.getOrDefault("CNI_CONTAINERID", "")), quote(env.getOrDefault("CNI_IFNAME", "")),
+                nanos / 1e6, out.exitCode(), timedOut ? " timeout=true" : ""));
+        reply(ch, (byte) 0, new Protocol.Result(out.exitCode(), utf8(out.stdout()), stderr.toByteArray()));
+    }
+
+    /** The error as the skeleton would print it: in the configuration's cniVersion when there is one. */
+    static Skel.Outcome errorOutcome(byte[] stdin, CniException e) {
+        String v = CniVersion.CURRENT.toString();
+        try {
+            if (Json.parseObject(new String(stdin, StandardCharsets.UTF_8)).get("cniVersion") instanceof String s && !s.isEmpty()) v = s;
+        } catch (RuntimeException ignored) {
+            // not JSON: the current version
+        }
+        return new Skel.Outcome(Json.writePretty(e.toJson(v)), 1);
+    }
+
+    private static String networkName(byte[] stdin) {
+        try {
+            return Json.parseObject(new String(stdin, StandardCharsets.UTF_8)).get("name") instanceof String s ? s : "";
+        } catch (RuntimeException e) {
+            return ""; // the skeleton will report the bad configuration
+        }
+    }
+
+    private static String commandLabel(String c) {
+        if (c == null || c.isEmpty()) return "none";
+        CniCommand cmd = CniCommand.of(c);
+        return cmd == null ? "other" : c;
+    }
+
+    private void malformed(SocketChannel ch, String msg, String details) throws IOException {
+        Skel.Outcome o = errorOutcome(new byte[0], new CniException(ErrorCode.DECODING_FAILURE, "jcnid: " + msg, details));
+        try {
+            reply(ch, Protocol.STATUS_RESULT, new Protocol.Result(o.exitCode(), utf8(o.stdout()), new byte[0]));
+        } catch (IOException e) {
+            // the peer is gone; nothing to tell
+        }
+    }
+
+    private void decline(SocketChannel ch, String why) {
+        metrics.declined.incrementAndGet();
+        logLine("jcnid declined=" + quote(why));
+        try {
+            Protocol.writeFully(ch, ByteBuffer.wrap(new byte[] {Protocol.STATUS_FALLBACK}));
+        } catch (IOException ignored) {
+            // the client falls back either way
+        }
+    }
+
+    private void reply(SocketChannel ch, byte status, Protocol.Result r) throws IOException {
+        ScheduledFuture<?> dog = watchdog.schedule(() -> closeQuietly(ch), IO_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        try {
+            Protocol.writeFully(ch, Protocol.encodeResult(status, r));
+        } finally {
+            dog.cancel(false);
+        }
+    }
+
+    private void protocolError(String what) {
+        metrics.protocolErrors.incrementAndGet();
+        logLine("jcnid protocol_error=" + quote(what));
+    }
+
+    /** The health answer: "key value" lines. */
+    public String health() {
+        return "status " + (shuttingDown ? "stopping" : "ok") + "\npid " + ProcessHandle.current().pid()
+                + "\nuptime_seconds " + (System.currentTimeMillis() - metrics.startMillis()) / 1000
+                + "\nrequests " + metrics.totalRequests() + "\nin_flight " + metrics.inFlight.get()
+                + "\nsocket " + socket + "\n";
+    }
+
+    /**
+     * Graceful stop: the socket file goes first (new shims fall back to the standalone plugins),
+     * then the listening socket; requests in flight get up to the drain timeout; then the pid file.
+     * Idempotent; safe from a shutdown hook.
+     */
+    public synchronized void shutdown() {
+        if (stopped) return;
+        shuttingDown = true;
+        logLine("jcnid stopping in_flight=" + connections.get());
+        try {
+            Files.deleteIfExists(socket);
+        } catch (IOException e) {
+            logLine("jcnid error=" + quote("removing " + socket + ": " + e.getMessage()));
+        }
+        closeQuietly(server);
+        if (http != null) http.stop(0);
+        if (acceptor != null) {
+            try {
+                acceptor.join(Duration.ofSeconds(2));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        long deadline = System.nanoTime() + cfg.drainTimeout().toNanos();
+        while (connections.get() > 0 && System.nanoTime() < deadline) sleep(5);
+        int left = connections.get();
+        try {
+            Path pid = cfg.pidFile().toAbsolutePath();
+            if (Files.isRegularFile(pid) && Files.readString(pid).trim().equals(Long.toString(ProcessHandle.current().pid()))) {
+                Files.delete(pid);
+            }
+        } catch (IOException e) {
+            logLine("jcnid error=" + quote("removing pid file: " + e.getMessage()));
+        }
+        workers.shutdown();
+        watchdog.shutdownNow();
+        stopped = true;
+        logLine("jcnid stopped" + (left > 0 ? " abandoned=" + left : ""));
+        notifyAll();
+    }
+
+    /** Blocks until {@link #shutdown} has finished. */
+    public synchronized void awaitTermination() throws InterruptedException {
+        while (!stopped) wait();
+    }
+
+    private void logLine(String s) {
+        log.println(Instant.now() + " " + s);
+    }
+
+    /** logfmt quoting: bare when safe, else double-quoted with escapes. */
+    static String quote(String s) {
+        boolean bare = !s.isEmpty();
+        for (int i = 0; i < s.length() && bare; i++) {
+            char c = s.charAt(i);
+            bare = c > ' ' && c < 127 && c != '"' && c != '=' && c != '\\';
+        }
+        if (bare) return s;
+        StringBuilder b = new StringBuilder(s.length() + 2).append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                case '\n' -> b.append("\\n");
+                default -> {
+                    if (c < ' ' || c == 127) b.append(String.format("\\u%04x", (int) c));
+                    else b.append(c);
+                }
+            }
+        }
+        return b.append('"').toString();
+    }
+
+    private static byte[] utf8(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static void closeQuietly(java.io.Closeable c) {
+        try {
+            if (c != null) c.close();
+        } catch (IOException ignored) {
+            // closing
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

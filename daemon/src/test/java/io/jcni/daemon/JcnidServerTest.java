@@ -1,0 +1,275 @@
+package io.jcni.daemon;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.jcni.plugins.PluginRegistry;
+import io.jcni.plugins.skel.Skel;
+import io.jcni.spec.Json;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.UnixDomainSocketAddress;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class JcnidServerTest {
+
+    @TempDir
+    Path tmp;
+
+    static List<Cases.Case> cases() {
+        return Cases.all();
+    }
+
+    @ParameterizedTest
+    @MethodSource("cases")
+    void daemonAnswersExactlyWhatTheSkeletonPrints(Cases.Case c) throws Exception {
+        Skel.Outcome direct = Skel.run(PluginRegistry.lookup("static"), c.env(), c.stdin().getBytes(StandardCharsets.UTF_8),
+                new PrintStream(new ByteArrayOutputStream()));
+        try (TestDaemon d = new TestDaemon(tmp)) {
+            JcnidClient.Reply r = d.exec("static", c.env(), c.stdin());
+            assertEquals(Protocol.STATUS_ACCEPTED, r.status());
+            assertEquals(direct.stdout(), r.result().stdoutText());
+            assertEquals(direct.exitCode(), r.result().exitCode());
+        }
+    }
+
+    @Test
+    void socketIsPrivateAndPidFileWritten() throws Exception {
+        try (TestDaemon d = new TestDaemon(tmp)) {
+            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(d.socket())));
+            assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(d.socket().getParent())));
+            assertEquals(Long.toString(ProcessHandle.current().pid()), Files.readString(d.cfg.pidFile()).trim());
+        }
+    }
+
+    @Test
+    void logsOneLinePerRequest() throws Exception {
+        try (TestDaemon d = new TestDaemon(tmp)) {
+            d.exec("static", TestDaemon.env("ADD", "ctr-log"), TestDaemon.STATIC_CONF);
+            String line = d.log().lines().filter(l -> l.contains("plugin=static")).findFirst().orElseThrow();
+            assertTrue(line.matches("\\S+Z jcnid plugin=static cmd=ADD container=ctr-log ifname=eth0 dur_ms=[0-9.]+ exit=0"), line);
+        }
+    }
+
+    /** Garbage, truncated and oversize frames get an error or a clean close, and the daemon keeps serving. */
+    @Test
+    void malformedRequestsNeverHurtTheDaemon() throws Exception {
+        try (TestDaemon d = new TestDaemon(tmp)) {
+            // not our protocol at all: closed without a word
+            assertArrayEquals(new byte[0], raw(d, "GET /metrics HTTP/1.1\r\n\r\n".getBytes(StandardCharsets.US_ASCII), true));
+            // a header cut short
+            assertArrayEquals(new byte[0], raw(d, new byte[] {'J', 'C', 'N'}, true));
+            // another protocol version: declined, so a shim falls back
+            assertArrayEquals(new byte[] {'F'}, raw(d, header(2, 1, 0), true));
+            // oversize
+            assertError(raw(d, header(1, 1, Protocol.MAX_BODY + 1), false), "request too large");
+            assertError(raw(d, header(1, 1, -1), false), "request too large");
+            // body shorter than announced
+            assertError(raw(d, concat(header(1, 1, 100), new byte[10]), true), "truncated request");
+            // lengths that lie
+            ByteBuffer lie = ByteBuffer.allocate(12 + 8).put(header(1, 1, 8)).putInt(0).putInt(1_000_000);
+            assertError(raw(d, lie.array(), true), "malformed request");
+            // unknown kind
+            assertError(raw(d, header(1, 99, 0), true), "unknown request kind");
+            // an unknown plugin type is declined (the standalone launcher decides)
+            assertTrue(d.exec("no-such-plugin", TestDaemon.env("ADD", "c1"), "{}").declined());
+
+            JcnidClient.Reply ok = d.exec("static", TestDaemon.env("ADD", "c1"), TestDaemon.STATIC_CONF);
+            assertEquals(0, ok.result().exitCode());
+            String metrics = JcnidClient.metrics(d.socket());
+            assertTrue(metrics.contains("jcnid_protocol_errors_total 7\n"), metrics);
+            assertTrue(metrics.contains("jcnid_declined_total 2\n"), metrics);
+        }
+    }
+
+    @Test
+    void aClientThatSendsNothingIsDroppedAfterTheIoTimeout() throws Exception {
+        try (TestDaemon d = new TestDaemon(tmp); SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(d.socket()))) {
+            long t0 = System.nanoTime();
+            assertEquals(-1, ch.read(ByteBuffer.allocate(1)));
+            long waited = System.nanoTime() - t0;
+            assertTrue(waited >= JcnidServer.IO_TIMEOUT.toNanos() - 500_000_000L, "dropped after " + waited / 1e6 + " ms");
+            assertEquals(0, d.exec("static", TestDaemon.env("ADD", "c1"), TestDaemon.STATIC_CONF).result().exitCode());
+        }
+    }
+
+    @Test
+    void fiftyParallelRequestsAreAllAnswered() throws Exception {
+        try (TestDaemon d = new TestDaemon(tmp); ExecutorService pool = Executors.newFixedThreadPool(50)) {
+            List<Future<JcnidClient.Reply>> fs = new ArrayList<>();
+            for (int i = 0; i < 50; i++) {
+                String ip = "10.7." + i + ".5/24";
+                Map<String, String> env = Cases.with(TestDaemon.env("ADD", "ctr" + i), "CNI_ARGS", "IP=" + ip);
+                fs.add(pool.submit(() -> d.exec("static", env, TestDaemon.STATIC_CONF)));
+            }
+            for (int i = 0; i < 50; i++) {
+                JcnidClient.Reply r = fs.get(i).get();
+                assertEquals(0, r.result().exitCode(), r.result().stdoutText());
+                assertTrue(r.result().stdoutText().contains("\"10.7." + i + ".5/24\""), r.result().stdoutText());
+            }
+            assertTrue(JcnidClient.metrics(d.socket()).contains("jcnid_requests_total{plugin=\"static\",command=\"ADD\"} 50\n"));
+        }
+    }
+
+    @Test
+    void sameAttachmentIsSerializedOthersRunInParallel() throws Exception {
+        try (TestDaemon d = new TestDaemon(tmp); ExecutorService pool = Executors.newFixedThreadPool(12)) {
+            d.slowMillis = 150;
+            String conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"slow\"}";
+            List<Future<JcnidClient.Reply>> fs = new ArrayList<>();
+            long t0 = System.nanoTime();
+            for (int i = 0; i < 12; i++) {
+                String ctr = "ctr" + (i % 4); // 4 attachments, 3 requests each
+                fs.add(pool.submit(() -> d.exec("slow", TestDaemon.env("ADD", ctr), conf)));
+            }
+            for (Future<JcnidClient.Reply> f : fs) assertEquals(0, f.get().result().exitCode());
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            for (int i = 0; i < 4; i++) assertEquals(1, d.perContainerMax.get("ctr" + i), "ctr" + i + " ran concurrently");
+            assertTrue(d.slowMaxRunning.get() > 1, "different attachments never overlapped");
+            assertTrue(ms >= 3 * 150, "3 serialized requests took only " + ms + " ms");
+        }
+    }
+
+    @Test
+    void aRequestOverTheTimeoutIsAnsweredTryAgainLater() throws Exception {
+        try (TestDaemon d = new TestDaemon(tmp, Duration.ofMillis(300), 256, PluginRegistry::lookup)) {
+            JcnidClient.Reply r = d.exec("gate", TestDaemon.env("ADD", "c1"), "{\"cniVersion\":\"0.4.0\",\"name\":\"n\",\"type\":\"gate\"}");
+            assertEquals(1, r.result().exitCode());
+            Map<String, Object> err = Json.parseObject(r.result().stdoutText());
+            assertEquals(11L, err.get("code"));
+            assertEquals("0.4.0", err.get("cniVersion"));
+            assertTrue(JcnidClient.metrics(d.socket()).contains("jcnid_timeouts_total{plugin=\"gate\",command=\"ADD\"} 1\n"));
+            assertTrue(d.log().contains("timeout=true"));
+        }
+    }
+
+    @Test
+    void beyondMaxInFlightRequestsAreDeclined() throws Exception {
+        try (TestDaemon d = new TestDaemon(tmp, Duration.ofSeconds(30), 1, PluginRegistry::lookup);
+                ExecutorService pool = Executors.newSingleThreadExecutor()) {
+            Future<JcnidClient.Reply> held = pool.submit(() -> d.exec("gate", TestDaemon.env("ADD", "c1"), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}"));
+            while (d.server.metrics().inFlight.get() < 1) Thread.sleep(5);
+            assertTrue(d.exec("static", TestDaemon.env("ADD", "c2"), TestDaemon.STATIC_CONF).declined());
+            d.gate.countDown();
+            assertEquals(0, held.get().result().exitCode());
+        }
+    }
+
+    @Test
+    void shutdownFinishesRequestsInFlightAndRemovesItsFiles() throws Exception {
+        TestDaemon d = new TestDaemon(tmp);
+        try (ExecutorService pool = Executors.newSingleThreadExecutor()) {
+            Future<JcnidClient.Reply> inFlight = pool.submit(() -> d.exec("gate", TestDaemon.env("ADD", "c1"), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}"));
+            while (d.server.metrics().inFlight.get() < 1) Thread.sleep(5);
+            Thread stopper = Thread.ofPlatform().start(d.server::shutdown);
+            while (Files.exists(d.socket())) Thread.sleep(5);
+            assertThrows(IOException.class, () -> JcnidClient.health(d.socket()));
+            d.gate.countDown();
+            assertEquals(0, inFlight.get().result().exitCode());
+            stopper.join();
+            assertFalse(Files.exists(d.cfg.pidFile()));
+            assertTrue(d.log().contains("jcnid stopped\n"), d.log());
+        } finally {
+            d.close();
+        }
+    }
+
+    @Test
+    void aStaleSocketIsReplacedButALiveOneIsNot() throws Exception {
+        try (TestDaemon d = new TestDaemon(tmp)) {
+            IOException e = assertThrows(IOException.class, () -> new TestDaemon(tmp));
+            assertTrue(e.getMessage().contains("another daemon"), e.getMessage());
+        }
+        // a socket file nobody listens on, as kill -9 leaves it
+        Path sock = tmp.resolve("run/jcnid.sock");
+        try (var s = java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+            s.bind(UnixDomainSocketAddress.of(sock));
+        }
+        assertTrue(Files.exists(sock));
+        try (TestDaemon d = new TestDaemon(tmp)) {
+            assertTrue(JcnidClient.health(d.socket()).startsWith("status ok\n"));
+        }
+    }
+
+    @Test
+    void metricsAlsoOnALoopbackHttpPortWhenAsked() throws Exception {
+        int port;
+        try (var probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        DaemonConfig cfg = new DaemonConfig(tmp.resolve("s.sock"), tmp.resolve("p.pid"), null, Duration.ofSeconds(5),
+                Duration.ofSeconds(1), 8, port, true);
+        JcnidServer s = JcnidServer.start(cfg, PluginRegistry::lookup, new PrintStream(new ByteArrayOutputStream()),
+                java.nio.file.FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName(System.getProperty("user.name")));
+        try (HttpClient http = HttpClient.newHttpClient()) {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertEquals(200, r.statusCode());
+            assertTrue(r.body().contains("jcnid_up 1\n"));
+            assertTrue(r.headers().firstValue("Content-Type").orElse("").startsWith("text/plain; version=0.0.4"));
+            HttpResponse<String> h = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/healthz")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertTrue(h.body().startsWith("status ok\n"));
+        } finally {
+            s.shutdown();
+        }
+    }
+
+    private static byte[] header(int version, int kind, int len) {
+        return ByteBuffer.allocate(12).put(Protocol.MAGIC).put((byte) version).put((byte) kind).putShort((short) 0).putInt(len).array();
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        return ByteBuffer.allocate(a.length + b.length).put(a).put(b).array();
+    }
+
+    /** Sends bytes (then half-closes when asked) and returns everything the daemon answered before closing. */
+    private static byte[] raw(TestDaemon d, byte[] bytes, boolean halfClose) throws IOException {
+        try (SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(d.socket()))) {
+            Protocol.writeFully(ch, ByteBuffer.wrap(bytes));
+            if (halfClose) ch.shutdownOutput();
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            ByteBuffer b = ByteBuffer.allocate(4096);
+            try {
+                while (ch.read(b.clear()) > 0) out.write(b.array(), 0, b.position());
+            } catch (java.net.SocketException e) {
+                // a close with our bytes still unread shows as a reset: still a clean close
+            }
+            return out.toByteArray();
+        }
+    }
+
+    private static void assertError(byte[] answer, String msg) throws IOException {
+        assertTrue(answer.length > 13, "no answer");
+        assertEquals('R', answer[0]);
+        Protocol.Result r = Protocol.readResult(java.nio.channels.Channels.newChannel(
+                new java.io.ByteArrayInputStream(answer, 1, answer.length - 1)));
+        assertEquals(1, r.exitCode());
+        Map<String, Object> err = Json.parseObject(r.stdoutText());
+        assertEquals(6L, err.get("code"));
+        assertEquals("jcnid: " + msg, err.get("msg"));
+    }
+}

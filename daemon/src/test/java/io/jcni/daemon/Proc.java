@@ -1,0 +1,74 @@
+package io.jcni.daemon;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** Runs an executable the way a CNI runtime does: a given environment, stdin, captured stdout/stderr, bounded time. */
+final class Proc {
+    private Proc() {}
+
+    record Out(String stdout, String stderr, int exit) {}
+
+    /** The shim the Maven build compiled (the working directory of surefire is the module). */
+    static Path shim() {
+        Path p = Path.of("target/native/jcni-shim").toAbsolutePath();
+        if (!Files.isExecutable(p)) throw new IllegalStateException(p + " missing: the antrun build-shim step did not run");
+        return p;
+    }
+
+    /** dir/bin/static (the shim) and dir/libexec/static (the standalone launcher of this test JVM's classes). */
+    static void layout(Path dir) throws IOException {
+        Files.createDirectories(dir.resolve("bin"));
+        Files.createDirectories(dir.resolve("libexec"));
+        Files.copy(shim(), dir.resolve("bin/static"));
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        script(dir.resolve("libexec/static"), "exec " + java + " -Xlog:disable -Xlog:all=warning:stderr -XX:TieredStopAtLevel=1"
+                + " -XX:+UseSerialGC -XX:-UsePerfData --enable-native-access=ALL-UNNAMED -cp '"
+                + System.getProperty("java.class.path") + "' io.jcni.plugins.PluginMain static\n");
+    }
+
+    static void script(Path p, String body) throws IOException {
+        Files.writeString(p, "#!/bin/sh\n" + body);
+        Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+
+    static Out run(List<String> cmd, Map<String, String> env, String stdin) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().clear();
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        try {
+            ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
+            Thread o = Thread.ofVirtual().start(() -> copy(p.getInputStream(), out));
+            Thread e = Thread.ofVirtual().start(() -> copy(p.getErrorStream(), err));
+            try (OutputStream in = p.getOutputStream()) {
+                in.write(stdin.getBytes(StandardCharsets.UTF_8));
+            } catch (IOException ignored) {
+                // the program did not read its stdin
+            }
+            if (!p.waitFor(30, TimeUnit.SECONDS)) throw new AssertionError(cmd + " did not finish in 30 s");
+            o.join();
+            e.join();
+            return new Out(out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8), p.exitValue());
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
+    private static void copy(InputStream in, ByteArrayOutputStream out) {
+        try (in) {
+            in.transferTo(out);
+        } catch (IOException ignored) {
+            // process gone
+        }
+    }
+}
