@@ -58,6 +58,13 @@ import jdk.net.UnixDomainPrincipal;
  * Requests for the same attachment are serialized by {@link AttachmentLocks}.
  */
 public final class JcnidServer {
+    /**
+     * Set by the shim: its pid. A plugin's host-side work belongs in the caller's network namespace
+     * (a runtime may itself run inside one), not the daemon's, and the caller is alive and blocked
+     * on us while the request runs, so /proc/PID/ns/net names it reliably.
+     */
+    static final String CALLER_PID = "JCNI_CALLER_PID";
+
 
     /** How long a client may take to send its request, or to take the answer. */
     static final Duration IO_TIMEOUT = Duration.ofSeconds(10);
@@ -291,6 +298,7 @@ public final class JcnidServer {
             int eq = e.indexOf('=');
             if (eq > 0) env.put(e.substring(0, eq), e.substring(eq + 1)); // like System.getenv(): the last one wins
         }
+        String callerPid = env.remove(CALLER_PID);
         String command = commandLabel(env.get("CNI_COMMAND"));
         CniCommand cmd = CniCommand.of(env.getOrDefault("CNI_COMMAND", ""));
         String lockKey = cmd != null && cmd.isPerAttachment()
@@ -307,7 +315,7 @@ public final class JcnidServer {
         Future<Skel.Outcome> f = workers.submit(() -> {
             AttachmentLocks.Entry held = lockKey == null ? null : locks.lock(lockKey);
             try {
-                return Skel.run(plugin, env, ex.stdin(), pluginLog);
+                return inCallersNetns(callerPid, () -> Skel.run(plugin, env, ex.stdin(), pluginLog));
             } finally {
                 if (held != null) locks.unlock(lockKey, held);
             }
@@ -496,6 +504,16 @@ public final class JcnidServer {
             Thread.sleep(ms);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Runs {@code call} in the network namespace of the process {@code pid}, on its own thread when that is not ours. */
+    private static Skel.Outcome inCallersNetns(String pid, java.util.concurrent.Callable<Skel.Outcome> call) throws Exception {
+        if (pid == null || pid.isEmpty() || !pid.chars().allMatch(Character::isDigit)) return call.call();
+        try (io.jcni.linux.Netns caller = io.jcni.linux.Netns.open("/proc/" + pid + "/ns/net");
+             io.jcni.linux.Netns own = io.jcni.linux.Netns.open("/proc/self/ns/net")) {
+            if (caller.sameAs(own)) return call.call();
+            return caller.run(call::call);
         }
     }
 }

@@ -183,7 +183,8 @@ class JcnidServerTest {
         TestDaemon d = new TestDaemon(tmp);
         try (ExecutorService pool = Executors.newSingleThreadExecutor()) {
             Future<JcnidClient.Reply> inFlight = pool.submit(() -> d.exec("gate", TestDaemon.env("ADD", "c1"), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}"));
-            while (d.server.metrics().inFlight.get() < 1) Thread.sleep(5);
+            // Counted in flight is not yet accepted (a request read during shutdown is declined): wait for the plugin itself.
+            assertTrue(d.gateEntered.await(30, TimeUnit.SECONDS));
             Thread stopper = Thread.ofPlatform().start(d.server::shutdown);
             while (Files.exists(d.socket())) Thread.sleep(5);
             assertThrows(IOException.class, () -> JcnidClient.health(d.socket()));

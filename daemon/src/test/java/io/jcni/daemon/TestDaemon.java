@@ -36,6 +36,8 @@ final class TestDaemon implements AutoCloseable {
     volatile long slowMillis = 100;
     /** "gate": ADD blocks until the latch opens. */
     volatile CountDownLatch gate = new CountDownLatch(1);
+    /** Opens when a "gate" ADD is running, i.e. the daemon has accepted it. */
+    final CountDownLatch gateEntered = new CountDownLatch(1);
 
     final ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
     final PrintStream log = new PrintStream(logBytes, true, StandardCharsets.UTF_8);
@@ -116,6 +118,7 @@ final class TestDaemon implements AutoCloseable {
     final class Gate implements Plugin {
         @Override
         public Result add(PluginRequest req) throws Exception {
+            gateEntered.countDown();
             gate.await();
             return result(req);
         }
