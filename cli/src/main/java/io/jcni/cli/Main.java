@@ -73,6 +73,10 @@ public final class Main {
     }
 
     int run(String[] args) {
+        // The daemon has its own options; its control code lives with it.
+        if (args.length > 0 && args[0].equals("daemon")) {
+            return io.jcni.daemon.DaemonControl.run(java.util.Arrays.copyOfRange(args, 1, args.length), out, err);
+        }
         Options o;
         try {
             o = parse(args);
@@ -380,6 +384,7 @@ public final class Main {
                 + "  list                       networks found, files skipped and why, cached attachments\n"
                 + "  validate <net>             check plugins, versions and capabilities without touching a container\n"
                 + "  version  [<plugin-type>]   versions jcni speaks, or a plugin's\n"
+                + "  daemon   start|stop|status|metrics [options]   the jcnid fast path (see 'jcni daemon --help')\n"
                 + "  help     [<command>]       this text, or a command's\n"
                 + OPTIONS;
     }

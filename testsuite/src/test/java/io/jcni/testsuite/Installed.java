@@ -14,11 +14,14 @@ public final class Installed {
     public final Path root;
     public final Path bin;
     public final Path jcni;
+    /** The socket the installed shims ask first; no daemon listens there unless a test starts one. */
+    public final Path socket;
 
     private Installed(Path root) {
         this.root = root;
         this.bin = root.resolve("bin");
         this.jcni = root.resolve("cmd/jcni");
+        this.socket = root.resolve("run/jcnid.sock");
     }
 
     public static synchronized Installed get() throws IOException {
@@ -27,7 +30,7 @@ public final class Installed {
         Path root = Files.createTempDirectory("jcni-installed-");
         Sh.run(null, null, 300, repo.resolve("scripts/install.sh").toString(), "--no-build",
                 "--bin-dir", root.resolve("bin").toString(), "--prefix", root.resolve("jcni").toString(),
-                "--cmd-dir", root.resolve("cmd").toString()).ok();
+                "--cmd-dir", root.resolve("cmd").toString(), "--socket", root.resolve("run/jcnid.sock").toString()).ok();
         instance = new Installed(root);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> Sh.quiet("rm", "-rf", root.toString())));
         return instance;
