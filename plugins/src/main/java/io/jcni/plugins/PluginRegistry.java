@@ -14,13 +14,15 @@ public final class PluginRegistry {
     }
 
     public static List<String> types() {
-        return List.of("host-local", "static");
+        return List.of("host-local", "static", "bandwidth", "sbr");
     }
 
     public static Supplier<Plugin> lookup(String type) {
         return switch (type) {
             case "host-local" -> io.jcni.plugins.ipam.hostlocal.HostLocalPlugin::new;
             case "static" -> io.jcni.plugins.ipam.staticip.StaticIpam::new;
+            case "bandwidth" -> io.jcni.plugins.meta.bandwidth.BandwidthPlugin::new;
+            case "sbr" -> io.jcni.plugins.meta.sbr.SbrPlugin::new;
             default -> null;
         };
     }
