@@ -68,7 +68,14 @@ public final class Flock implements AutoCloseable {
         String p = path.toString();
         try {
             if (Files.isDirectory(path)) return Native.open(p, Native.O_RDONLY | Native.O_DIRECTORY, 0);
-            return Native.open(p, Native.O_RDWR | Native.O_CREAT, 0644);
+            try {
+                return Native.open(p, Native.O_RDWR | Native.O_CREAT, 0644);
+            } catch (ErrnoException e) {
+                // Files that refuse writers, such as a netns bind mount (nsfs: EPERM), are still
+                // lockable through a read-only descriptor, as the Go plugins lock them.
+                if (!(e.is(Errno.EPERM) || e.is(Errno.EACCES)) || !Files.exists(path)) throw e;
+                return Native.open(p, Native.O_RDONLY, 0);
+            }
         } catch (ErrnoException e) {
             throw e.during("lock " + path);
         }

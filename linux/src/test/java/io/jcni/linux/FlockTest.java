@@ -33,4 +33,20 @@ class FlockTest {
             assertEquals(1, Scratch.exitCode(List.of("flock", "-n", dir.toString(), "true")));
         }
     }
+
+    /** sbr locks the container's netns file, which cannot be opened for writing. */
+    @Test
+    @org.junit.jupiter.api.Tag("root")
+    void aNetnsFileCanBeLocked() {
+        try (Scratch s = Scratch.create()) {
+            Path ns = Netns.pathOf(s.name);
+            try (Flock held = Flock.lock(ns)) {
+                assertEquals(Optional.empty(), Flock.tryLock(ns));
+                assertEquals(1, Scratch.exitCode(List.of("flock", "-n", ns.toString(), "true")));
+            }
+            Optional<Flock> again = Flock.tryLock(ns);
+            assertTrue(again.isPresent());
+            again.get().close();
+        }
+    }
 }

@@ -23,6 +23,8 @@ public final class PluginRegistry {
                 "host-local",
                 "static",
                 // meta: chained
+                "bandwidth",
+                "sbr",
                 "tuning");
     }
 
@@ -33,6 +35,8 @@ public final class PluginRegistry {
             case "ptp" -> io.jcni.plugins.main.ptp.Ptp::new;
             case "host-local" -> io.jcni.plugins.ipam.hostlocal.HostLocalPlugin::new;
             case "static" -> io.jcni.plugins.ipam.staticip.StaticIpam::new;
+            case "bandwidth" -> io.jcni.plugins.meta.bandwidth.BandwidthPlugin::new;
+            case "sbr" -> io.jcni.plugins.meta.sbr.SbrPlugin::new;
             case "tuning" -> io.jcni.plugins.meta.tuning.Tuning::new;
             default -> null;
         };
