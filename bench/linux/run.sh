@@ -33,18 +33,19 @@ ip netns add "$NS_H"
 ip -n "$NS_C" link set lo up
 
 median() { python3 -c 'import sys,statistics; print(statistics.median(float(x) for x in sys.stdin.read().split()))'; }
-# hyperfine median in ms of each command, one per line
+# per command, one line: median wall-clock ms, mean CPU (user+sys) ms. CPU time moves less than
+# wall-clock time when other work competes for the cores.
 hf() {
   local json="$OUT/hf-$1.json"; shift
   hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$json" "$@" >/dev/null 2>&1
   python3 - "$json" <<'PY'
 import json, sys
 for r in json.load(open(sys.argv[1]))["results"]:
-    print("%.1f" % (r["median"] * 1000))
+    print("%.1f %.1f" % (r["median"] * 1000, (r["user"] + r["system"]) * 1000))
 PY
 }
 
-echo "jcni-linux benchmarks: $(nproc) cores, $(uname -r), $(java -version 2>&1 | head -1), $RUNS runs each"
+echo "jcni-linux benchmarks: $(nproc) cores, $(uname -r), $(java -version 2>&1 | head -1), $RUNS runs each, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
 # ---- A. first native call in a cold JVM
@@ -56,28 +57,40 @@ JNI_US=$(median < "$OUT/first-Jni.txt"); FFM_US=$(median < "$OUT/first-Ffm.txt")
 mapfile -t A < <(hf first "${JAVA[*]} io.jcni.linux.BenchNoop" "${JAVA[*]} io.jcni.linux.BenchFirstJni" "${JAVA[*]} io.jcni.linux.BenchFirstFfm")
 echo "A. First native call in a fresh JVM (median)"
 echo
-echo "| | main() to first call returned | whole process |"
-echo "|---|---:|---:|"
-printf "| JVM only (no native call) | - | %s ms |\n" "${A[0]}"
-printf "| JNI (libjcni, gettid) | %.2f ms | %s ms |\n" "$(python3 -c "print($JNI_US/1000)")" "${A[1]}"
-printf "| FFM (Linker downcall, gettid) | %.2f ms | %s ms |\n" "$(python3 -c "print($FFM_US/1000)")" "${A[2]}"
+w() { echo "${1% *}"; }; c() { echo "${1#* }"; }
+echo "| | main() to first call returned | whole process, wall | whole process, CPU |"
+echo "|---|---:|---:|---:|"
+printf "| JVM only (no native call) | - | %s ms | %s ms |\n" "$(w "${A[0]}")" "$(c "${A[0]}")"
+printf "| JNI (libjcni, gettid) | %.2f ms | %s ms | %s ms |\n" "$(python3 -c "print($JNI_US/1000)")" "$(w "${A[1]}")" "$(c "${A[1]}")"
+printf "| FFM (Linker downcall, gettid) | %.2f ms | %s ms | %s ms |\n" "$(python3 -c "print($FFM_US/1000)")" "$(w "${A[2]}")" "$(c "${A[2]}")"
 echo
 
 # ---- B. cold process: first netlink answer from inside a netns
 COLD=(io.jcni.linux.BenchColdLink "/var/run/netns/$NS_C" lo)
 "${JAVA[@]}" -XX:AOTCacheOutput="$OUT/cold.aot" "${COLD[@]}" >/dev/null 2>&1 || true
-AOT_CMD=""
-[ -f "$OUT/cold.aot" ] && AOT_CMD="${JAVA[*]} -XX:AOTCache=$OUT/cold.aot ${COLD[*]}"
-mapfile -t B < <(hf cold "ip -n $NS_C link show lo" "${JAVA[*]} ${COLD[*]}" ${AOT_CMD:+"$AOT_CMD"})
+AOT_CMD=""; LEAN_CMD=""
+if [ -f "$OUT/cold.aot" ]; then
+  AOT_CMD="${JAVA[*]} -XX:AOTCache=$OUT/cold.aot ${COLD[*]}"
+  # Typical short-lived-CLI flags on top: serial GC, C1 only.
+  LEAN_CMD="${JAVA[*]} -XX:AOTCache=$OUT/cold.aot -XX:+UseSerialGC -XX:TieredStopAtLevel=1 ${COLD[*]}"
+fi
+mapfile -t B < <(hf cold "ip -n $NS_C link show lo" "${JAVA[*]} ${COLD[*]}" ${AOT_CMD:+"$AOT_CMD"} ${LEAN_CMD:+"$LEAN_CMD"})
 echo "B. Cold process: start to first netlink reply inside a netns (median)"
 echo
-echo "| command | time | vs ip |"
-echo "|---|---:|---:|"
-printf "| ip -n NS link show lo | %s ms | 1.0x |\n" "${B[0]}"
-printf "| java BenchColdLink (Netns.open + Rtnl.open + link) | %s ms | %.1fx |\n" "${B[1]}" "$(python3 -c "print(${B[1]}/${B[0]})")"
+echo "| command | wall | vs ip | CPU |"
+echo "|---|---:|---:|---:|"
+row() { printf "| %s | %s ms | %.1fx | %s ms |\n" "$1" "$(w "$2")" "$(python3 -c "print($(w "$2")/$(w "${B[0]}"))")" "$(c "$2")"; }
+row "ip -n NS link show lo" "${B[0]}"
+row "java BenchColdLink (Netns.open + Rtnl.open + link)" "${B[1]}"
 if [ -n "$AOT_CMD" ]; then
-  printf "| same, with a JDK 25 AOT cache (-XX:AOTCache) | %s ms | %.1fx |\n" "${B[2]}" "$(python3 -c "print(${B[2]}/${B[0]})")"
+  row "same, with a JDK 25 AOT cache (-XX:AOTCache)" "${B[2]}"
+  row "same, AOT cache + -XX:+UseSerialGC -XX:TieredStopAtLevel=1" "${B[3]}"
 fi
+for _ in $(seq "$RUNS"); do "${JAVA[@]}" "${COLD[@]}"; done > "$OUT/cold-phases.txt"
+ph() { awk -v k="$1" '{for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) / 1000}' "$OUT/cold-phases.txt" | median; }
+echo
+echo "Inside that JVM, from main() (median ms): Netns.open $(ph open-netns-us), Rtnl.open(ns) $(ph rtnl-open-us)," \
+  "first reply (link lo) $(ph first-reply-us), total $(ph total-us)"
 echo
 
 # ---- C. warm JVM: the container side of ADD and DEL, per operation
