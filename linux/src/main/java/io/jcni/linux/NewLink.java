@@ -38,18 +38,25 @@ public final class NewLink {
     private int vxlanTtl = -1;
 
     private NewLink(String name, String kind) {
-        if (name == null || name.isEmpty() || name.length() > 15) {
-            throw new IllegalArgumentException("bad interface name: " + name);
-        }
-        this.name = name;
+        this.name = checkName(name);
         this.kind = kind;
+    }
+
+    /** Interface names are at most 15 bytes (IFNAMSIZ - 1); failing here beats a kernel EINVAL. */
+    private static String checkName(String name) {
+        boolean ok = name != null && !name.isEmpty() && name.length() <= 15;
+        for (int i = 0; ok && i < name.length(); i++) {
+            char c = name.charAt(i);
+            ok = c > ' ' && c != '/' && c != ':' && c < 0x7f;
+        }
+        if (!ok) throw new IllegalArgumentException("bad interface name: " + name);
+        return name;
     }
 
     /** A veth pair; without {@link #peerNamespace} both ends are created here. */
     public static NewLink veth(String name, String peerName) {
         NewLink l = new NewLink(name, "veth");
-        new NewLink(peerName, "veth"); // validates the peer name early
-        l.peerName = peerName;
+        l.peerName = checkName(peerName);
         return l;
     }
 
