@@ -102,6 +102,7 @@ final class Native {
 
     static native String strerror(int errno);
 
+    @SuppressWarnings("restricted") // loading libjcni is the point; callers pass --enable-native-access
     private static void load() {
         String explicit = System.getProperty("jcni.native.lib");
         if (explicit != null && !explicit.isEmpty()) {
