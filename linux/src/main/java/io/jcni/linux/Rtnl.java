@@ -133,6 +133,13 @@ public final class Rtnl implements AutoCloseable {
         setFlag(index, Link.IFF_ALLMULTI, on, "set link " + index + " allmulticast " + (on ? "on" : "off"));
     }
 
+    /** ARP on or off (IFF_NOARP), {@code ip link set X arp on|off}. */
+    public void setArp(int index, boolean on) {
+        NlMessage m = new NlMessage(Rtm.RTM_SETLINK, 0).u8(0).u8(0).u16(0).u32(index)
+                .u32(on ? 0 : Link.IFF_NOARP).u32(Link.IFF_NOARP);
+        socket.request(m, "set link " + index + " arp " + (on ? "on" : "off"));
+    }
+
     public void setMtu(int index, int mtu) {
         setlink(index, "set link " + index + " mtu " + mtu).attrU32(Rtm.IFLA_MTU, mtu).send();
     }
@@ -288,6 +295,38 @@ public final class Rtnl implements AutoCloseable {
             if ((index == 0 || a.index() == index) && a.address() != null) out.add(a);
         }
         return out;
+    }
+
+    /**
+     * Waits until no IPv6 address of the link is tentative any more (duplicate address detection
+     * finished), as the reference IPAM code does before using a new address.
+     *
+     * @throws ErrnoException ETIMEDOUT when addresses are still tentative after {@code timeoutMillis};
+     *     EADDRNOTAVAIL when DAD failed for one
+     */
+    public void settleAddresses(int index, long timeoutMillis) {
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        while (true) {
+            boolean tentative = false;
+            for (Address a : addresses(index, Family.INET6)) {
+                if ((a.flags() & Address.IFA_F_DADFAILED) != 0) {
+                    throw new ErrnoException(Errno.EADDRNOTAVAIL, "settle addresses dev " + index,
+                            "duplicate address detection failed for " + a.prefix(), null);
+                }
+                tentative |= (a.flags() & Address.IFA_F_TENTATIVE) != 0;
+            }
+            if (!tentative) return;
+            if (System.nanoTime() - deadline > 0) {
+                throw new ErrnoException(Errno.ETIMEDOUT, "settle addresses dev " + index,
+                        "still tentative after " + timeoutMillis + " ms", null);
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ErrnoException(Errno.EINTR, "settle addresses dev " + index, null, e);
+            }
+        }
     }
 
     private static void encodeAddress(NlMessage m, int index, InetAddress address, int prefixLength, int flags) {

@@ -171,4 +171,23 @@ class AddressRouteTest {
             assertEquals(200, s.rt.addresses(eth0, Family.INET).size());
         }
     }
+
+    @Test
+    void settleWaitsForDuplicateAddressDetection() {
+        try (Scratch s = Scratch.create()) {
+            int eth0 = eth0(s);
+            s.rt.setArp(eth0, false);
+            assertTrue((s.rt.link(eth0).flags() & Link.IFF_NOARP) != 0);
+            assertTrue(String.valueOf(s.ipJson("link", "show", "dev", "eth0").getFirst().get("flags")).contains("NOARP"));
+            s.rt.setArp(eth0, true);
+            Sysctl.set(s.ns, "net.ipv6.conf.eth0.dad_transmits", "1");
+            Sysctl.set(s.ns, "net.ipv6.neigh.eth0.retrans_time_ms", "200");
+            s.rt.addAddress(eth0, literal("fd00:33::5"), 64, false);
+            assertTrue(s.rt.addresses(eth0, Family.INET6).stream()
+                    .anyMatch(a -> (a.flags() & Address.IFA_F_TENTATIVE) != 0), "DAD pending right after add");
+            s.rt.settleAddresses(eth0, 10_000);
+            assertTrue(s.rt.addresses(eth0, Family.INET6).stream()
+                    .noneMatch(a -> (a.flags() & Address.IFA_F_TENTATIVE) != 0));
+        }
+    }
 }
