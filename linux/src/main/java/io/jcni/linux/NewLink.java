@@ -29,6 +29,8 @@ public final class NewLink {
     private int parentIndex;
     private MacvlanMode macvlanMode;
 
+    private Boolean vlanFiltering;
+
     private int vni = -1;
     private InetAddress vxlanLocal;
     private InetAddress vxlanGroup;
@@ -153,6 +155,13 @@ public final class NewLink {
         return this;
     }
 
+    /** Bridge VLAN filtering (the bridge plugin's "vlan" options need it on). */
+    public NewLink vlanFiltering(boolean on) {
+        requireKind("bridge");
+        this.vlanFiltering = on;
+        return this;
+    }
+
     public NewLink vxlanLocal(InetAddress local) {
         requireKind("vxlan");
         this.vxlanLocal = local;
@@ -212,6 +221,13 @@ public final class NewLink {
                 m.attrString(Rtm.IFLA_IFNAME, peerName);
                 common(m, peerMtu > 0 ? peerMtu : mtu, peerMac, peerNsFd);
                 m.end(peer).end(data);
+            }
+            case "bridge" -> {
+                if (vlanFiltering != null) {
+                    int data = m.nest(Rtm.IFLA_INFO_DATA);
+                    m.attrU8(Rtm.IFLA_BR_VLAN_FILTERING, vlanFiltering ? 1 : 0);
+                    m.end(data);
+                }
             }
             case "macvlan" -> {
                 int data = m.nest(Rtm.IFLA_INFO_DATA);
