@@ -87,7 +87,7 @@ if [ -n "$AOT_CMD" ]; then
   row "same, AOT cache + -XX:+UseSerialGC -XX:TieredStopAtLevel=1" "${B[3]}"
 fi
 for _ in $(seq "$RUNS"); do "${JAVA[@]}" "${COLD[@]}"; done > "$OUT/cold-phases.txt"
-ph() { awk -v k="$1" '{for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) / 1000}' "$OUT/cold-phases.txt" | median; }
+ph() { printf "%.1f" "$(awk -v k="$1" '{for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) / 1000}' "$OUT/cold-phases.txt" | median)"; }
 echo
 echo "Inside that JVM, from main() (median ms): Netns.open $(ph open-netns-us), Rtnl.open(ns) $(ph rtnl-open-us)," \
   "first reply (link lo) $(ph first-reply-us), total $(ph total-us)"
