@@ -72,10 +72,17 @@ static void path_release(JNIEnv *env, jpath *p) {
 
 static const char *str_or(const char *s, const char *alt) { return s != NULL ? s : alt; }
 
+/* For arguments that must not be null: an exception instead of a silent -1. */
+static int require(JNIEnv *env, jstring s, const char *what) {
+    if (s != NULL) return 1;
+    throw_errno(env, EINVAL, "%s (null path)", what);
+    return 0;
+}
+
 JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_open(JNIEnv *env, jclass cls, jstring path, jint flags, jint mode) {
     (void) cls;
     jpath p;
-    if (!path_get(env, path, &p) || p.c == NULL) return -1;
+    if (!require(env, path, "open") || !path_get(env, path, &p)) return -1;
     int fd;
     do fd = open(p.c, flags | O_CLOEXEC, (mode_t) mode); while (fd < 0 && errno == EINTR);
     if (fd < 0) throw_errno(env, errno, "open %s", p.c);
@@ -102,6 +109,7 @@ JNIEXPORT void JNICALL Java_io_jcni_linux_Native_unshare(JNIEnv *env, jclass cls
 JNIEXPORT void JNICALL Java_io_jcni_linux_Native_mount(JNIEnv *env, jclass cls, jstring source, jstring target,
                                                        jstring fstype, jlong flags, jstring data) {
     (void) cls;
+    if (!require(env, target, "mount")) return;
     jpath s, t, f, d;
     int ok = path_get(env, source, &s) & path_get(env, target, &t) & path_get(env, fstype, &f)
              & path_get(env, data, &d);
@@ -115,7 +123,7 @@ JNIEXPORT void JNICALL Java_io_jcni_linux_Native_mount(JNIEnv *env, jclass cls, 
 JNIEXPORT void JNICALL Java_io_jcni_linux_Native_umount2(JNIEnv *env, jclass cls, jstring target, jint flags) {
     (void) cls;
     jpath t;
-    if (!path_get(env, target, &t) || t.c == NULL) return;
+    if (!require(env, target, "umount") || !path_get(env, target, &t)) return;
     if (umount2(t.c, flags) < 0) throw_errno(env, errno, "umount %s", t.c);
     path_release(env, &t);
 }

@@ -2,12 +2,13 @@ package io.jcni.linux;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.URL;
+import java.net.URISyntaxException;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
 
 /**
  * The JNI bindings to libjcni.so and the code that finds and loads it.
@@ -17,9 +18,9 @@ import java.nio.file.StandardCopyOption;
  * linux/README.md). Every method throws {@link ErrnoException} on failure.
  *
  * <p>Where the library comes from, in order: the system property {@code jcni.native.lib} (an
- * absolute path); the class-path resource itself when it is a plain file (a build tree); otherwise
- * the copy inside the jar, extracted once per library version to {@code /run/jcni/native} (or
- * {@code java.io.tmpdir} when that is not writable) under a name carrying its SHA-256.
+ * absolute path); the file next to these classes in a build tree; otherwise the copy inside the jar,
+ * extracted once per library version to {@code /run/jcni/native} (or {@code java.io.tmpdir} when
+ * that is not writable) under a name carrying its CRC-32 and size.
  */
 final class Native {
     static final int O_RDONLY = 0;
@@ -47,7 +48,7 @@ final class Native {
     static final int SO_RCVBUF = 8;
     static final int SOL_NETLINK = 270;
 
-    private static final String RESOURCE = "/io/jcni/linux/native/libjcni.so";
+    private static final String RESOURCE = "io/jcni/linux/native/libjcni.so";
     private static final String CACHE_DIR = "/run/jcni/native";
 
     static {
@@ -101,57 +102,72 @@ final class Native {
 
     static native String strerror(int errno);
 
+    @SuppressWarnings("restricted") // loading libjcni is the point; callers pass --enable-native-access
     private static void load() {
         String explicit = System.getProperty("jcni.native.lib");
         if (explicit != null && !explicit.isEmpty()) {
             System.load(explicit);
             return;
         }
-        URL url = Native.class.getResource(RESOURCE);
-        if (url == null) {
-            throw new UnsatisfiedLinkError("libjcni.so: no resource " + RESOURCE + " and no -Djcni.native.lib");
+        // Resolved through our own code source rather than Class.getResource: the jar: URL
+        // machinery costs several milliseconds in a cold JVM, a large share of a plugin run.
+        Path origin;
+        try {
+            origin = Path.of(Native.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+        } catch (URISyntaxException | RuntimeException e) {
+            throw linkError("cannot locate the jcni-linux classes", e);
         }
-        if ("file".equals(url.getProtocol())) {
-            System.load(Path.of(url.getPath()).toAbsolutePath().toString());
+        if (Files.isDirectory(origin)) {
+            System.load(origin.resolve(RESOURCE).toString()); // a build tree: load in place
             return;
         }
         try {
-            System.load(extract().toString());
+            System.load(extract(origin).toString());
         } catch (IOException e) {
-            UnsatisfiedLinkError error = new UnsatisfiedLinkError("libjcni.so: cannot extract from the jar: " + e);
-            error.initCause(e);
-            throw error;
+            throw linkError("cannot extract " + RESOURCE + " from " + origin, e);
         }
     }
 
-    /** The extracted library, written on first use; concurrent processes race benignly via rename. */
-    private static Path extract() throws IOException {
-        String digest;
-        try (InputStream in = Native.class.getResourceAsStream(RESOURCE + ".sha256")) {
-            if (in == null) throw new IOException("missing " + RESOURCE + ".sha256");
-            digest = new String(in.readNBytes(64), StandardCharsets.US_ASCII).trim();
-        }
-        String name = "libjcni-" + digest.substring(0, Math.min(16, digest.length())) + ".so";
-        IOException first = null;
-        for (Path dir : new Path[] {Path.of(CACHE_DIR), Path.of(System.getProperty("java.io.tmpdir"),
-                "jcni-native-" + System.getProperty("user.name"))}) {
-            Path target = dir.resolve(name);
-            if (Files.isRegularFile(target)) return target;
-            try {
-                Files.createDirectories(dir);
-                Path tmp = Files.createTempFile(dir, ".libjcni", ".tmp");
-                try (InputStream in = Native.class.getResourceAsStream(RESOURCE)) {
-                    if (in == null) throw new IOException("missing " + RESOURCE);
-                    Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
-                    Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                } finally {
-                    Files.deleteIfExists(tmp);
+    /**
+     * The library copied out of the jar, named by its CRC-32 and size as recorded in the jar's
+     * central directory (no need to read it to know whether the cached copy is this version).
+     * Written to a temporary file and renamed, so concurrent first runs race benignly.
+     */
+    private static Path extract(Path jar) throws IOException {
+        return extract(jar, Path.of(CACHE_DIR),
+                Path.of(System.getProperty("java.io.tmpdir"), "jcni-native-" + System.getProperty("user.name")));
+    }
+
+    static Path extract(Path jar, Path... cacheDirs) throws IOException {
+        try (ZipFile zip = new ZipFile(jar.toFile())) {
+            ZipEntry entry = zip.getEntry(RESOURCE);
+            if (entry == null) throw new IOException("no " + RESOURCE + " in " + jar);
+            String name = "libjcni-" + Long.toHexString(entry.getCrc()) + "-" + entry.getSize() + ".so";
+            IOException failure = null;
+            for (Path dir : cacheDirs) {
+                Path target = dir.resolve(name);
+                if (Files.isRegularFile(target)) return target;
+                try {
+                    Files.createDirectories(dir);
+                    Path tmp = Files.createTempFile(dir, ".libjcni", ".tmp");
+                    try (InputStream in = zip.getInputStream(entry)) {
+                        Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+                        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                    } finally {
+                        Files.deleteIfExists(tmp);
+                    }
+                    return target;
+                } catch (IOException e) {
+                    if (failure == null) failure = e; else failure.addSuppressed(e);
                 }
-                return target;
-            } catch (IOException e) {
-                if (first == null) first = e; else first.addSuppressed(e);
             }
+            throw failure;
         }
-        throw first;
+    }
+
+    private static UnsatisfiedLinkError linkError(String message, Exception cause) {
+        UnsatisfiedLinkError error = new UnsatisfiedLinkError("libjcni.so: " + message + ": " + cause);
+        error.initCause(cause);
+        return error;
     }
 }

@@ -74,7 +74,13 @@ public final class NetlinkSocket implements AutoCloseable {
 
     /** A socket bound for life to {@code ns}: created on the namespace's thread. */
     public static NetlinkSocket open(int protocol, Netns ns) {
-        return ns.run(() -> open(protocol));
+        // An anonymous class, not a lambda: the first lambda's bootstrap is a cold-start cost.
+        return ns.run(new Netns.Task<NetlinkSocket, RuntimeException>() {
+            @Override
+            public NetlinkSocket call() {
+                return open(protocol);
+            }
+        });
     }
 
     public int portId() {

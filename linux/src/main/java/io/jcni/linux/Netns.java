@@ -4,8 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
+import java.util.ArrayDeque;
 
 /**
  * An open network namespace: a file descriptor on an nsfs file, plus (lazily) one dedicated
@@ -177,9 +176,12 @@ public final class Netns implements AutoCloseable {
 
     /** {@link #run} for code without a result. */
     public <X extends Exception> void exec(Action<X> action) throws X {
-        run(() -> {
-            action.run();
-            return null;
+        run(new Task<Void, X>() {
+            @Override
+            public Void call() throws X {
+                action.run();
+                return null;
+            }
         });
     }
 
@@ -272,20 +274,26 @@ public final class Netns implements AutoCloseable {
         void run() throws X;
     }
 
-    /** The dedicated platform thread: enters the namespace once, then runs submitted jobs. */
-    private static final class Worker {
-        private static final Job<?> STOP = new Job<>(null);
-
-        private final LinkedBlockingQueue<Job<?>> queue = new LinkedBlockingQueue<>();
+    /**
+     * The dedicated platform thread: enters the namespace once, then runs submitted jobs. Plain
+     * classes and a monitor instead of lambdas and java.util.concurrent: this is on every plugin's
+     * cold path, where each first lambda or builder costs milliseconds.
+     */
+    private static final class Worker implements Runnable {
+        private final ArrayDeque<Job<?>> queue = new ArrayDeque<>();
+        private final int nsFd;
         private final Thread thread;
+        private boolean stopping;
 
         Worker(Netns ns) {
-            int nsFd = ns.fd;
-            thread = Thread.ofPlatform().name("jcni-netns " + ns.path).daemon().unstarted(() -> loop(nsFd));
+            nsFd = ns.fd;
+            thread = new Thread(this, "jcni-netns " + ns.path);
+            thread.setDaemon(true);
             thread.start();
         }
 
-        private void loop(int nsFd) {
+        @Override
+        public void run() {
             ErrnoException entryFailure = null;
             try {
                 Native.setns(nsFd, Native.CLONE_NEWNET);
@@ -294,12 +302,17 @@ public final class Netns implements AutoCloseable {
             }
             while (true) {
                 Job<?> job;
-                try {
-                    job = queue.take();
-                } catch (InterruptedException e) {
-                    continue; // Only STOP ends this thread: a pending caller must get an answer.
+                synchronized (this) {
+                    while (queue.isEmpty() && !stopping) {
+                        try {
+                            wait();
+                        } catch (InterruptedException e) {
+                            // Only stop() ends this thread: a pending caller must get an answer.
+                        }
+                    }
+                    job = queue.poll();
+                    if (job == null) return; // stopping and drained
                 }
-                if (job == STOP) return;
                 if (entryFailure != null) {
                     job.fail(entryFailure);
                 } else {
@@ -310,18 +323,25 @@ public final class Netns implements AutoCloseable {
 
         <T, X extends Exception> T submit(Task<T, X> task) throws X {
             Job<T> job = new Job<>(task);
-            queue.add(job);
+            synchronized (this) {
+                if (stopping) throw new IllegalStateException("netns closed");
+                queue.add(job);
+                notifyAll();
+            }
             return job.await();
         }
 
         void stop() {
-            queue.add(STOP);
+            synchronized (this) {
+                stopping = true;
+                notifyAll();
+            }
             if (Thread.currentThread() == thread) return;
             boolean interrupted = false;
             try {
                 while (true) {
                     try {
-                        thread.join(TimeUnit.SECONDS.toMillis(30));
+                        thread.join(30_000);
                         return;
                     } catch (InterruptedException e) {
                         interrupted = true;

@@ -29,6 +29,8 @@ public final class NewLink {
     private int parentIndex;
     private MacvlanMode macvlanMode;
 
+    private Boolean vlanFiltering;
+
     private int vni = -1;
     private InetAddress vxlanLocal;
     private InetAddress vxlanGroup;
@@ -38,18 +40,25 @@ public final class NewLink {
     private int vxlanTtl = -1;
 
     private NewLink(String name, String kind) {
-        if (name == null || name.isEmpty() || name.length() > 15) {
-            throw new IllegalArgumentException("bad interface name: " + name);
-        }
-        this.name = name;
+        this.name = checkName(name);
         this.kind = kind;
+    }
+
+    /** Interface names are at most 15 bytes (IFNAMSIZ - 1); failing here beats a kernel EINVAL. */
+    private static String checkName(String name) {
+        boolean ok = name != null && !name.isEmpty() && name.length() <= 15;
+        for (int i = 0; ok && i < name.length(); i++) {
+            char c = name.charAt(i);
+            ok = c > ' ' && c != '/' && c != ':' && c < 0x7f;
+        }
+        if (!ok) throw new IllegalArgumentException("bad interface name: " + name);
+        return name;
     }
 
     /** A veth pair; without {@link #peerNamespace} both ends are created here. */
     public static NewLink veth(String name, String peerName) {
         NewLink l = new NewLink(name, "veth");
-        new NewLink(peerName, "veth"); // validates the peer name early
-        l.peerName = peerName;
+        l.peerName = checkName(peerName);
         return l;
     }
 
@@ -146,6 +155,13 @@ public final class NewLink {
         return this;
     }
 
+    /** Bridge VLAN filtering (the bridge plugin's "vlan" options need it on). */
+    public NewLink vlanFiltering(boolean on) {
+        requireKind("bridge");
+        this.vlanFiltering = on;
+        return this;
+    }
+
     public NewLink vxlanLocal(InetAddress local) {
         requireKind("vxlan");
         this.vxlanLocal = local;
@@ -205,6 +221,13 @@ public final class NewLink {
                 m.attrString(Rtm.IFLA_IFNAME, peerName);
                 common(m, peerMtu > 0 ? peerMtu : mtu, peerMac, peerNsFd);
                 m.end(peer).end(data);
+            }
+            case "bridge" -> {
+                if (vlanFiltering != null) {
+                    int data = m.nest(Rtm.IFLA_INFO_DATA);
+                    m.attrU8(Rtm.IFLA_BR_VLAN_FILTERING, vlanFiltering ? 1 : 0);
+                    m.end(data);
+                }
             }
             case "macvlan" -> {
                 int data = m.nest(Rtm.IFLA_INFO_DATA);

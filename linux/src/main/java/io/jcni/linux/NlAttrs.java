@@ -122,6 +122,18 @@ public final class NlAttrs {
         return b == null || b.length == 0 ? null : MacAddress.of(b);
     }
 
+    /** The values of every attribute of {@code type}, in order; for repeated attributes. */
+    public List<byte[]> bytesAll(int type) {
+        List<byte[]> all = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            if (types[i] != type) continue;
+            byte[] b = new byte[lengths[i]];
+            buf.get(offsets[i], b);
+            all.add(b);
+        }
+        return all;
+    }
+
     /** The attributes nested in {@code type}; empty if absent. */
     public NlAttrs nested(int type) {
         int i = find(type);

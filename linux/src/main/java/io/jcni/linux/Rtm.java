@@ -45,7 +45,17 @@ final class Rtm {
     static final int IFLA_LINKINFO = 18;
     static final int IFLA_IFALIAS = 20;
     static final int IFLA_NET_NS_FD = 28;
+    static final int IFLA_AF_SPEC = 26;
+    static final int IFLA_EXT_MASK = 29;
     static final int IFLA_LINK_NETNSID = 37;
+    static final int RTEXT_FILTER_BRVLAN = 2;
+
+    static final int IFLA_BR_VLAN_FILTERING = 7;
+    static final int IFLA_BRIDGE_FLAGS = 0;
+    static final int IFLA_BRIDGE_VLAN_INFO = 2;
+    static final int BRIDGE_FLAGS_SELF = 2;
+    static final int BRIDGE_VLAN_INFO_PVID = 2;
+    static final int BRIDGE_VLAN_INFO_UNTAGGED = 4;
 
     static final int IFLA_INFO_KIND = 1;
     static final int IFLA_INFO_DATA = 2;

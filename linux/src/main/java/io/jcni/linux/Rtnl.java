@@ -133,6 +133,13 @@ public final class Rtnl implements AutoCloseable {
         setFlag(index, Link.IFF_ALLMULTI, on, "set link " + index + " allmulticast " + (on ? "on" : "off"));
     }
 
+    /** ARP on or off (IFF_NOARP), {@code ip link set X arp on|off}. */
+    public void setArp(int index, boolean on) {
+        NlMessage m = new NlMessage(Rtm.RTM_SETLINK, 0).u8(0).u8(0).u16(0).u32(index)
+                .u32(on ? 0 : Link.IFF_NOARP).u32(Link.IFF_NOARP);
+        socket.request(m, "set link " + index + " arp " + (on ? "on" : "off"));
+    }
+
     public void setMtu(int index, int mtu) {
         setlink(index, "set link " + index + " mtu " + mtu).attrU32(Rtm.IFLA_MTU, mtu).send();
     }
@@ -194,6 +201,46 @@ public final class Rtnl implements AutoCloseable {
             }
         }
         throw new ErrnoException(Errno.ENODEV, "get bridge port " + index, "not a bridge port", null);
+    }
+
+    /**
+     * {@code bridge vlan add dev X vid V [pvid] [untagged] [self]}: on a bridge port, or with
+     * {@code self} on the bridge device itself. The bridge needs VLAN filtering on.
+     */
+    public void addBridgeVlan(int index, int vid, boolean pvid, boolean untagged, boolean self) {
+        socket.request(bridgeVlanRequest(Rtm.RTM_SETLINK, index, vid, pvid, untagged, self), "add bridge vlan " + vid + " dev " + index);
+    }
+
+    public void deleteBridgeVlan(int index, int vid, boolean self) {
+        socket.request(bridgeVlanRequest(Rtm.RTM_DELLINK, index, vid, false, false, self), "delete bridge vlan " + vid + " dev " + index);
+    }
+
+    /** The VLANs of a bridge port (or of the bridge itself); empty when it has none. */
+    public List<BridgeVlan> bridgeVlans(int index) {
+        NlMessage req = ifinfo(Rtm.RTM_GETLINK, Family.AF_BRIDGE, 0, 0).attrU32(Rtm.IFLA_EXT_MASK, Rtm.RTEXT_FILTER_BRVLAN);
+        List<BridgeVlan> out = new ArrayList<>();
+        for (NlMsg m : socket.dump(req, "list bridge vlans")) {
+            if (m.type() != Rtm.RTM_NEWLINK || m.i32(4) != index) continue;
+            for (byte[] v : m.attrs(Rtm.IFINFOMSG_SIZE).nested(Rtm.IFLA_AF_SPEC).bytesAll(Rtm.IFLA_BRIDGE_VLAN_INFO)) {
+                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(v).order(java.nio.ByteOrder.nativeOrder());
+                int flags = Short.toUnsignedInt(b.getShort(0));
+                out.add(new BridgeVlan(Short.toUnsignedInt(b.getShort(2)), (flags & Rtm.BRIDGE_VLAN_INFO_PVID) != 0,
+                        (flags & Rtm.BRIDGE_VLAN_INFO_UNTAGGED) != 0));
+            }
+        }
+        return out;
+    }
+
+    static NlMessage bridgeVlanRequest(int type, int index, int vid, boolean pvid, boolean untagged, boolean self) {
+        if (vid < 1 || vid > 4094) throw new IllegalArgumentException("bad VLAN id " + vid);
+        NlMessage m = ifinfo(type, Family.AF_BRIDGE, index, 0);
+        int spec = m.nest(Rtm.IFLA_AF_SPEC);
+        if (self) m.attrU16(Rtm.IFLA_BRIDGE_FLAGS, Rtm.BRIDGE_FLAGS_SELF);
+        int flags = (pvid ? Rtm.BRIDGE_VLAN_INFO_PVID : 0) | (untagged ? Rtm.BRIDGE_VLAN_INFO_UNTAGGED : 0);
+        java.nio.ByteBuffer info = java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.nativeOrder());
+        info.putShort((short) flags).putShort((short) vid);
+        m.attr(Rtm.IFLA_BRIDGE_VLAN_INFO, info.array());
+        return m.end(spec);
     }
 
     private void setFlag(int index, int flag, boolean on, String op) {
@@ -288,6 +335,38 @@ public final class Rtnl implements AutoCloseable {
             if ((index == 0 || a.index() == index) && a.address() != null) out.add(a);
         }
         return out;
+    }
+
+    /**
+     * Waits until no IPv6 address of the link is tentative any more (duplicate address detection
+     * finished), as the reference IPAM code does before using a new address.
+     *
+     * @throws ErrnoException ETIMEDOUT when addresses are still tentative after {@code timeoutMillis};
+     *     EADDRNOTAVAIL when DAD failed for one
+     */
+    public void settleAddresses(int index, long timeoutMillis) {
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+        while (true) {
+            boolean tentative = false;
+            for (Address a : addresses(index, Family.INET6)) {
+                if ((a.flags() & Address.IFA_F_DADFAILED) != 0) {
+                    throw new ErrnoException(Errno.EADDRNOTAVAIL, "settle addresses dev " + index,
+                            "duplicate address detection failed for " + a.prefix(), null);
+                }
+                tentative |= (a.flags() & Address.IFA_F_TENTATIVE) != 0;
+            }
+            if (!tentative) return;
+            if (System.nanoTime() - deadline > 0) {
+                throw new ErrnoException(Errno.ETIMEDOUT, "settle addresses dev " + index,
+                        "still tentative after " + timeoutMillis + " ms", null);
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new ErrnoException(Errno.EINTR, "settle addresses dev " + index, null, e);
+            }
+        }
     }
 
     private static void encodeAddress(NlMessage m, int index, InetAddress address, int prefixLength, int flags) {

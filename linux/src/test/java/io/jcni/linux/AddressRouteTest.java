@@ -136,4 +136,58 @@ class AddressRouteTest {
             assertEquals(Errno.ENETUNREACH, e.errno());
         }
     }
+
+    @Test
+    void largeDumpsSpanManyDatagrams() throws Exception {
+        try (Scratch s = Scratch.create()) {
+            int eth0 = eth0(s);
+            int n = 1500; // far more than one 32 KiB dump datagram holds
+            for (int i = 0; i < n; i++) {
+                s.rt.addRoute(Route.to(new IpPrefix(java.net.InetAddress.getByAddress(
+                        new byte[] {10, (byte) (i >> 8), (byte) i, 0}), 24)).dev(eth0).table(200));
+            }
+            assertEquals(n, s.rt.routes(Family.INET, 200).size());
+            assertEquals(n, s.ipJson("route", "show", "table", "200").size());
+        }
+    }
+
+    @Test
+    void oneClientServesManyThreads() throws Exception {
+        try (Scratch s = Scratch.create()) {
+            int eth0 = eth0(s);
+            java.util.List<Thread> threads = new java.util.ArrayList<>();
+            java.util.concurrent.atomic.AtomicInteger ok = new java.util.concurrent.atomic.AtomicInteger();
+            for (int t = 0; t < 8; t++) {
+                int base = t;
+                threads.add(Thread.ofVirtual().start(() -> {
+                    for (int i = 0; i < 25; i++) {
+                        s.rt.addAddress(eth0, IpPrefix.literal("10.9." + base + "." + (i + 1)), 32, false);
+                        if (s.rt.link(eth0).index() == eth0) ok.incrementAndGet();
+                    }
+                }));
+            }
+            for (Thread t : threads) t.join(30_000);
+            assertEquals(200, ok.get());
+            assertEquals(200, s.rt.addresses(eth0, Family.INET).size());
+        }
+    }
+
+    @Test
+    void settleWaitsForDuplicateAddressDetection() {
+        try (Scratch s = Scratch.create()) {
+            int eth0 = eth0(s);
+            s.rt.setArp(eth0, false);
+            assertTrue((s.rt.link(eth0).flags() & Link.IFF_NOARP) != 0);
+            assertTrue(String.valueOf(s.ipJson("link", "show", "dev", "eth0").getFirst().get("flags")).contains("NOARP"));
+            s.rt.setArp(eth0, true);
+            Sysctl.set(s.ns, "net.ipv6.conf.eth0.dad_transmits", "1");
+            Sysctl.set(s.ns, "net.ipv6.neigh.eth0.retrans_time_ms", "200");
+            s.rt.addAddress(eth0, literal("fd00:33::5"), 64, false);
+            assertTrue(s.rt.addresses(eth0, Family.INET6).stream()
+                    .anyMatch(a -> (a.flags() & Address.IFA_F_TENTATIVE) != 0), "DAD pending right after add");
+            s.rt.settleAddresses(eth0, 10_000);
+            assertTrue(s.rt.addresses(eth0, Family.INET6).stream()
+                    .noneMatch(a -> (a.flags() & Address.IFA_F_TENTATIVE) != 0));
+        }
+    }
 }

@@ -203,4 +203,20 @@ class CodecTest {
         assertEquals(MacvlanMode.BRIDGE, MacvlanMode.parse(""));
         assertEquals(MacvlanMode.PASSTHRU, MacvlanMode.parse("passthru"));
     }
+
+    @Test
+    void bridgeVlanRequestLayout() {
+        NlMessage m = Rtnl.bridgeVlanRequest(Rtm.RTM_SETLINK, 7, 10, true, true, true);
+        NlMsg msg = received(m);
+        assertEquals(Family.AF_BRIDGE, msg.u8(0));
+        assertEquals(7, msg.i32(4));
+        NlAttrs spec = msg.attrs(Rtm.IFINFOMSG_SIZE).nested(Rtm.IFLA_AF_SPEC);
+        assertEquals(Rtm.BRIDGE_FLAGS_SELF, spec.u16(Rtm.IFLA_BRIDGE_FLAGS, -1));
+        byte[] info = spec.bytes(Rtm.IFLA_BRIDGE_VLAN_INFO);
+        ByteBuffer b = ByteBuffer.wrap(info).order(ByteOrder.nativeOrder());
+        assertEquals(Rtm.BRIDGE_VLAN_INFO_PVID | Rtm.BRIDGE_VLAN_INFO_UNTAGGED, b.getShort(0));
+        assertEquals(10, b.getShort(2));
+        NlMessage port = Rtnl.bridgeVlanRequest(Rtm.RTM_DELLINK, 7, 20, false, false, false);
+        assertFalse(received(port).attrs(Rtm.IFINFOMSG_SIZE).nested(Rtm.IFLA_AF_SPEC).has(Rtm.IFLA_BRIDGE_FLAGS));
+    }
 }

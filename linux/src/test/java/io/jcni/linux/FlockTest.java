@@ -17,6 +17,7 @@ class FlockTest {
     void exclusiveAgainstOtherDescriptorsAndProcesses(@TempDir Path dir) {
         Path file = dir.resolve("lock");
         try (Flock held = Flock.lock(file)) {
+            assertEquals(file, held.path());
             assertTrue(Files.exists(file));
             assertEquals(Optional.empty(), Flock.tryLock(file));
             assertEquals(1, Scratch.exitCode(List.of("flock", "-n", file.toString(), "true")));
@@ -30,6 +31,7 @@ class FlockTest {
     @Test
     void directoriesCanBeLocked(@TempDir Path dir) {
         try (Flock held = Flock.lock(dir)) {
+            assertEquals(dir, held.path());
             assertEquals(1, Scratch.exitCode(List.of("flock", "-n", dir.toString(), "true")));
         }
     }

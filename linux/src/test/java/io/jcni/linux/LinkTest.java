@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.jcni.spec.Json;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -249,6 +250,39 @@ class LinkTest {
 
             // The socket stays usable after errors: sequence numbers keep matching.
             assertEquals("veth", s.rt.link("veth0").kind());
+        }
+    }
+
+    @Test
+    void bridgeVlans() {
+        try (Scratch s = Scratch.create()) {
+            try {
+                s.rt.addLink(NewLink.bridge("vbr").vlanFiltering(true).up());
+            } catch (ErrnoException e) {
+                // Kernels built without CONFIG_BRIDGE_VLAN_FILTERING (this machine's) refuse it.
+                Assumptions.assumeFalse(e.is(Errno.EOPNOTSUPP), "no bridge VLAN filtering in this kernel");
+                throw e;
+            }
+            s.rt.addLink(NewLink.veth("vlp0", "vlp1"));
+            int br = s.rt.link("vbr").index();
+            int port = s.rt.link("vlp0").index();
+            s.rt.setMaster(port, br);
+            assertEquals(1L, Json.asObject(info(ipLink(s, "vbr")).get("info_data")).get("vlan_filtering"));
+
+            s.rt.addBridgeVlan(port, 10, true, true, false);
+            s.rt.addBridgeVlan(port, 20, false, false, false);
+            s.rt.addBridgeVlan(br, 20, false, false, true);
+            List<BridgeVlan> vlans = s.rt.bridgeVlans(port);
+            assertTrue(vlans.contains(new BridgeVlan(10, true, true)), vlans.toString());
+            assertTrue(vlans.contains(new BridgeVlan(20, false, false)), vlans.toString());
+            assertTrue(s.rt.bridgeVlans(br).stream().anyMatch(v -> v.vid() == 20));
+            String shown = Scratch.exec(List.of("bridge", "-n", s.name, "vlan", "show", "dev", "vlp0"));
+            assertTrue(shown.contains("10 PVID Egress Untagged"), shown);
+            assertTrue(shown.contains("20"), shown);
+
+            s.rt.deleteBridgeVlan(port, 20, false);
+            assertTrue(s.rt.bridgeVlans(port).stream().noneMatch(v -> v.vid() == 20));
+            assertThrows(IllegalArgumentException.class, () -> s.rt.addBridgeVlan(port, 4095, false, false, false));
         }
     }
 }

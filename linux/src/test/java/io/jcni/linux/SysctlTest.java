@@ -67,4 +67,15 @@ class SysctlTest {
             assertThrows(IllegalArgumentException.class, () -> Sysctl.path("net/../../etc/passwd"));
         }
     }
+
+    @Test
+    void procNetIsTheProcessesButThreadSelfNetIsTheThreads() throws Exception {
+        try (Scratch s = Scratch.create()) {
+            s.rt.addLink(NewLink.bridge("onlyhere0"));
+            String threadSelf = s.ns.run(() -> Files.readString(java.nio.file.Path.of("/proc/thread-self/net/dev")));
+            String procNet = s.ns.run(() -> Files.readString(java.nio.file.Path.of("/proc/net/dev")));
+            assertTrue(threadSelf.contains("onlyhere0"));
+            assertFalse(procNet.contains("onlyhere0"));
+        }
+    }
 }
