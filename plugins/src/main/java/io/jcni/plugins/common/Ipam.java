@@ -26,6 +26,12 @@ public final class Ipam {
         return t == null ? null : new Ipam(new Delegation(), t);
     }
 
+    /** STATUS of a plugin whose readiness is its IPAM's: asks the IPAM plugin, if there is one. */
+    public static void statusOf(PluginRequest req) {
+        Ipam ipam = of(req);
+        if (ipam != null) ipam.status(req);
+    }
+
     public String type() {
         return type;
     }

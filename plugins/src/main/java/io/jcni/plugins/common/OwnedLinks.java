@@ -49,4 +49,17 @@ public final class OwnedLinks {
         }
         return removed;
     }
+
+    /**
+     * GC for a plugin whose per-attachment state is tagged host links plus addresses from IPAM
+     * (bridge, ptp): removes the links of attachments the runtime no longer lists (a killed ADD
+     * leaves one behind while the sandbox lives on), then runs the IPAM plugin's GC with the same list.
+     */
+    public static void gcWithIpam(PluginRequest req) {
+        try (Rtnl host = Rtnl.open()) {
+            collect(host, req.networkName(), req.validAttachments());
+        }
+        Ipam ipam = Ipam.of(req);
+        if (ipam != null) ipam.gc(req);
+    }
 }

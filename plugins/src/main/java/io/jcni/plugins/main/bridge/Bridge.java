@@ -396,24 +396,15 @@ public final class Bridge implements Plugin {
         return true;
     }
 
-    /**
-     * Removes the host veths of attachments the runtime no longer lists (a killed ADD leaves one
-     * behind while the sandbox lives on), then the IPAM plugin's GC with the same list.
-     */
     @Override
     public void gc(PluginRequest req) {
         BridgeConf.load(req);
-        try (Rtnl host = Rtnl.open()) {
-            OwnedLinks.collect(host, req.networkName(), req.validAttachments());
-        }
-        Ipam ipam = Ipam.of(req);
-        if (ipam != null) ipam.gc(req);
+        OwnedLinks.gcWithIpam(req);
     }
 
     @Override
     public void status(PluginRequest req) {
-        Ipam ipam = Ipam.of(req);
-        if (ipam != null) ipam.status(req);
+        Ipam.statusOf(req);
     }
 
 }

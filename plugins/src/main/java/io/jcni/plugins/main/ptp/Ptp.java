@@ -194,17 +194,11 @@ public final class Ptp implements Plugin {
 
     @Override
     public void gc(PluginRequest req) {
-        // Host veths of attachments the runtime no longer lists (see OwnedLinks), then IPAM.
-        try (Rtnl host = Rtnl.open()) {
-            OwnedLinks.collect(host, req.networkName(), req.validAttachments());
-        }
-        Ipam ipam = Ipam.of(req);
-        if (ipam != null) ipam.gc(req);
+        OwnedLinks.gcWithIpam(req);
     }
 
     @Override
     public void status(PluginRequest req) {
-        Ipam ipam = Ipam.of(req);
-        if (ipam != null) ipam.status(req);
+        Ipam.statusOf(req);
     }
 }
