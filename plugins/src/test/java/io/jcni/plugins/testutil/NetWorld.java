@@ -143,19 +143,8 @@ public final class NetWorld implements AutoCloseable {
 
     /** Runs a command, bounded; returns exit code and output. */
     public static Exec sh(String... cmd) {
-        try {
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-            if (!p.waitFor(20, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                return new Exec(-1, "timeout");
-            }
-            return new Exec(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            throw new AssertionError(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        Proc.Out out = Proc.run(new ProcessBuilder(cmd).redirectErrorStream(true), "", 20);
+        return new Exec(out.rc(), out.out());
     }
 
     public record Exec(int rc, String out) {}

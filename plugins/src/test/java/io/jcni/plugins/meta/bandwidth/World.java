@@ -1,5 +1,6 @@
 package io.jcni.plugins.meta.bandwidth;
 
+import io.jcni.plugins.testutil.Proc;
 import io.jcni.linux.Netns;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.plugins.testutil.PluginCall;
@@ -105,24 +106,10 @@ public final class World implements AutoCloseable {
 
     /** Runs a command with a 30 s limit; with {@code check}, a non-zero exit fails the test. */
     public static String exec(List<String> cmd, Map<String, String> env, boolean check) {
-        try {
-            ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
-            if (env != null) pb.environment().putAll(env);
-            Process p = pb.start();
-            byte[] out = p.getInputStream().readAllBytes();
-            if (!p.waitFor(30, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new AssertionError("timed out: " + cmd);
-            }
-            String s = new String(out, StandardCharsets.UTF_8);
-            if (check && p.exitValue() != 0) throw new AssertionError(cmd + " exited " + p.exitValue() + ": " + s);
-            return s;
-        } catch (IOException e) {
-            throw new AssertionError(cmd + ": " + e, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+        if (env != null) pb.environment().putAll(env);
+        Proc.Out out = Proc.run(pb, "", 30);
+        return check ? out.ok(cmd) : out.out();
     }
 
     /** Runs {@code stdin | ip netns exec HOST env ... binary}: a Go reference plugin on the host side. */

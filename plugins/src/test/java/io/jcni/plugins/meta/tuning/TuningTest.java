@@ -1,5 +1,6 @@
 package io.jcni.plugins.meta.tuning;
 
+import io.jcni.plugins.testutil.Proc;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -357,28 +358,11 @@ class TuningTest {
         return run(pb, stdin);
     }
 
-    private static String exec(String... cmd) {
-        return run(new ProcessBuilder(cmd).redirectErrorStream(true), "");
+    static String exec(String... cmd) {
+        return Proc.ok(cmd);
     }
 
     private static String run(ProcessBuilder pb, String stdin) {
-        try {
-            Process p = pb.start();
-            p.getOutputStream().write(stdin.getBytes(StandardCharsets.UTF_8));
-            p.getOutputStream().close();
-            byte[] out = p.getInputStream().readAllBytes();
-            if (!p.waitFor(20, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new AssertionError("timed out: " + pb.command());
-            }
-            String s = new String(out, StandardCharsets.UTF_8);
-            if (p.exitValue() != 0) throw new AssertionError(pb.command() + " exited " + p.exitValue() + ": " + s);
-            return s;
-        } catch (IOException e) {
-            throw new AssertionError(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        return Proc.run(pb, stdin, 20).ok(pb.command());
     }
 }
