@@ -8,23 +8,26 @@
 # then 50 (-c) concurrent pod lifecycles for go, standalone and daemon (pods per second).
 # Everything runs in network namespaces this script creates (a private "host" netns holds the
 # bridges; one netns per pod) and removes on exit, whatever happens. Run as root.
-# Usage: bench/pod-lifecycle/run.sh [-n ITERATIONS(30)] [-w WARMUP(10)] [-c CONCURRENT(50)] [--only go,standalone,daemon,ip-batch]
+# Usage: bench/pod-lifecycle/run.sh [-n ITERATIONS(30)] [-w WARMUP(10)] [-c CONCURRENT(50)] [--daemon-warmup N(100)]
+#                                   [--only go,standalone,daemon,ip-batch]
+#   --daemon-warmup: extra ADD/DEL pairs sent to jcnid before measuring (a resident daemon is warm: JIT)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$PWD
 
-N=30 WARMUP=10 CONC=50 ONLY="go,standalone,daemon,ip-batch"
+N=30 WARMUP=10 CONC=50 DWARM=100 ONLY="go,standalone,daemon,ip-batch"
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) N=$2; shift 2 ;;
     -w) WARMUP=$2; shift 2 ;;
     -c) CONC=$2; shift 2 ;;
+    --daemon-warmup) DWARM=$2; shift 2 ;;
     --only) ONLY=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-for x in "$N" "$WARMUP" "$CONC"; do [[ "$x" =~ ^[0-9]+$ ]] || { echo "run.sh: counts must be numbers" >&2; exit 2; }; done
+for x in "$N" "$WARMUP" "$CONC" "$DWARM"; do [[ "$x" =~ ^[0-9]+$ ]] || { echo "run.sh: counts must be numbers" >&2; exit 2; }; done
 [ "$N" -ge 1 ] && [ "$N" -le 10000 ] && [ "$CONC" -le 500 ] || { echo "run.sh: -n 1..10000, -c 0..500" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "run.sh: needs root (network namespaces)" >&2; exit 1; }
 . scripts/env.sh
@@ -145,6 +148,15 @@ echo "warm-up: $WARMUP lifecycles per variant ..." >&2
 for ((i = 0; i < WARMUP; i++)); do
   for v in "${VARIANTS[@]}"; do lifecycle "$v" "$((100000 + i))" >/dev/null; done
 done
+if [[ ",$ONLY," == *,daemon,* ]] && [ "$DWARM" -gt 0 ]; then
+  echo "daemon warm-up: $DWARM ADD/DEL pairs ..." >&2
+  ip netns add "jcb-dw-$ID"
+  for ((i = 0; i < DWARM && i < 10000; i++)); do
+    cni daemon ADD "jcb-dw" "jcb-dw-$ID"
+    cni daemon DEL "jcb-dw" "jcb-dw-$ID"
+  done
+  ip netns del "jcb-dw-$ID"
+fi
 echo "sequential: $N lifecycles per variant, interleaved ..." >&2
 for ((i = 0; i < N; i++)); do
   for v in "${VARIANTS[@]}"; do lifecycle "$v" "$i" >> "$TMP/seq.$v"; done
@@ -179,7 +191,7 @@ echo
 echo "machine: $(nproc) cpus, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r)"
 echo "load average (1/5/15 min): before $LOAD_BEFORE, after $LOAD_AFTER"
 echo "pod lifecycle = ip netns add + bridge/host-local ADD + DEL + ip netns del; plugins run via ip netns exec <host netns>"
-echo "sequential: median of $N (after $WARMUP warm-up), ms; concurrent: $CONC lifecycles at once"
+echo "sequential: median of $N, interleaved (after $WARMUP warm-up lifecycles each, and $DWARM ADD/DEL pairs for jcnid), ms; concurrent: $CONC lifecycles at once"
 echo
 printf '| %-10s | %8s | %8s | %10s | %7s | %10s | %7s |\n' variant "ADD ms" "DEL ms" "pod ms" "× go" "pods/s" "× go"
 printf '|%s|%s|%s|%s|%s|%s|%s|\n' ------------ ---------- ---------- ------------ --------- ------------ ---------
