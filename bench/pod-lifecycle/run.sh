@@ -5,7 +5,7 @@
 #   standalone  jcni's plain JVM launchers (install.sh --no-shim)
 #   daemon      jcni's shims + jcnid on a private socket
 #   ip-batch    the same kernel work done with `ip -batch` (a floor; no IPAM, no locking, no JSON)
-# then 50 (-c) concurrent pod lifecycles for go, standalone and daemon (pods per second).
+# then 50 (-c) concurrent pod lifecycles of each (pods per second).
 # Everything runs in network namespaces this script creates (a private "host" netns holds the
 # bridges; one netns per pod) and removes on exit, whatever happens. Run as root.
 # Usage: bench/pod-lifecycle/run.sh [-n ITERATIONS(30)] [-w WARMUP(10)] [-c CONCURRENT(50)] [--daemon-warmup N(100)]
@@ -165,7 +165,6 @@ done
 declare -A WALL PODS
 if [ "$CONC" -gt 0 ]; then
   for v in "${VARIANTS[@]}"; do
-    [ "$v" = ip-batch ] && continue
     echo "concurrent: $CONC lifecycles at once: $v ..." >&2
     t0=$(now_us)
     pids=()
