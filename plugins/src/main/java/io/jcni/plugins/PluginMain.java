@@ -32,6 +32,9 @@ public final class PluginMain {
         Skel.Outcome out = Skel.run(plugin, System.getenv(), stdin, System.err);
         stdout.write(out.stdout().getBytes(StandardCharsets.UTF_8));
         stdout.flush();
-        System.exit(out.exitCode());
+        System.err.flush();
+        // halt, not exit: a plugin registers no shutdown hooks, and since JDK 21 System.exit first
+        // starts the System.Logger machinery (to log the exit), ~5 ms of a standalone call.
+        Runtime.getRuntime().halt(out.exitCode());
     }
 }

@@ -9,8 +9,12 @@ import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
-import java.security.SecureRandom;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.HexFormat;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * A veth pair between a container and the host, made as pkg/ip's SetupVeth makes it: created from
@@ -22,13 +26,21 @@ import java.util.HexFormat;
  * @param container the container end, still down
  */
 public record Veth(Link host, Link container) {
-    private static final SecureRandom RANDOM = new SecureRandom();
     private static final int ATTEMPTS = 10;
+    private static final Path URANDOM = Path.of("/dev/urandom");
 
-    /** "veth" and 4 random bytes in hex, like ip.RandomVethName. */
+    /**
+     * "veth" and 4 random bytes in hex, like ip.RandomVethName. The bytes come straight from
+     * /dev/urandom, as Go's crypto/rand reads them: a SecureRandom would cost a standalone plugin
+     * ~10 ms of security-provider start-up for 4 bytes. A clash is retried by {@link #setup}.
+     */
     public static String randomName() {
         byte[] b = new byte[4];
-        RANDOM.nextBytes(b);
+        try (InputStream in = Files.newInputStream(URANDOM)) {
+            if (in.readNBytes(b, 0, b.length) != b.length) ThreadLocalRandom.current().nextBytes(b);
+        } catch (IOException e) {
+            ThreadLocalRandom.current().nextBytes(b);
+        }
         return "veth" + HexFormat.of().formatHex(b);
     }
 

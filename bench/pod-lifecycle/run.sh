@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# Pod lifecycle benchmark: `ip netns add` + ADD + DEL + `ip netns del`, bridge + host-local, side by
+# side on this machine in one run:
+#   go          the reference Go plugins (/usr/lib/cni, override with GO_CNI_DIR)
+#   standalone  jcni's plain JVM launchers (install.sh --no-shim)
+#   daemon      jcni's shims + jcnid on a private socket
+#   ip-batch    the same kernel work done with `ip -batch` (a floor; no IPAM, no locking, no JSON)
+# then 50 (-c) concurrent pod lifecycles of each (pods per second).
+# Everything runs in network namespaces this script creates (a private "host" netns holds the
+# bridges; one netns per pod) and removes on exit, whatever happens. Run as root.
+# Usage: bench/pod-lifecycle/run.sh [-n ITERATIONS(30)] [-w WARMUP(10)] [-c CONCURRENT(50)] [--daemon-warmup N(100)]
+#                                   [--only go,standalone,daemon,ip-batch]
+#   --daemon-warmup: extra ADD/DEL pairs sent to jcnid before measuring (a resident daemon is warm: JIT)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+REPO=$PWD
+
+N=30 WARMUP=10 CONC=50 DWARM=100 ONLY="go,standalone,daemon,ip-batch"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -n) N=$2; shift 2 ;;
+    -w) WARMUP=$2; shift 2 ;;
+    -c) CONC=$2; shift 2 ;;
+    --daemon-warmup) DWARM=$2; shift 2 ;;
+    --only) ONLY=$2; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+for x in "$N" "$WARMUP" "$CONC" "$DWARM"; do [[ "$x" =~ ^[0-9]+$ ]] || { echo "run.sh: counts must be numbers" >&2; exit 2; }; done
+[ "$N" -ge 1 ] && [ "$N" -le 10000 ] && [ "$CONC" -le 500 ] || { echo "run.sh: -n 1..10000, -c 0..500" >&2; exit 2; }
+[ "$(id -u)" -eq 0 ] || { echo "run.sh: needs root (network namespaces)" >&2; exit 1; }
+. scripts/env.sh
+need_command ip iproute2
+GO_DIR=${GO_CNI_DIR:-/usr/lib/cni}
+IFS=, read -r -a VARIANTS <<< "$ONLY"
+for v in "${VARIANTS[@]}"; do
+  case "$v" in go|standalone|daemon|ip-batch) ;; *) echo "run.sh: unknown variant $v" >&2; exit 2 ;; esac
+done
+if [[ ",$ONLY," == *,go,* ]] && [ ! -x "$GO_DIR/bridge" ]; then
+  echo "run.sh: no reference plugins in $GO_DIR (apt-get install containernetworking-plugins, or set GO_CNI_DIR)" >&2; exit 1
+fi
+
+ID=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+TMP=$(mktemp -d /tmp/jcni-bench.XXXXXX)
+HOST="jcb-h-$ID"
+SOCK="$TMP/run/jcnid.sock"
+PREFIX="$TMP/jcni"
+
+cleanup() {
+  set +e
+  if [ -x "$PREFIX/bin/jcnid" ]; then "$PREFIX/bin/jcnid" stop --socket "$SOCK" >/dev/null 2>&1; fi
+  if [ -f "$TMP/run/jcnid.pid" ]; then kill -9 "$(cat "$TMP/run/jcnid.pid")" 2>/dev/null; fi
+  local ns
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -- "-$ID\$"); do ip netns del "$ns" 2>/dev/null; done
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- jcni: build if needed, install twice into the temp prefix (standalone launchers, and shims) ---
+VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
+need_jcni=0
+for v in "${VARIANTS[@]}"; do [ "$v" = standalone ] || [ "$v" = daemon ] && need_jcni=1; done
+if [ "$need_jcni" = 1 ]; then
+  for m in spec linux runtime plugins daemon cli; do
+    if [ ! -f "$m/target/jcni-$m-$VERSION.jar" ]; then
+      echo "run.sh: $m/target/jcni-$m-$VERSION.jar missing: building" >&2
+      mvn -B -ntp -q -DskipTests install >&2
+      break
+    fi
+  done
+  echo "installing jcni into $PREFIX ..." >&2
+  scripts/install.sh --no-build --no-shim --bin-dir "$TMP/standalone" --prefix "$PREFIX" --cmd-dir "$TMP/cmd" >&2
+  scripts/install.sh --no-build --bin-dir "$TMP/shim" --prefix "$PREFIX" --cmd-dir "$TMP/cmd" --socket "$SOCK" >&2
+fi
+if [[ ",$ONLY," == *,daemon,* ]]; then
+  "$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" >&2
+fi
+
+ip netns add "$HOST"
+ip -n "$HOST" link set lo up
+
+# Each variant has its own bridge, subnet and IPAM directory in the host netns.
+declare -A DIR=([go]=$GO_DIR [standalone]=$TMP/standalone [daemon]=$TMP/shim)
+declare -A NET=([go]=1 [standalone]=2 [daemon]=3 [ip-batch]=4)
+for v in go standalone daemon; do
+  cat > "$TMP/$v.conf" <<CONF
+{"cniVersion":"1.0.0","name":"jcb-$v","type":"bridge","bridge":"jcb${NET[$v]}-$ID","isGateway":true,"ipMasq":false,
+ "ipam":{"type":"host-local","subnet":"10.${NET[$v]}$((RANDOM % 9)).0.0/16","dataDir":"$TMP/ipam-$v"}}
+CONF
+done
+if [[ ",$ONLY," == *,ip-batch,* ]]; then
+  ip -n "$HOST" link add "jcb4-$ID" type bridge
+  ip -n "$HOST" addr add 10.249.0.1/16 dev "jcb4-$ID"
+  ip -n "$HOST" link set "jcb4-$ID" up
+fi
+
+now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
+
+# cni VARIANT COMMAND CONTAINER NETNS : one plugin call as a runtime makes it, in the host netns.
+cni() {
+  local v=$1 out
+  if ! out=$(CNI_COMMAND=$2 CNI_CONTAINERID=$3 CNI_NETNS=/var/run/netns/$4 CNI_IFNAME=eth0 CNI_PATH=${DIR[$v]} \
+      ip netns exec "$HOST" "${DIR[$v]}/bridge" < "$TMP/$v.conf" 2>"$TMP/err.$3.$2"); then
+    echo "run.sh: $v $2 $3 failed: $out $(cat "$TMP/err.$3.$2")" >&2
+    return 1
+  fi
+  rm -f "$TMP/err.$3.$2"
+}
+
+# floor_add/floor_del POD INDEX : the kernel work of bridge ADD/DEL with ip -batch.
+floor_add() {
+  local veth="jv$2-$ID" a=$(( $2 % 250 + 2 )) b=$(( $2 / 250 % 250 ))
+  ip -n "$HOST" -batch - <<B
+link add $veth type veth peer name eth0 netns $1
+link set $veth master jcb4-$ID
+link set $veth up
+B
+  ip -n "$1" -batch - <<B
+addr add 10.249.$b.$a/16 dev eth0
+link set eth0 up
+route add default via 10.249.0.1
+B
+}
+floor_del() { ip -n "$HOST" link del "jv$2-$ID"; }
+
+# lifecycle VARIANT INDEX : prints "add_us del_us total_us".
+lifecycle() {
+  local v=$1 i=$2 pod="jcb-$1-$2-$ID" cid="jcb-$1-$2" t0 t1 t2 t3
+  [ "$v" = ip-batch ] && pod="jcb-f-$2-$ID"
+  t0=$(now_us)
+  ip netns add "$pod"
+  t1=$(now_us)
+  if [ "$v" = ip-batch ]; then floor_add "$pod" "$i"; else cni "$v" ADD "$cid" "$pod"; fi
+  t2=$(now_us)
+  if [ "$v" = ip-batch ]; then floor_del "$pod" "$i"; else cni "$v" DEL "$cid" "$pod"; fi
+  ip netns del "$pod"
+  t3=$(now_us)
+  echo "$((t2 - t1)) $((t3 - t2)) $((t3 - t0))"
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {if (NR == 0) {print "nan"; exit} if (NR % 2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+ms() { awk -v u="$1" 'BEGIN { if (u == "nan") print "-"; else printf "%.1f", u / 1000 }'; }
+
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "warm-up: $WARMUP lifecycles per variant ..." >&2
+for ((i = 0; i < WARMUP; i++)); do
+  for v in "${VARIANTS[@]}"; do lifecycle "$v" "$((100000 + i))" >/dev/null; done
+done
+if [[ ",$ONLY," == *,daemon,* ]] && [ "$DWARM" -gt 0 ]; then
+  echo "daemon warm-up: $DWARM ADD/DEL pairs ..." >&2
+  ip netns add "jcb-dw-$ID"
+  for ((i = 0; i < DWARM && i < 10000; i++)); do
+    cni daemon ADD "jcb-dw" "jcb-dw-$ID"
+    cni daemon DEL "jcb-dw" "jcb-dw-$ID"
+  done
+  ip netns del "jcb-dw-$ID"
+fi
+echo "sequential: $N lifecycles per variant, interleaved ..." >&2
+for ((i = 0; i < N; i++)); do
+  for v in "${VARIANTS[@]}"; do lifecycle "$v" "$i" >> "$TMP/seq.$v"; done
+done
+
+declare -A WALL PODS
+if [ "$CONC" -gt 0 ]; then
+  for v in "${VARIANTS[@]}"; do
+    echo "concurrent: $CONC lifecycles at once: $v ..." >&2
+    t0=$(now_us)
+    pids=()
+    for ((i = 0; i < CONC; i++)); do
+      ( lifecycle "$v" "$((200000 + i))" > "$TMP/conc.$v.$i" 2>"$TMP/conc.$v.$i.err" || echo fail > "$TMP/conc.$v.$i.fail" ) &
+      pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || true; done
+    t1=$(now_us)
+    fails=$(ls "$TMP" | grep -c "^conc\.$v\..*\.fail\$" || true)
+    if [ "$fails" -gt 0 ]; then
+      echo "run.sh: $fails of $CONC concurrent $v lifecycles failed:" >&2
+      cat "$TMP"/conc."$v".*.err | head -20 >&2
+      exit 1
+    fi
+    WALL[$v]=$((t1 - t0))
+    PODS[$v]=$(awk -v n="$CONC" -v u="$((t1 - t0))" 'BEGIN { printf "%.1f", n / (u / 1e6) }')
+  done
+fi
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+
+echo
+echo "machine: $(nproc) cpus, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r)"
+echo "load average (1/5/15 min): before $LOAD_BEFORE, after $LOAD_AFTER"
+echo "pod lifecycle = ip netns add + bridge/host-local ADD + DEL + ip netns del; plugins run via ip netns exec <host netns>"
+echo "sequential: median of $N, interleaved (after $WARMUP warm-up lifecycles each, and $DWARM ADD/DEL pairs for jcnid), ms; concurrent: $CONC lifecycles at once"
+echo
+printf '| %-10s | %8s | %8s | %10s | %7s | %10s | %7s |\n' variant "ADD ms" "DEL ms" "pod ms" "× go" "pods/s" "× go"
+printf '|%s|%s|%s|%s|%s|%s|%s|\n' ------------ ---------- ---------- ------------ --------- ------------ ---------
+declare -A MED
+for v in "${VARIANTS[@]}"; do
+  MED[$v]=$(awk '{print $3}' "$TMP/seq.$v" | median)
+done
+for v in "${VARIANTS[@]}"; do
+  add=$(awk '{print $1}' "$TMP/seq.$v" | median); del=$(awk '{print $2}' "$TMP/seq.$v" | median)
+  ratio=-; pratio=-
+  [ -n "${MED[go]:-}" ] && ratio=$(awk -v a="${MED[$v]}" -v b="${MED[go]}" 'BEGIN { printf "%.2f", a / b }')
+  [ -n "${PODS[$v]:-}" ] && [ -n "${PODS[go]:-}" ] && pratio=$(awk -v a="${PODS[$v]}" -v b="${PODS[go]}" 'BEGIN { printf "%.2f", a / b }')
+  printf '| %-10s | %8s | %8s | %10s | %7s | %10s | %7s |\n' "$v" "$(ms "$add")" "$(ms "$del")" "$(ms "${MED[$v]}")" "$ratio" "${PODS[$v]:--}" "$pratio"
+done
+if [ -n "${MED[go]:-}" ]; then
+  echo
+  verdict() { awk -v a="$1" -v lim="$2" -v dir="$3" 'BEGIN { ok = dir == "le" ? a <= lim : a >= lim; print (ok ? "met" : "MISSED") }'; }
+  if [ -n "${MED[daemon]:-}" ]; then
+    r=$(awk -v a="${MED[daemon]}" -v b="${MED[go]}" 'BEGIN { printf "%.2f", a / b }')
+    echo "goal daemon latency <= 0.70x go: ${r}x $(verdict "$r" 0.70 le)"
+    if [ -n "${PODS[daemon]:-}" ] && [ -n "${PODS[go]:-}" ]; then
+      r=$(awk -v a="${PODS[daemon]}" -v b="${PODS[go]}" 'BEGIN { printf "%.2f", a / b }')
+      echo "goal daemon throughput >= 2x go: ${r}x $(verdict "$r" 2 ge)"
+    fi
+  fi
+  if [ -n "${MED[standalone]:-}" ]; then
+    r=$(awk -v a="${MED[standalone]}" -v b="${MED[go]}" 'BEGIN { printf "%.2f", a / b }')
+    echo "goal standalone latency <= 1.50x go: ${r}x $(verdict "$r" 1.50 le)"
+  fi
+fi

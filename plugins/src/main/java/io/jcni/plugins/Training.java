@@ -1,0 +1,185 @@
+package io.jcni.plugins;
+
+import io.jcni.linux.Netns;
+import io.jcni.plugins.common.Delegation;
+import io.jcni.plugins.skel.Skel;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Stream;
+
+/**
+ * The training run for the JVM's AOT cache ({@code scripts/install.sh} runs it once with
+ * {@code -XX:AOTCacheOutput}): it drives the code paths a plugin process takes, so that the
+ * classes they load, link and profile are in the cache every standalone plugin starts from.
+ *
+ * <p>Always: VERSION of every type, {@code static} and {@code host-local} ADD/CHECK/DEL (in a
+ * scratch directory), and a few error answers. As root, also {@code bridge} + {@code host-local}
+ * and {@code ptp} ADD/CHECK/DEL in a pair of scratch network namespaces it creates and deletes.
+ * Nothing outside the scratch directory and namespaces is touched. Prints a summary on stderr;
+ * exits 0 even when a workload fails (a cache from a partial run is still a good cache).
+ */
+public final class Training {
+    private static final int ROUNDS = 3;
+
+    private final Path dir;
+    private final Path cniPath;
+    private final PrintStream log;
+    private final List<String> failures = new ArrayList<>();
+    private int calls;
+
+    private Training(Path dir, PrintStream log) throws IOException {
+        this.dir = dir;
+        this.cniPath = dir.resolve("bin");
+        this.log = log;
+        // Delegates found here carry the marker, so bridge runs host-local in-process, as installed.
+        Files.createDirectories(cniPath);
+        for (String t : PluginRegistry.types()) {
+            Path p = cniPath.resolve(t);
+            Files.writeString(p, "#!/bin/sh\n# " + Delegation.MARKER + ": training stub\nexit 1\n");
+            Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        PrintStream err = System.err;
+        // Plugins print nothing on stdout here; the JVM's own AOT messages may, so keep ours apart.
+        System.setOut(err);
+        Path dir = Files.createTempDirectory("jcni-training-");
+        Training t = new Training(dir, new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8));
+        long t0 = System.nanoTime();
+        try {
+            for (int round = 0; round < ROUNDS; round++) {
+                t.withoutNetns(round);
+                if (isRoot()) t.withNetns(round);
+            }
+        } finally {
+            deleteTree(dir);
+        }
+        err.printf("jcni training: %d plugin calls in %d ms%s%s%n", t.calls, (System.nanoTime() - t0) / 1_000_000,
+                isRoot() ? "" : " (not root: no namespace workloads)",
+                t.failures.isEmpty() ? "" : "; failed: " + t.failures);
+    }
+
+    private void withoutNetns(int round) {
+        for (String type : PluginRegistry.types()) call(type, env("VERSION", null, null), "");
+        String staticConf = """
+            {"cniVersion":"1.1.0","name":"train-static","type":"bridge","ipam":{"type":"static",
+             "addresses":[{"address":"10.10.0.1/24","gateway":"10.10.0.254"},{"address":"fd00::1/64"}],
+             "routes":[{"dst":"0.0.0.0/0"}],"dns":{"nameservers":["10.10.0.53"]}}}""";
+        String hostLocalConf = """
+            {"cniVersion":"1.0.0","name":"train-hl","type":"bridge","ipam":{"type":"host-local",
+             "ranges":[[{"subnet":"10.11.0.0/24"}],[{"subnet":"fd01::/64"}]],"routes":[{"dst":"0.0.0.0/0"}],
+             "dataDir":"%s"}}""".formatted(dir.resolve("ipam"));
+        String id = "train" + round;
+        for (String[] c : new String[][] {{"static", staticConf}, {"host-local", hostLocalConf}}) {
+            String added = call(c[0], env("ADD", id, "/proc/self/ns/net"), c[1]);
+            if (added != null) call(c[0], env("CHECK", id, "/proc/self/ns/net"), withPrev(c[1], added));
+            call(c[0], env("DEL", id, "/proc/self/ns/net"), c[1]);
+        }
+        // Error answers: bad JSON, a missing variable, an unknown version.
+        callExpectingFailure("bridge", env("ADD", id, "/proc/self/ns/net"), "{not json");
+        callExpectingFailure("bridge", env("ADD", "", "/proc/self/ns/net"), hostLocalConf);
+        callExpectingFailure("static", env("ADD", id, "/proc/self/ns/net"), "{\"cniVersion\":\"9.9.9\",\"name\":\"x\",\"type\":\"static\"}");
+    }
+
+    private void withNetns(int round) throws Exception {
+        String suffix = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+        String hostName = "jcni-train-h-" + suffix;
+        String podName = "jcni-train-p-" + suffix;
+        List<String> created = new ArrayList<>();
+        try {
+            try (Netns host = Netns.create(hostName)) {
+                created.add(hostName);
+                Netns.create(podName).close();
+                created.add(podName);
+                String pod = Netns.pathOf(podName).toString();
+                String bridgeConf = """
+                    {"cniVersion":"1.1.0","name":"train-br","type":"bridge","bridge":"jtrain0","isGateway":true,
+                     "ipam":{"type":"host-local","subnet":"10.12.0.0/24","dataDir":"%s"}}""".formatted(dir.resolve("ipam"));
+                String ptpConf = """
+                    {"cniVersion":"1.1.0","name":"train-ptp","type":"ptp",
+                     "ipam":{"type":"host-local","subnet":"10.13.0.0/24","dataDir":"%s"}}""".formatted(dir.resolve("ipam"));
+                String id = "train-ns" + round;
+                for (String[] c : new String[][] {{"bridge", bridgeConf, "eth0"}, {"ptp", ptpConf, "eth1"}}) {
+                    Map<String, String> add = env("ADD", id, pod);
+                    add.put("CNI_IFNAME", c[2]);
+                    String added = host.run(() -> call(c[0], add, c[1]));
+                    if (added != null) {
+                        Map<String, String> check = env("CHECK", id, pod);
+                        check.put("CNI_IFNAME", c[2]);
+                        host.run(() -> call(c[0], check, withPrev(c[1], added)));
+                    }
+                    Map<String, String> del = env("DEL", id, pod);
+                    del.put("CNI_IFNAME", c[2]);
+                    host.run(() -> call(c[0], del, c[1]));
+                }
+            }
+        } finally {
+            for (String n : created.reversed()) {
+                try {
+                    Netns.delete(n);
+                } catch (RuntimeException e) {
+                    failures.add("delete netns " + n + ": " + e.getMessage());
+                }
+            }
+        }
+    }
+
+    private Map<String, String> env(String command, String containerId, String netns) {
+        Map<String, String> env = new HashMap<>(System.getenv());
+        env.put("CNI_COMMAND", command);
+        if (containerId != null) env.put("CNI_CONTAINERID", containerId);
+        if (netns != null) env.put("CNI_NETNS", netns);
+        env.put("CNI_IFNAME", "eth0");
+        env.put("CNI_PATH", cniPath.toString());
+        return env;
+    }
+
+    /** One call through the skeleton as PluginMain makes it; returns stdout, or null on failure. */
+    private String call(String type, Map<String, String> env, String stdin) {
+        calls++;
+        Skel.Outcome out = Skel.run(PluginRegistry.lookup(type), env, stdin.getBytes(StandardCharsets.UTF_8), log);
+        if (out.exitCode() != 0) {
+            failures.add(type + " " + env.get("CNI_COMMAND") + ": " + out.stdout().replaceAll("\\s+", " "));
+            return null;
+        }
+        return out.stdout();
+    }
+
+    private void callExpectingFailure(String type, Map<String, String> env, String stdin) {
+        calls++;
+        Skel.run(PluginRegistry.lookup(type), env, stdin.getBytes(StandardCharsets.UTF_8), log);
+    }
+
+    /** The configuration with {@code prevResult} set, as a runtime sends it to CHECK. */
+    private static String withPrev(String conf, String result) {
+        int end = conf.lastIndexOf('}');
+        return conf.substring(0, end) + ",\"prevResult\":" + result + "}";
+    }
+
+    private static boolean isRoot() {
+        try {
+            return Integer.valueOf(0).equals(Files.getAttribute(Path.of("/proc/self"), "unix:uid"));
+        } catch (IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        try (Stream<Path> s = Files.walk(root)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+        }
+    }
+}
