@@ -14,13 +14,15 @@ public final class PluginRegistry {
     }
 
     public static List<String> types() {
-        return List.of("host-local", "static");
+        return List.of("host-local", "static", "portmap", "firewall");
     }
 
     public static Supplier<Plugin> lookup(String type) {
         return switch (type) {
             case "host-local" -> io.jcni.plugins.ipam.hostlocal.HostLocalPlugin::new;
             case "static" -> io.jcni.plugins.ipam.staticip.StaticIpam::new;
+            case "portmap" -> io.jcni.plugins.meta.portmap.PortmapPlugin::new;
+            case "firewall" -> io.jcni.plugins.meta.firewall.FirewallPlugin::new;
             default -> null;
         };
     }
