@@ -34,6 +34,9 @@ public final class FirewallPlugin implements Plugin {
                         "interface needs to be set for ingress policy \"same-bridge\", make sure to chain \"firewall\" plugin with \"bridge\"");
             }
             bridge = prev.interfaces().get(0).name();
+            if (bridge.indexOf('"') >= 0 || bridge.indexOf('\\') >= 0 || bridge.length() > 15) {
+                throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid bridge name in prevResult", bridge);
+            }
         }
         List<Element> elements = FirewallRules.elements(prev);
         store(c).put(owner(req), FirewallRules.skeleton(c.adminChain(), bridge), elements);
