@@ -21,9 +21,13 @@ class MasqueradeTest {
 
     @Test
     void elements() {
-        assertEquals(List.of(new Element("mq4", "10.1.2.3", null), new Element("mq4_own", "10.1.2.3 . 10.1.0.0/16", null),
-                        new Element("mq6", "fd00::3", null), new Element("mq6_own", "fd00::3 . fd00::/64", null)),
-                Masquerade.elements(List.of(Cidr.parse("10.1.2.3/16"), Cidr.parse("fd00::3/64"))));
+        List<Element> e = Masquerade.elements(List.of(Cidr.parse("10.1.2.3/16"), Cidr.parse("fd00::3/64")));
+        assertEquals(List.of(new Element("mq4_16", "10.1.2.3", null), new Element("mq4_own_16", "10.1.2.3 . 10.1.0.0", null),
+                new Element("mq6_64", "fd00::3", null), new Element("mq6_own_64", "fd00::3 . fd00::", null)), e);
+        String s = Masquerade.skeleton(e);
+        assertTrue(s.contains("add rule inet jcni mq4_16 meta nfproto ipv4 ip saddr . ip daddr & 255.255.0.0 @mq4_own_16 return"), s);
+        assertTrue(s.contains("add rule inet jcni mq6_64 meta nfproto ipv6 ip6 saddr @mq6_64 ip6 daddr != ff00::/8 masquerade"), s);
+        assertTrue(s.contains("ip6 daddr & ffff:ffff:ffff:ffff:: @mq6_own_64"), s);
     }
 
     /**
@@ -56,7 +60,7 @@ class MasqueradeTest {
             m.setup("net1", "orphan", "eth0", List.of(Cidr.parse("10.79.0.7/24")));
             m.setup("net2", "other", "eth0", List.of(Cidr.parse("10.79.0.8/24")));
             assertEquals(1, m.gc("net1", List.of(new Attachment("keep", "eth0"))));
-            String set = w.nft("list", "set", "inet", "jcni", "mq4");
+            String set = w.nft("list", "set", "inet", "jcni", "mq4_24");
             assertTrue(set.contains("10.79.0.2") && set.contains("10.79.0.8") && !set.contains("10.79.0.7"), set);
             assertEquals("outside", w.curl(c1, "http://192.168.79.2/"));
         }

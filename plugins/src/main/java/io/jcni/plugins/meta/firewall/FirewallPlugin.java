@@ -39,14 +39,15 @@ public final class FirewallPlugin implements Plugin {
             }
         }
         List<Element> elements = FirewallRules.elements(prev);
-        store(c).put(owner(req), FirewallRules.skeleton(c.adminChain(), bridge), elements);
+        String bridgeName = bridge;
+        store(c).put(owner(req), els -> FirewallRules.skeleton(c.adminChain(), bridgeName), elements);
         return prev;
     }
 
     @Override
     public void del(PluginRequest req) {
         FirewallConfig c = FirewallConfig.parse(req.conf());
-        store(c).remove(owner(req), FirewallRules.skeleton(c.adminChain(), null));
+        store(c).remove(owner(req), els -> FirewallRules.skeleton(c.adminChain(), null));
     }
 
     @Override
@@ -72,7 +73,7 @@ public final class FirewallPlugin implements Plugin {
         FirewallConfig c = FirewallConfig.parse(req.conf());
         Set<Attachment> valid = new HashSet<>(req.validAttachments());
         store(c).gc(SCOPE, req.networkName(), o -> valid.contains(new Attachment(o.containerId(), o.ifname())),
-                FirewallRules.skeleton(c.adminChain(), null));
+                els -> FirewallRules.skeleton(c.adminChain(), null));
     }
 
     static Owner owner(PluginRequest req) {

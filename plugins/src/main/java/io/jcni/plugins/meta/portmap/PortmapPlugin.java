@@ -36,17 +36,21 @@ public final class PortmapPlugin implements Plugin {
         Result prev = req.requirePrevResult();
         if (c.mappings().isEmpty()) return prev;
         Cidr[] ips = PortmapConfig.containerIps(prev, req.ifname());
-        List<Element> elements = PortmapRules.elements(c, ips[0], ips[1]);
+        String[] ifs = hostInterfaces(c, ips);
+        List<Element> elements = PortmapRules.elements(c, ips[0], ifs[0], ips[1], ifs[1]);
         if (elements.isEmpty()) return prev;
-        if (c.snat() && ips[0] != null) enableLocalnetRouting(ips[0].address());
-        store(c).put(owner(req), PortmapRules.skeleton(), elements);
+        // Set route_localnet on the host interface that reaches the container, so that connections to
+        // 127.0.0.1:hostPort, DNATed to the container, may leave with a 127/8 source (masqueraded on
+        // the way out), as the reference plugin does.
+        if (c.snat() && ifs[0] != null) Sysctl.set("net/ipv4/conf/" + ifs[0] + "/route_localnet", "1");
+        store(c).put(owner(req), els -> PortmapRules.skeleton(), elements);
         return prev;
     }
 
     @Override
     public void del(PluginRequest req) {
         PortmapConfig c = PortmapConfig.parse(req.conf());
-        store(c).remove(owner(req), PortmapRules.skeleton());
+        store(c).remove(owner(req), els -> PortmapRules.skeleton());
     }
 
     @Override
@@ -55,7 +59,8 @@ public final class PortmapPlugin implements Plugin {
         Result prev = req.requirePrevResult();
         if (c.mappings().isEmpty()) return;
         Cidr[] ips = PortmapConfig.containerIps(prev, req.ifname());
-        Set<Element> want = new HashSet<>(PortmapRules.elements(c, ips[0], ips[1]));
+        String[] ifs = hostInterfaces(c, ips);
+        Set<Element> want = new HashSet<>(PortmapRules.elements(c, ips[0], ifs[0], ips[1], ifs[1]));
         ElementStore store = store(c);
         Set<Element> have = new HashSet<>(store.elements(owner(req)));
         if (!have.containsAll(want)) {
@@ -74,7 +79,7 @@ public final class PortmapPlugin implements Plugin {
         PortmapConfig c = PortmapConfig.parse(req.conf());
         Set<Attachment> valid = new HashSet<>(req.validAttachments());
         store(c).gc(SCOPE, req.networkName(), o -> valid.contains(new Attachment(o.containerId(), o.ifname())),
-                PortmapRules.skeleton());
+                els -> PortmapRules.skeleton());
     }
 
     static Owner owner(PluginRequest req) {
@@ -89,23 +94,30 @@ public final class PortmapPlugin implements Plugin {
         }
     }
 
-    /**
-     * Sets route_localnet on the host interface that routes to the container, so that connections
-     * to 127.0.0.1:hostPort, DNATed to the container, may leave with a 127/8 source (masqueraded
-     * on the way out), as the reference plugin does. Failure to find the interface is not an error.
-     */
-    static void enableLocalnetRouting(IpAddr container) {
-        String ifname = null;
+    /** The host interfaces routing to the container's IPv4 and IPv6 address (null when unknown or not needed). */
+    static String[] hostInterfaces(PortmapConfig c, Cidr[] ips) {
+        String[] out = new String[2];
+        if (!c.snat() || c.masqAll() || (ips[0] == null && ips[1] == null)) {
+            if (c.snat() && ips[0] != null) out[0] = hostInterface(ips[0].address()); // still needed for route_localnet
+            return out;
+        }
+        for (int i = 0; i < 2; i++) if (ips[i] != null) out[i] = hostInterface(ips[i].address());
+        return out;
+    }
+
+    /** The interface of the most specific main-table route to {@code ip}, or null. */
+    static String hostInterface(IpAddr ip) {
         try (Rtnl rtnl = Rtnl.open()) {
             Route best = null;
-            for (Route r : rtnl.routes(Family.INET, Route.TABLE_MAIN)) {
+            for (Route r : rtnl.routes(ip.isV6() ? Family.INET6 : Family.INET, Route.TABLE_MAIN)) {
                 if (r.oif() <= 0 || r.dst() == null) continue;
                 Cidr dst = new Cidr(new IpAddr(r.dst().address().getAddress()), r.dst().length());
-                if (!dst.contains(container)) continue;
+                if (!dst.contains(ip)) continue;
                 if (best == null || r.dst().length() > best.dst().length()) best = r;
             }
-            if (best != null) ifname = rtnl.link(best.oif()).name();
+            if (best == null) return null;
+            String name = rtnl.link(best.oif()).name();
+            return name.indexOf('"') >= 0 || name.indexOf('\\') >= 0 ? null : name;
         }
-        if (ifname != null) Sysctl.set("net/ipv4/conf/" + ifname + "/route_localnet", "1");
     }
 }

@@ -34,26 +34,28 @@ class PortmapRulesTest {
                 + "{\"hostPort\":53,\"containerPort\":5353,\"protocol\":\"udp\",\"hostIP\":\"192.0.2.1\"},"
                 + "{\"hostPort\":443,\"containerPort\":443,\"hostIP\":\"2001:db8::1\"},"
                 + "{\"hostPort\":9,\"containerPort\":9,\"protocol\":\"sctp\",\"hostIP\":\"0.0.0.0\"}]", ""));
-        List<Element> e = PortmapRules.elements(c, Cidr.parse("10.1.2.3/16"), Cidr.parse("fd00::3/64"));
+        List<Element> e = PortmapRules.elements(c, Cidr.parse("10.1.2.3/16"), "br0", Cidr.parse("fd00::3/64"), "br0");
         assertEquals(List.of(
                 new Element("pm4", "tcp . 8080", "10.1.2.3 . 80"),
                 new Element("pm4h", "192.0.2.1 . udp . 53", "10.1.2.3 . 5353"),
                 new Element("pm4", "sctp . 9", "10.1.2.3 . 9"),
-                new Element("pm_masq4", "10.1.0.0/16 . 10.1.2.3", null),
-                new Element("pm_masq4", "127.0.0.0/8 . 10.1.2.3", null),
+                new Element("pm_hair4", "10.1.2.3 . \"br0\"", null),
+                new Element("pm_self4", "10.1.2.3 . 10.1.2.3", null),
+                new Element("pm_local4", "10.1.2.3", null),
                 new Element("pm6", "tcp . 8080", "fd00::3 . 80"),
                 new Element("pm6h", "2001:db8::1 . tcp . 443", "fd00::3 . 443"),
                 new Element("pm6", "sctp . 9", "fd00::3 . 9"),
-                new Element("pm_masq6", "fd00::/64 . fd00::3", null)), e);
+                new Element("pm_hair6", "fd00::3 . \"br0\"", null),
+                new Element("pm_self6", "fd00::3 . fd00::3", null)), e);
     }
 
     @Test
     void masqAllAndNoSnat() {
         String m = "[{\"hostPort\":8080,\"containerPort\":80}]";
-        List<Element> all = PortmapRules.elements(parse(withMappings(m, ",\"masqAll\":true")), Cidr.parse("10.1.2.3/16"), null);
-        assertEquals(new Element("pm_masq4", "0.0.0.0/0 . 10.1.2.3", null), all.get(1));
+        List<Element> all = PortmapRules.elements(parse(withMappings(m, ",\"masqAll\":true")), Cidr.parse("10.1.2.3/16"), "br0", null, null);
+        assertEquals(new Element("pm_all4", "10.1.2.3", null), all.get(1));
         assertEquals(2, all.size());
-        List<Element> none = PortmapRules.elements(parse(withMappings(m, ",\"snat\":false")), Cidr.parse("10.1.2.3/16"), null);
+        List<Element> none = PortmapRules.elements(parse(withMappings(m, ",\"snat\":false")), Cidr.parse("10.1.2.3/16"), "br0", null, null);
         assertEquals(List.of(new Element("pm4", "tcp . 8080", "10.1.2.3 . 80")), none);
     }
 
@@ -107,7 +109,7 @@ class PortmapRulesTest {
     void addScriptDoesNotDependOnExistingMappings() {
         PortmapConfig c = parse(withMappings("[{\"hostPort\":8080,\"containerPort\":80}]", ""));
         Map<Element, String> add = new LinkedHashMap<>();
-        for (Element e : PortmapRules.elements(c, Cidr.parse("10.1.2.3/16"), null)) add.put(e, null);
+        for (Element e : PortmapRules.elements(c, Cidr.parse("10.1.2.3/16"), "br0", null, null)) add.put(e, null);
         String script = ElementStore.script(PortmapRules.skeleton(), "portmap n ctr eth0", List.of(), add);
         // The skeleton plus three lines per element; the same text for any table content.
         assertEquals(PortmapRules.skeleton().lines().count() + 3L * add.size(), script.lines().count());
@@ -121,10 +123,10 @@ class PortmapRulesTest {
         Element e = new Element("pm4", "tcp . 1", "10.0.0.2 . 80");
         Map<Element, String> add = new LinkedHashMap<>();
         add.put(e, "10.0.0.9 . 80");
-        String s = ElementStore.script("", "c", List.of(new Element("pm_masq4", "10.0.0.0/24 . 10.0.0.3", null)), add);
+        String s = ElementStore.script("", "c", List.of(new Element("pm_local4", "10.0.0.3", null)), add);
         assertEquals("""
-                add element inet jcni pm_masq4 { 10.0.0.0/24 . 10.0.0.3 }
-                delete element inet jcni pm_masq4 { 10.0.0.0/24 . 10.0.0.3 }
+                add element inet jcni pm_local4 { 10.0.0.3 }
+                delete element inet jcni pm_local4 { 10.0.0.3 }
                 add element inet jcni pm4 { tcp . 1 : 10.0.0.9 . 80 }
                 delete element inet jcni pm4 { tcp . 1 }
                 add element inet jcni pm4 { tcp . 1 comment "c" : 10.0.0.2 . 80 }
