@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * In-process portmap latency (benchmark, not a test). Run inside a private netns:
- *   ip netns exec NS java -cp JARS PortmapBench.java DATADIR LEVELS... ; prints "N add_ms del_ms".
+ * In-process portmap latency (benchmark, not a test): java -cp CLASSES PortmapBench.java DATADIR LEVELS...
+ * prints "N add_ms del_ms" (medians). Runs the plugin on the threads of namespaces it creates.
  * Existing mappings are made by real plugin ADDs (one container, one port each).
  */
 public class PortmapBench {
@@ -42,26 +42,57 @@ public class PortmapBench {
         return s.get(s.size() / 2) / 1e6;
     }
 
+    /**
+     * args: DATADIR LEVEL... ; -Drounds=N. Each level gets its own private namespace, filled once;
+     * then the rounds alternate between the levels so that load from other processes on the
+     * machine affects every level alike. Without -Dlevels-in-current-ns, namespaces are created
+     * and deleted here.
+     */
     public static void main(String[] args) {
         String dir = args[0];
         int rounds = Integer.getInteger("rounds", 21);
-        int existing = 0;
-        // Warm up the JIT and the code paths on a separate port range.
-        for (int i = 0; i < 30; i++) {
-            call("ADD", "warm" + i, conf(dir, 60000 + i, 5000 + i));
-            call("DEL", "warm" + i, conf(dir, 60000 + i, 5000 + i));
-        }
-        for (int a = 1; a < args.length; a++) {
-            int level = Integer.parseInt(args[a]);
-            for (; existing < level; existing++) call("ADD", "pre" + existing, conf(dir, 10000 + existing, existing));
-            List<Long> add = new ArrayList<>();
-            List<Long> del = new ArrayList<>();
-            for (int r = 0; r < rounds; r++) {
-                String c = conf(dir, 50000 + r, 4000 + r);
-                add.add(call("ADD", "bench" + r, c));
-                del.add(call("DEL", "bench" + r, c));
+        int n = args.length - 1;
+        int[] levels = new int[n];
+        io.jcni.linux.Netns[] ns = new io.jcni.linux.Netns[n];
+        String[] names = new String[n];
+        try {
+            for (int i = 0; i < n; i++) {
+                levels[i] = Integer.parseInt(args[i + 1]);
+                names[i] = "jp-bench-" + ProcessHandle.current().pid() + "-" + levels[i];
+                ns[i] = io.jcni.linux.Netns.create(names[i]);
+                String d = dir + "/" + levels[i];
+                int level = levels[i];
+                ns[i].exec(() -> {
+                    for (int k = 0; k < level; k++) call("ADD", "pre" + k, conf(d, 10000 + k, k));
+                    for (int k = 0; k < 20; k++) { // warm-up, also of the JIT
+                        call("ADD", "warm" + k, conf(d, 60000 + k, 5000 + k));
+                        call("DEL", "warm" + k, conf(d, 60000 + k, 5000 + k));
+                    }
+                });
             }
-            System.out.printf("%d %.2f %.2f%n", level, median(add), median(del));
+            List<List<Long>> add = new ArrayList<>();
+            List<List<Long>> del = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                add.add(new ArrayList<>());
+                del.add(new ArrayList<>());
+            }
+            for (int r = 0; r < rounds; r++) {
+                for (int i = 0; i < n; i++) {
+                    String c = conf(dir + "/" + levels[i], 50000 + r, 4000 + r);
+                    int rr = r;
+                    int ii = i;
+                    ns[i].exec(() -> {
+                        add.get(ii).add(call("ADD", "bench" + rr, c));
+                        del.get(ii).add(call("DEL", "bench" + rr, c));
+                    });
+                }
+            }
+            for (int i = 0; i < n; i++) System.out.printf("%d %.2f %.2f%n", levels[i], median(add.get(i)), median(del.get(i)));
+        } finally {
+            for (int i = 0; i < n; i++) {
+                if (ns[i] != null) ns[i].close();
+                if (names[i] != null && io.jcni.linux.Netns.exists(names[i])) io.jcni.linux.Netns.delete(names[i]);
+            }
         }
     }
 }
