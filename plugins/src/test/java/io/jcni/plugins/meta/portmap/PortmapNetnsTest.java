@@ -87,7 +87,7 @@ class PortmapNetnsTest {
         String table = w.nft("list", "table", "inet", "jcni");
         assertFalse(table.contains("10.77.0.2"), table);
         call("DEL", "ctr1", conf); // idempotent
-        new PluginCall("portmap").fails("CHECK", conf); // wrong namespace is irrelevant: state says nothing is set up
+        w.hostNs.run(() -> new PluginCall("portmap").env("CNI_CONTAINERID", "ctr1").fails("CHECK", conf)); // nothing set up
     }
 
     @Test
