@@ -24,6 +24,8 @@ public final class PluginRegistry {
                 "static",
                 // meta: chained
                 "bandwidth",
+                "firewall",
+                "portmap",
                 "sbr",
                 "tuning");
     }
@@ -38,6 +40,8 @@ public final class PluginRegistry {
             case "bandwidth" -> io.jcni.plugins.meta.bandwidth.BandwidthPlugin::new;
             case "sbr" -> io.jcni.plugins.meta.sbr.SbrPlugin::new;
             case "tuning" -> io.jcni.plugins.meta.tuning.Tuning::new;
+            case "portmap" -> io.jcni.plugins.meta.portmap.PortmapPlugin::new;
+            case "firewall" -> io.jcni.plugins.meta.firewall.FirewallPlugin::new;
             default -> null;
         };
     }

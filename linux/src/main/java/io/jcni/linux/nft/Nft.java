@@ -1,0 +1,136 @@
+package io.jcni.linux.nft;
+
+import io.jcni.linux.Netns;
+import io.jcni.spec.Json;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A minimal nftables client: {@code nft -f -} with a script (one atomic transaction) and
+ * {@code nft -j list ...} parsed as JSON. The nft executable is the only program jcni runs.
+ *
+ * <p><b>Which namespace.</b> nft acts on the network namespace it runs in, and a process forked
+ * from a thread inherits that thread's namespace (clone(2) copies the calling task's nsproxy; the
+ * JDK spawns from the calling thread). So every call forks from a thread known to be in the
+ * target namespace:
+ * <ul>
+ *   <li>{@link #in(Netns)}: forks from the namespace's dedicated thread ({@link Netns#run}), from
+ *       whatever thread the caller is on;</li>
+ *   <li>{@link #current()}: forks from the calling thread, and first checks that this thread is
+ *       still in the namespace it was in when the client was made (by inode), refusing otherwise.
+ *       This is what a plugin uses: it acts in the namespace it was started in.</li>
+ * </ul>
+ * No {@code nsenter} is involved, which saves an exec per call.
+ */
+public final class Nft {
+    private static final List<String> CANDIDATES = List.of("/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft", "/bin/nft");
+
+    private final Netns ns;
+    private final long inode;
+    private final String exe;
+
+    private Nft(Netns ns, long inode) {
+        this.ns = ns;
+        this.inode = inode;
+        this.exe = executable();
+    }
+
+    /** A client bound to the calling thread's namespace; use it from threads in that namespace. */
+    public static Nft current() {
+        try (Netns here = Netns.current()) {
+            return new Nft(null, here.inode());
+        }
+    }
+
+    /** A client for {@code ns}: every call runs on the namespace's thread. {@code ns} stays the caller's. */
+    public static Nft in(Netns ns) {
+        return new Nft(ns, ns.inode());
+    }
+
+    /** The inode of the namespace this client acts in: a stable identity for state kept per namespace. */
+    public long netnsInode() {
+        return inode;
+    }
+
+    /** Runs {@code script} as one transaction: all of it applies, or nothing does. */
+    public void run(String script) {
+        exec(List.of("-f", "-"), script, "nft -f");
+    }
+
+    /** {@code nft -j list <what...>}, e.g. {@code list("set", "inet", "jcni", "pm4")}. */
+    public Map<String, Object> listJson(String... what) {
+        List<String> args = new ArrayList<>(List.of("-j", "list"));
+        args.addAll(List.of(what));
+        String out = exec(args, null, "nft -j list " + String.join(" ", what));
+        return Json.parseObject(out);
+    }
+
+    /** Whether {@code nft list table FAMILY NAME} succeeds. Note: nft 1.0.6 reads the whole table for this. */
+    public boolean tableExists(String family, String name) {
+        try {
+            exec(List.of("list", "table", family, name), null, "nft list table");
+            return true;
+        } catch (NftException e) {
+            if (e.isNotFound()) return false;
+            throw e;
+        }
+    }
+
+    private String exec(List<String> args, String stdin, String op) {
+        if (ns != null) return ns.run(() -> spawn(args, stdin, op));
+        try (Netns here = Netns.current()) {
+            if (here.inode() != inode) {
+                throw new IllegalStateException("nft client used from a thread in another network namespace");
+            }
+        }
+        return spawn(args, stdin, op);
+    }
+
+    private String spawn(List<String> args, String stdin, String op) {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(exe);
+        cmd.addAll(args);
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.environment().clear();
+        pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
+        try {
+            Process p = pb.start();
+            try (OutputStream in = p.getOutputStream()) {
+                if (stdin != null) in.write(stdin.getBytes(StandardCharsets.UTF_8));
+            }
+            // Drain stderr concurrently so a large error text cannot block nft.
+            StringBuilder err = new StringBuilder();
+            Thread errReader = Thread.ofVirtual().start(() -> err.append(read(p.getErrorStream())));
+            String out = read(p.getInputStream());
+            int rc = p.waitFor();
+            errReader.join();
+            if (rc != 0) throw new NftException(op, rc, err.toString());
+            return out;
+        } catch (IOException e) {
+            throw new NftException(op, -1, "cannot run " + exe + ": " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new NftException(op, -1, "interrupted");
+        }
+    }
+
+    private static String read(InputStream s) {
+        try {
+            return new String(s.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    private static String executable() {
+        for (String c : CANDIDATES) if (Files.isExecutable(Path.of(c))) return c;
+        return "nft";
+    }
+}

@@ -1,0 +1,90 @@
+package io.jcni.plugins.meta.firewall;
+
+import io.jcni.linux.nft.ElementStore;
+import io.jcni.linux.nft.ElementStore.Element;
+import io.jcni.linux.nft.ElementStore.Owner;
+import io.jcni.linux.nft.Nft;
+import io.jcni.linux.nft.NftException;
+import io.jcni.plugins.skel.Plugin;
+import io.jcni.plugins.skel.PluginRequest;
+import io.jcni.spec.Attachment;
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.Result;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The firewall meta plugin on nftables, whatever {@code backend} says (see README.md next to this
+ * class): container addresses go into sets of the shared {@code inet jcni} table, looked up by a
+ * constant number of rules in {@code fw_forward}.
+ */
+public final class FirewallPlugin implements Plugin {
+    public static final String SCOPE = "firewall";
+
+    @Override
+    public Result add(PluginRequest req) {
+        FirewallConfig c = FirewallConfig.parse(req.conf());
+        Result prev = req.requirePrevResult();
+        String bridge = null;
+        if (c.sameBridge()) {
+            if (prev.interfaces().isEmpty() || prev.interfaces().get(0).name() == null || prev.interfaces().get(0).name().isEmpty()) {
+                throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG,
+                        "interface needs to be set for ingress policy \"same-bridge\", make sure to chain \"firewall\" plugin with \"bridge\"");
+            }
+            bridge = prev.interfaces().get(0).name();
+            if (bridge.indexOf('"') >= 0 || bridge.indexOf('\\') >= 0 || bridge.length() > 15) {
+                throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid bridge name in prevResult", bridge);
+            }
+        }
+        List<Element> elements = FirewallRules.elements(prev);
+        String bridgeName = bridge;
+        store(c).put(owner(req), els -> FirewallRules.skeleton(c.adminChain(), bridgeName), elements);
+        return prev;
+    }
+
+    @Override
+    public void del(PluginRequest req) {
+        FirewallConfig c = FirewallConfig.parse(req.conf());
+        store(c).remove(owner(req), els -> FirewallRules.skeleton(c.adminChain(), null));
+    }
+
+    @Override
+    public void check(PluginRequest req) {
+        FirewallConfig c = FirewallConfig.parse(req.conf());
+        Result prev = req.requirePrevResult();
+        ElementStore store = store(c);
+        Set<Element> want = new HashSet<>(FirewallRules.elements(prev));
+        Set<Element> have = new HashSet<>(store.elements(owner(req)));
+        if (!have.containsAll(want)) {
+            want.removeAll(have);
+            throw new CniException(ErrorCode.INTERNAL, "firewall: container addresses not allowed", "missing: " + want);
+        }
+        try {
+            store.verifyPresent(owner(req));
+        } catch (NftException e) {
+            throw new CniException(ErrorCode.INTERNAL, "firewall: elements missing from nftables", e.getMessage());
+        }
+    }
+
+    @Override
+    public void gc(PluginRequest req) {
+        FirewallConfig c = FirewallConfig.parse(req.conf());
+        Set<Attachment> valid = new HashSet<>(req.validAttachments());
+        store(c).gc(SCOPE, req.networkName(), o -> valid.contains(new Attachment(o.containerId(), o.ifname())),
+                els -> FirewallRules.skeleton(c.adminChain(), null));
+    }
+
+    static Owner owner(PluginRequest req) {
+        return new Owner(SCOPE, req.networkName(), req.containerId(), req.ifname());
+    }
+
+    static ElementStore store(FirewallConfig c) {
+        try {
+            return new ElementStore(Nft.current(), c.dataDir() == null ? ElementStore.DEFAULT_BASE : c.dataDir());
+        } catch (RuntimeException e) {
+            throw new CniException(ErrorCode.INTERNAL, "firewall: cannot use nftables", e.getMessage());
+        }
+    }
+}

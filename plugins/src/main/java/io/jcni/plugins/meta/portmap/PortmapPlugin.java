@@ -1,0 +1,123 @@
+package io.jcni.plugins.meta.portmap;
+
+import io.jcni.linux.Family;
+import io.jcni.linux.Route;
+import io.jcni.linux.Rtnl;
+import io.jcni.linux.Sysctl;
+import io.jcni.linux.nft.ElementStore;
+import io.jcni.linux.nft.ElementStore.Element;
+import io.jcni.linux.nft.ElementStore.Owner;
+import io.jcni.linux.nft.Nft;
+import io.jcni.linux.nft.NftException;
+import io.jcni.plugins.skel.Plugin;
+import io.jcni.plugins.skel.PluginRequest;
+import io.jcni.spec.Attachment;
+import io.jcni.spec.Cidr;
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.IpAddr;
+import io.jcni.spec.Result;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The portmap meta plugin on nftables: maps host ports to the container, in the network namespace
+ * the plugin runs in (the host's). See {@link PortmapRules} for the table, {@link ElementStore} for
+ * how each attachment's elements are tracked. ADD and DEL are one write-only nft transaction whose
+ * size depends only on the attachment's own mappings.
+ */
+public final class PortmapPlugin implements Plugin {
+    public static final String SCOPE = "portmap";
+
+    @Override
+    public Result add(PluginRequest req) {
+        PortmapConfig c = PortmapConfig.parse(req.conf());
+        Result prev = req.requirePrevResult();
+        if (c.mappings().isEmpty()) return prev;
+        Cidr[] ips = PortmapConfig.containerIps(prev, req.ifname());
+        String[] ifs = hostInterfaces(c, ips);
+        List<Element> elements = PortmapRules.elements(c, ips[0], ifs[0], ips[1], ifs[1]);
+        if (elements.isEmpty()) return prev;
+        // Set route_localnet on the host interface that reaches the container, so that connections to
+        // 127.0.0.1:hostPort, DNATed to the container, may leave with a 127/8 source (masqueraded on
+        // the way out), as the reference plugin does.
+        if (c.snat() && ifs[0] != null) Sysctl.set("net/ipv4/conf/" + ifs[0] + "/route_localnet", "1");
+        store(c).put(owner(req), els -> PortmapRules.skeleton(), elements);
+        return prev;
+    }
+
+    @Override
+    public void del(PluginRequest req) {
+        PortmapConfig c = PortmapConfig.parse(req.conf());
+        store(c).remove(owner(req), els -> PortmapRules.skeleton());
+    }
+
+    @Override
+    public void check(PluginRequest req) {
+        PortmapConfig c = PortmapConfig.parse(req.conf());
+        Result prev = req.requirePrevResult();
+        if (c.mappings().isEmpty()) return;
+        Cidr[] ips = PortmapConfig.containerIps(prev, req.ifname());
+        String[] ifs = hostInterfaces(c, ips);
+        Set<Element> want = new HashSet<>(PortmapRules.elements(c, ips[0], ifs[0], ips[1], ifs[1]));
+        ElementStore store = store(c);
+        Set<Element> have = new HashSet<>(store.elements(owner(req)));
+        if (!have.containsAll(want)) {
+            want.removeAll(have);
+            throw new CniException(ErrorCode.INTERNAL, "portmap: missing port mappings", "not set up: " + want);
+        }
+        try {
+            store.verifyPresent(owner(req));
+        } catch (NftException e) {
+            throw new CniException(ErrorCode.INTERNAL, "portmap: port mappings missing from nftables", e.getMessage());
+        }
+    }
+
+    @Override
+    public void gc(PluginRequest req) {
+        PortmapConfig c = PortmapConfig.parse(req.conf());
+        Set<Attachment> valid = new HashSet<>(req.validAttachments());
+        store(c).gc(SCOPE, req.networkName(), o -> valid.contains(new Attachment(o.containerId(), o.ifname())),
+                els -> PortmapRules.skeleton());
+    }
+
+    static Owner owner(PluginRequest req) {
+        return new Owner(SCOPE, req.networkName(), req.containerId(), req.ifname());
+    }
+
+    static ElementStore store(PortmapConfig c) {
+        try {
+            return new ElementStore(Nft.current(), c.dataDir() == null ? ElementStore.DEFAULT_BASE : c.dataDir());
+        } catch (RuntimeException e) {
+            throw new CniException(ErrorCode.INTERNAL, "portmap: cannot use nftables", e.getMessage());
+        }
+    }
+
+    /** The host interfaces routing to the container's IPv4 and IPv6 address (null when unknown or not needed). */
+    static String[] hostInterfaces(PortmapConfig c, Cidr[] ips) {
+        String[] out = new String[2];
+        if (!c.snat() || c.masqAll() || (ips[0] == null && ips[1] == null)) {
+            if (c.snat() && ips[0] != null) out[0] = hostInterface(ips[0].address()); // still needed for route_localnet
+            return out;
+        }
+        for (int i = 0; i < 2; i++) if (ips[i] != null) out[i] = hostInterface(ips[i].address());
+        return out;
+    }
+
+    /** The interface of the most specific main-table route to {@code ip}, or null. */
+    static String hostInterface(IpAddr ip) {
+        try (Rtnl rtnl = Rtnl.open()) {
+            Route best = null;
+            for (Route r : rtnl.routes(ip.isV6() ? Family.INET6 : Family.INET, Route.TABLE_MAIN)) {
+                if (r.oif() <= 0 || r.dst() == null) continue;
+                Cidr dst = new Cidr(new IpAddr(r.dst().address().getAddress()), r.dst().length());
+                if (!dst.contains(ip)) continue;
+                if (best == null || r.dst().length() > best.dst().length()) best = r;
+            }
+            if (best == null) return null;
+            String name = rtnl.link(best.oif()).name();
+            return name.indexOf('"') >= 0 || name.indexOf('\\') >= 0 ? null : name;
+        }
+    }
+}
