@@ -37,18 +37,6 @@ public final class NetConfs {
         return t;
     }
 
-    /**
-     * {@code ipMasq: true} needs the nftables masquerade support that has not landed yet; refusing
-     * is better than silently handing out addresses that cannot reach the outside.
-     */
-    public static void rejectIpMasq(Map<String, Object> conf) {
-        Fields.string(conf, "ipMasqBackend", "");
-        if (Fields.bool(conf, "ipMasq", "", false)) {
-            throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "ipMasq is not supported yet",
-                    "'ipMasq': true is not supported yet; it lands with nftables masquerade");
-        }
-    }
-
     /** The network config's own top-level {@code dns}, or null when it sets nothing (types.NetConf.DNS). */
     public static Result.Dns dns(Map<String, Object> conf) {
         Map<String, Object> m = Fields.object(conf, "dns", "");

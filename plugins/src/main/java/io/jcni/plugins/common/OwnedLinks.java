@@ -51,14 +51,16 @@ public final class OwnedLinks {
     }
 
     /**
-     * GC for a plugin whose per-attachment state is tagged host links plus addresses from IPAM
-     * (bridge, ptp): removes the links of attachments the runtime no longer lists (a killed ADD
+     * GC for a plugin whose per-attachment state is tagged host links, masquerading and addresses
+     * from IPAM (bridge, ptp): removes the links of attachments the runtime no longer lists (a killed ADD
      * leaves one behind while the sandbox lives on), then runs the IPAM plugin's GC with the same list.
      */
     public static void gcWithIpam(PluginRequest req) {
         try (Rtnl host = Rtnl.open()) {
             collect(host, req.networkName(), req.validAttachments());
         }
+        IpMasq masq = IpMasq.of(req.conf());
+        if (masq != null) masq.gc(req);
         Ipam ipam = Ipam.of(req);
         if (ipam != null) ipam.gc(req);
     }

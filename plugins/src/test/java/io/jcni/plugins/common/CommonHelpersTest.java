@@ -39,10 +39,11 @@ class CommonHelpersTest {
         assertNull(NetConfs.ipamType(Json.parseObject("{\"ipam\":{}}")));
         assertEquals("host-local", NetConfs.ipamType(Json.parseObject("{\"ipam\":{\"type\":\"host-local\"}}")));
         assertThrows(CniException.class, () -> NetConfs.requireIpamType(Json.parseObject("{}")));
-        NetConfs.rejectIpMasq(Json.parseObject("{\"ipMasq\":false}"));
-        CniException e = assertThrows(CniException.class, () -> NetConfs.rejectIpMasq(Json.parseObject("{\"ipMasq\":true}")));
-        assertEquals(7, e.code());
-        assertTrue(e.details().contains("nftables masquerade"));
+        assertNull(IpMasq.of(Json.parseObject("{\"ipMasq\":false}")));
+        assertNotNull(IpMasq.of(Json.parseObject("{\"ipMasq\":true,\"ipMasqBackend\":\"iptables\"}")));
+        CniException e = assertThrows(CniException.class, () -> IpMasq.of(Json.parseObject("{\"ipMasq\":\"sure\"}")));
+        assertEquals(6, e.code());
+        assertTrue(e.getMessage().contains("ipMasq"), e.getMessage());
     }
 
     @Test

@@ -10,6 +10,7 @@ import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
 import io.jcni.plugins.common.Iface;
 import io.jcni.plugins.common.Inet;
+import io.jcni.plugins.common.IpMasq;
 import io.jcni.plugins.common.Ipam;
 import io.jcni.plugins.common.Links;
 import io.jcni.plugins.common.Namespaces;
@@ -36,16 +37,18 @@ import java.util.List;
  * for addresses, configures them and the routes on the container interface, and with
  * {@code isGateway} puts the gateway address on the bridge and enables forwarding;
  * {@code isDefaultGateway} also adds a default route via it. Without {@code ipam} the network is
- * layer 2 only. The result lists the bridge, the host veth and the container interface, in that
+ * layer 2 only. {@code ipMasq: true} masquerades the container's traffic leaving its subnet (see
+ * {@link IpMasq}). The result lists the bridge, the host veth and the container interface, in that
  * order, all IPs pointing at the container interface (index 2).
  *
- * <p>DEL deletes the container interface (the host end goes with it) and releases the addresses;
- * a missing namespace, interface or allocation is success. CHECK verifies the bridge, the veth
- * pair and the addresses and routes in the container against prevResult. GC and STATUS are the
- * IPAM plugin's: nothing else is owned per attachment, since the veth disappears with its netns.
+ * <p>DEL deletes the container interface (the host end goes with it), the masquerading and the
+ * addresses; a missing namespace, interface or allocation is success. CHECK verifies the bridge,
+ * the veth pair and the addresses and routes in the container against prevResult. GC removes host
+ * veths (tagged with their attachment), masquerading and addresses of attachments the runtime no
+ * longer lists; STATUS is the IPAM plugin's.
  *
  * <p>Not yet supported (refused on ADD with a config error naming the key): {@code vlan},
- * {@code vlanTrunk}, {@code macspoofchk}, {@code ipMasq: true}.
+ * {@code vlanTrunk}, {@code macspoofchk}.
  */
 public final class Bridge implements Plugin {
     /** Waits for the host end to be operationally up, as upstream: 0, 50, 500, 1000, 1000 ms. */
@@ -62,6 +65,7 @@ public final class Bridge implements Plugin {
             throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "cannot set hairpin mode and promiscuous mode at the same time");
         }
         Ipam ipam = Ipam.of(req);
+        IpMasq masq = IpMasq.of(req.conf());
 
         try (Netns hostNs = Netns.current(); Rtnl host = Rtnl.open()) {
             Link br = ensureBridge(host, n);
@@ -69,6 +73,7 @@ public final class Bridge implements Plugin {
                 Veth veth = Veth.setup(host, hostNs, crt, req.ifname(), null, n.mtu(), n.mac(), OwnedLinks.tag(req));
                 boolean success = false;
                 boolean ipamAdded = false;
+                boolean masqAdded = false;
                 try {
                     attach(host, veth.host(), br, n);
                     Result result = new Result(CniVersion.CURRENT.toString(), List.of(
@@ -108,6 +113,10 @@ public final class Bridge implements Plugin {
                                 }
                             }
                         }
+                        if (masq != null) {
+                            masqAdded = true;
+                            masq.setup(req, result.ips());
+                        }
                     } else if (!n.disableContainerInterface()) {
                         // Layer 2 only: the container end still has to be up.
                         crt.setUp(veth.container().index());
@@ -125,6 +134,7 @@ public final class Bridge implements Plugin {
                     return result;
                 } finally {
                     if (!success) {
+                        if (masqAdded) masq.teardownQuietly(req);
                         if (ipamAdded) ipam.delQuietly(req);
                         Links.deleteQuietly(crt, req.ifname());
                     }
@@ -300,7 +310,11 @@ public final class Bridge implements Plugin {
                 }
             }
         }
-        if (ipam != null) ipam.del(req);
+        if (ipam != null) {
+            IpMasq masq = IpMasq.of(req.conf());
+            if (masq != null) masq.teardown(req);
+            ipam.del(req);
+        }
     }
 
     @Override

@@ -77,7 +77,6 @@ record BridgeConf(String bridge, boolean isGateway, boolean isDefaultGateway, bo
         if (disableContainerInterface && ipamType != null) {
             throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "cannot use IPAM when disableContainerInterface flag is set");
         }
-        Fields.string(c, "ipMasqBackend", "");
 
         return new BridgeConf(bridge, isGateway, isDefaultGateway, Fields.bool(c, "forceAddress", "", false),
                 Fields.bool(c, "ipMasq", "", false), NetConfs.mtu(c), Fields.bool(c, "hairpinMode", "", false),
@@ -90,13 +89,12 @@ record BridgeConf(String bridge, boolean isGateway, boolean isDefaultGateway, bo
     /**
      * What this build cannot do yet, refused on ADD with an error naming the key. VLAN filtering
      * needs bridge VLAN netlink support (IFLA_BR_VLAN_FILTERING, RTM_SETLINK AF_BRIDGE
-     * IFLA_AF_SPEC) that io.jcni.linux does not have; macspoofchk and ipMasq need the nftables work.
+     * IFLA_AF_SPEC) that io.jcni.linux does not have; macspoofchk needs nftables rules not written yet.
      */
     void rejectUnsupported() {
         if (vlan != 0) throw unsupported("vlan", "'vlan' (VLAN filtering on the bridge) is not supported yet");
         if (!vlans.isEmpty()) throw unsupported("vlanTrunk", "'vlanTrunk' (VLAN filtering on the bridge) is not supported yet");
         if (macSpoofChk) throw unsupported("macspoofchk", "'macspoofchk' is not supported yet; it lands with the nftables work");
-        if (ipMasq) throw unsupported("ipMasq", "'ipMasq': true is not supported yet; it lands with nftables masquerade");
     }
 
     private static CniException unsupported(String key, String details) {

@@ -8,6 +8,7 @@ import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
 import io.jcni.plugins.common.Delegation;
 import io.jcni.plugins.common.Iface;
+import io.jcni.plugins.common.IpMasq;
 import io.jcni.plugins.common.Inet;
 import io.jcni.plugins.common.Ipam;
 import io.jcni.plugins.common.Links;
@@ -39,14 +40,15 @@ import java.util.List;
  *
  * <p>DEL releases the addresses first, then deletes the container interface; a missing namespace,
  * interface or allocation is success. CHECK verifies the container interface, its addresses and
- * the routes against prevResult. GC and STATUS are the IPAM plugin's: the veth and the host routes
- * through it disappear with the container's namespace. {@code ipMasq: true} is refused for now.
+ * the routes against prevResult. GC removes host veths (tagged with their attachment), masquerading
+ * and addresses of attachments the runtime no longer lists; STATUS is the IPAM plugin's.
+ * {@code ipMasq: true} masquerades the container's traffic leaving its subnet (see {@link IpMasq}).
  */
 public final class Ptp implements Plugin {
 
     @Override
     public Result add(PluginRequest req) throws Exception {
-        NetConfs.rejectIpMasq(req.conf());
+        IpMasq masq = IpMasq.of(req.conf());
         int mtu = NetConfs.mtu(req.conf());
         Result.Dns confDns = NetConfs.dns(req.conf());
         NetConfs.requireIpamType(req.conf());
@@ -77,11 +79,15 @@ public final class Ptp implements Plugin {
                             new Result.Interface(veth.container().name(), veth.container().mac().toString(), req.netns())));
                     setupContainer(cont, crt, req.ifname(), result);
                     setupHost(host, veth.host().name(), result);
+                    if (masq != null) masq.setup(req, result.ips());
                     if (confDns != null) result = result.withDns(confDns);
                     success = true;
                     return result;
                 } finally {
-                    if (!success) Links.deleteQuietly(crt, req.ifname());
+                    if (!success) {
+                        if (masq != null) masq.teardownQuietly(req);
+                        Links.deleteQuietly(crt, req.ifname());
+                    }
                 }
             }
         } finally {
@@ -148,7 +154,9 @@ public final class Ptp implements Plugin {
     public void del(PluginRequest req) throws Exception {
         NetConfs.mtu(req.conf());
         Ipam ipam = new Ipam(new Delegation(), NetConfs.requireIpamType(req.conf()));
-        // As upstream: the addresses first, then the interface.
+        // As upstream: the addresses (and their masquerading) first, then the interface.
+        IpMasq masq = IpMasq.of(req.conf());
+        if (masq != null) masq.teardown(req);
         ipam.del(req);
         if (req.netns().isEmpty()) return;
         Netns cont = Namespaces.openIfExists(req.netns());

@@ -58,10 +58,10 @@ class BridgeConfTest {
     void unsupportedFeaturesAreRefusedByName() {
         assertTrue(assertThrows(CniException.class, () -> load("{\"vlan\":7}").rejectUnsupported()).msg().startsWith("vlan "));
         assertTrue(assertThrows(CniException.class, () -> load("{\"vlanTrunk\":[{\"id\":7}]}").rejectUnsupported()).msg().startsWith("vlanTrunk "));
-        CniException e = assertThrows(CniException.class, () -> load("{\"ipMasq\":true}").rejectUnsupported());
+        CniException e = assertThrows(CniException.class, () -> load("{\"macspoofchk\":true}").rejectUnsupported());
         assertEquals(7, e.code());
-        assertTrue(e.msg().startsWith("ipMasq "));
-        load("{\"ipMasq\":false,\"vlan\":0}").rejectUnsupported();
+        assertTrue(e.msg().startsWith("macspoofchk "));
+        load("{\"ipMasq\":true,\"vlan\":0}").rejectUnsupported();
     }
 
     @Test

@@ -145,8 +145,8 @@ class PtpTest {
     @Test
     void badConfigsNameTheKeyAndLeaveNothingBehind() {
         String c = w.container();
-        Map<String, Object> e = w.fails("ptp", w.env("ADD", "c1", c, "eth0"), staticConf("1.0.0", "10.52.0.2/24", ",\"ipMasq\":true"));
-        assertEquals(7L, ((Number) e.get("code")).longValue());
+        Map<String, Object> e = w.fails("ptp", w.env("ADD", "c1", c, "eth0"), staticConf("1.0.0", "10.52.0.2/24", ",\"ipMasq\":7"));
+        assertEquals(6L, ((Number) e.get("code")).longValue());
         assertTrue(e.toString().contains("ipMasq"), e.toString());
         e = w.fails("ptp", w.env("ADD", "c1", c, "eth0"), staticConf("1.0.0", "10.52.0.2/24", ",\"mtu\":true"));
         assertTrue(e.get("msg").toString().contains("mtu"), e.toString());

@@ -1,0 +1,71 @@
+package io.jcni.plugins.common;
+
+import io.jcni.plugins.skel.PluginRequest;
+import io.jcni.spec.Cidr;
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.Fields;
+import io.jcni.spec.Result;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The {@code ipMasq} key of bridge and ptp: masquerade the container's traffic leaving its subnet
+ * (upstream's ip.SetupIPMasq), done with {@link Masquerade} in jcni's nftables table whatever
+ * {@code ipMasqBackend} says. jcni extension: {@code dataDir} (top level) moves the ownership
+ * state from /var/lib/cni/jcni/nft, as for portmap.
+ */
+public final class IpMasq {
+    private final Masquerade masquerade;
+
+    private IpMasq(Masquerade masquerade) {
+        this.masquerade = masquerade;
+    }
+
+    /** The config's masquerading, or null when {@code ipMasq} is not true. */
+    public static IpMasq of(Map<String, Object> conf) {
+        Fields.string(conf, "ipMasqBackend", "");
+        if (!Fields.bool(conf, "ipMasq", "", false)) return null;
+        String dir = Fields.string(conf, "dataDir", "");
+        return new IpMasq(Masquerade.in(null, dir == null || dir.isEmpty() ? null : Path.of(dir)));
+    }
+
+    public void setup(PluginRequest req, List<Result.IpConfig> ips) {
+        List<Cidr> cidrs = new ArrayList<>();
+        for (Result.IpConfig ip : ips) cidrs.add(Cidr.parse(ip.address()));
+        try {
+            masquerade.setup(req.networkName(), req.containerId(), req.ifname(), cidrs);
+        } catch (RuntimeException e) {
+            throw new CniException(ErrorCode.INTERNAL, "failed to set up IP masquerade", e.getMessage());
+        }
+    }
+
+    /** DEL: removes the attachment's masquerading; nothing there is no error. */
+    public void teardown(PluginRequest req) {
+        try {
+            masquerade.teardown(req.networkName(), req.containerId(), req.ifname());
+        } catch (RuntimeException e) {
+            throw new CniException(ErrorCode.INTERNAL, "failed to tear down IP masquerade", e.getMessage());
+        }
+    }
+
+    /** After a failed ADD: the original failure matters more than a cleanup error. */
+    public void teardownQuietly(PluginRequest req) {
+        try {
+            teardown(req);
+        } catch (RuntimeException e) {
+            System.err.println("IP masquerade cleanup after a failed ADD failed: " + e.getMessage());
+        }
+    }
+
+    /** GC: masquerading of attachments not in the valid list. */
+    public void gc(PluginRequest req) {
+        try {
+            masquerade.gc(req.networkName(), req.validAttachments());
+        } catch (RuntimeException e) {
+            throw new CniException(ErrorCode.INTERNAL, "failed to collect IP masquerade", e.getMessage());
+        }
+    }
+}
