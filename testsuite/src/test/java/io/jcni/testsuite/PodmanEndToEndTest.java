@@ -28,12 +28,15 @@ class PodmanEndToEndTest {
     static Podman podman;
     static Path dataDir;
     static String ipForwardBefore;
+    static boolean nftTableBefore;
+    static final int HOST_PORT = 18000 + Integer.parseInt(ID, 16) % 1000;
 
     @BeforeAll
     static void setUp() throws Exception {
         jcni = Installed.get();
         ipForwardBefore = Files.readString(Path.of("/proc/sys/net/ipv4/ip_forward")).strip();
-        for (String type : List.of("bridge", "host-local", "tuning")) {
+        nftTableBefore = Sh.run("nft", "list", "table", "inet", "jcni").rc() == 0;
+        for (String type : List.of("bridge", "host-local", "tuning", "portmap")) {
             // podman takes a plugin from the first directory that has it: these must be jcni's.
             assertTrue(Files.isExecutable(jcni.plugin(type)), "jcni ships " + type);
         }
@@ -45,12 +48,22 @@ class PodmanEndToEndTest {
                    "ipam":{"type":"host-local","subnet":"10.125.%d.0/24","dataDir":"%s","routes":[{"dst":"0.0.0.0/0"}]}},
                   {"type":"tuning","sysctl":{"net.ipv4.conf.eth0.arp_notify":"1"}}]}
                 """.formatted(NET, BRIDGE, Integer.parseInt(ID, 16) % 250, dataDir));
+        // The same bridge with masquerading and published ports, as podman's own default network has.
+        Files.writeString(podman.netConfDir.resolve("51-" + NET + "pm.conflist"), """
+                {"cniVersion":"1.0.0","name":"%spm","plugins":[
+                  {"type":"bridge","bridge":"%s","isGateway":true,"ipMasq":true,"hairpinMode":true,"dataDir":"%s",
+                   "ipam":{"type":"host-local","subnet":"10.125.%d.0/24","dataDir":"%s","routes":[{"dst":"0.0.0.0/0"}]}},
+                  {"type":"portmap","capabilities":{"portMappings":true},"dataDir":"%s"}]}
+                """.formatted(NET, BRIDGE + "p", podman.dir.resolve("nft"), Integer.parseInt(ID, 16) % 250 + 1, dataDir,
+                podman.dir.resolve("nft")));
     }
 
     @AfterAll
     static void tearDown() throws Exception {
         if (podman != null) podman.close();
         Sh.quiet("ip", "link", "del", BRIDGE);
+        Sh.quiet("ip", "link", "del", BRIDGE + "p");
+        if (!nftTableBefore) Sh.quiet("nft", "delete", "table", "inet", "jcni");
         if (ipForwardBefore != null) Files.writeString(Path.of("/proc/sys/net/ipv4/ip_forward"), ipForwardBefore);
         assertFalse(Sh.ok("ip", "-o", "link").contains(BRIDGE), "the test's bridge must be gone");
     }
@@ -80,5 +93,31 @@ class PodmanEndToEndTest {
         }
         String veths = Sh.ok("ip", "-o", "link", "show", "master", BRIDGE);
         assertEquals("", veths.strip(), "no veth left on the bridge");
+    }
+
+    /** podman run -p HOST:CONTAINER through jcni's portmap: the port answers on the host, and no longer after rm. */
+    @Test
+    void publishedPortAnswersOnTheHostUntilTheContainerGoes() throws Exception {
+        String name = "web" + ID;
+        Path www = podman.dir.resolve("www");
+        Files.createDirectories(www);
+        Files.writeString(www.resolve("index.html"), "hello from " + name + "\n");
+        podman.ok("run", "-d", "--name", name, "--network", NET + "pm", "-p", HOST_PORT + ":80", "-v", www + ":/www",
+                "localhost/jcni-bb", "httpd", "-f", "-p", "80", "-h", "/www");
+        String ip = podman.ok("inspect", "-f", "{{(index .NetworkSettings.Networks \"" + NET + "pm\").IPAddress}}", name);
+        String answer = "";
+        for (int i = 0; i < 50 && !answer.contains("hello"); i++) {
+            answer = Sh.run(null, null, 10, "curl", "-s", "--max-time", "2", "http://127.0.0.1:" + HOST_PORT + "/").out();
+            if (!answer.contains("hello")) Thread.sleep(100);
+        }
+        assertEquals("hello from " + name + "\n", answer, "published port on the host's localhost");
+        String map = Sh.ok("nft", "list", "map", "inet", "jcni", "pm4");
+        assertTrue(map.contains(ip), map);
+
+        podman.ok("rm", "-f", "-t", "0", name);
+        assertNotEquals(0, Sh.run(null, null, 10, "curl", "-s", "--max-time", "2", "http://127.0.0.1:" + HOST_PORT + "/").rc(),
+                "nothing answers after rm");
+        assertFalse(Sh.ok("nft", "list", "map", "inet", "jcni", "pm4").contains(ip), "the mapping is gone");
+        assertFalse(Sh.ok("nft", "list", "table", "inet", "jcni").contains(ip), "the masquerading is gone");
     }
 }
