@@ -149,6 +149,13 @@ public final class NetWorld implements AutoCloseable {
 
     public record Exec(int rc, String out) {}
 
+    /** A result with MACs and random veth names masked, to compare ours with the reference plugin's. */
+    public static Object normalize(Map<String, Object> result) {
+        String s = io.jcni.spec.Json.write(result);
+        s = s.replaceAll("[0-9a-f]{2}(:[0-9a-f]{2}){5}", "MAC").replaceAll("veth[0-9a-f]{8}", "VETH");
+        return io.jcni.spec.Json.parseObject(s);
+    }
+
     /** ip netns exec NS CMD... */
     public static Exec in(String nsPathOrName, String... cmd) {
         List<String> c = new ArrayList<>(List.of("ip", "netns", "exec", nsName(nsPathOrName)));

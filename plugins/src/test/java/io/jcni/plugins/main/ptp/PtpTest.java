@@ -92,18 +92,12 @@ class PtpTest {
         w.reference("ptp", w.env("DEL", "c1", c, "eth0"), refConf);
         String ourConf = hostLocalConf(version, "ours", "");
         Map<String, Object> ours = w.ok("ptp", w.env("ADD", "c1", c, "eth0"), ourConf);
-        assertEquals(normalize(Json.parseObject(ref)), normalize(ours));
+        assertEquals(NetWorld.normalize(Json.parseObject(ref)), NetWorld.normalize(ours));
         assertEquals(refRoutes, NetWorld.in(c, "ip", "route").out() + NetWorld.in(c, "ip", "-6", "route").out());
         assertEquals(refHost, NetWorld.in(w.hostName, "ip", "route").out().replaceAll("veth[0-9a-f]{8}", "VETH"));
         assertTrue(NetWorld.in(c, "ip", "link", "show", "eth0").out().contains("mtu 1400"));
         assertTrue(NetWorld.ping(w.hostName, "10.53.0.2"));
         w.ok("ptp", w.env("DEL", "c1", c, "eth0"), ourConf);
-    }
-
-    static Object normalize(Map<String, Object> result) {
-        String s = Json.write(result);
-        s = s.replaceAll("[0-9a-f]{2}(:[0-9a-f]{2}){5}", "MAC").replaceAll("veth[0-9a-f]{8}", "VETH");
-        return Json.parseObject(s);
     }
 
     @Test
