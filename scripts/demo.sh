@@ -2,7 +2,8 @@
 # The main job, end to end: builds and installs jcni into a scratch directory, then in a private
 # "host" network namespace connects two "containers" (network namespaces) to one bridge network
 # with `jcni add`, prints their addresses, pings one from the other, and tears everything down with
-# `jcni del`, showing that no allocation, cache file or interface is left behind.
+# `jcni del`, showing that no allocation, cache file or interface is left behind. Then the same
+# again with the jcnid daemon serving the plugin calls (the fast path), and its metrics.
 #
 # Usage: scripts/demo.sh [--reference]     (--reference: drive the reference Go plugins instead)
 set -euo pipefail
@@ -19,6 +20,7 @@ WORK=$(mktemp -d /tmp/jcni-demo.XXXXXX)
 HOST=jcni-demo-host-$ID A=jcni-demo-a-$ID B=jcni-demo-b-$ID
 cleanup() {
   set +e
+  [ -x "$WORK/jcni/bin/jcnid" ] && "$WORK/jcni/bin/jcnid" stop --socket "$WORK/run/jcnid.sock" >/dev/null 2>&1
   for ns in "$A" "$B" "$HOST"; do ip netns del "$ns" 2>/dev/null; done
   rm -rf "$WORK"
 }
@@ -27,7 +29,7 @@ trap cleanup EXIT
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "build and install jcni into $WORK"
-./scripts/install.sh --bin-dir "$WORK/bin" --prefix "$WORK/jcni" --cmd-dir "$WORK/cmd" >/dev/null
+./scripts/install.sh --bin-dir "$WORK/bin" --prefix "$WORK/jcni" --cmd-dir "$WORK/cmd" --socket "$WORK/run/jcnid.sock" >/dev/null
 if [ "$PLUGINS" = reference ]; then CNI_PATH=/usr/lib/cni; else CNI_PATH="$WORK/bin:/usr/lib/cni"; fi
 export CNI_PATH NETCONFPATH="$WORK/net.d" JCNI_CACHE_DIR="$WORK/cache"
 JCNI="$WORK/cmd/jcni"
@@ -79,4 +81,21 @@ cached=$(ls "$WORK/cache/results" 2>/dev/null || true)
 veths=$(ip -n "$HOST" -o link show type veth | wc -l)
 echo "allocations: ${left:-none}; cached results: ${cached:-none}; veths in host: $veths"
 [ -z "$left" ] && [ -z "$cached" ] && [ "$veths" -eq 0 ] || { echo "demo: something was left behind" >&2; exit 1; }
+
+if [ "$PLUGINS" = jcni ]; then
+  step "the fast path: jcnid serves the plugin calls (the installed plugins are shims that ask it first)"
+  "$WORK/jcni/bin/jcnid" start --socket "$WORK/run/jcnid.sock" --log-file "$WORK/jcnid.log"
+  injcni add demo "/var/run/netns/$A" > /dev/null
+  injcni add demo "/var/run/netns/$B" > "$WORK/b.json"
+  B_IP=$(sed -n 's/.*"address": "\([0-9.]*\)\/.*/\1/p' "$WORK/b.json" | head -1)
+  ip netns exec "$A" ping -c 1 -W 2 "$B_IP" | grep 'bytes from'
+  injcni del demo "/var/run/netns/$A"
+  injcni del demo "/var/run/netns/$B"
+  echo "jcnid served (from its Prometheus metrics):"
+  "$WORK/jcni/bin/jcnid" metrics --socket "$WORK/run/jcnid.sock" | grep '^jcnid_requests_total' | sed 's/^/  /'
+  echo "its request log:"; sed 's/^/  /' "$WORK/jcnid.log" | grep -v '^  *$' | tail -4
+  "$WORK/jcni/bin/jcnid" stop --socket "$WORK/run/jcnid.sock" >/dev/null
+  left=$(ls "$WORK/ipam/demo" 2>/dev/null | grep -v -e '^lock$' -e '^last_reserved_ip' || true)
+  [ -z "$left" ] && [ "$(ip -n "$HOST" -o link show type veth | wc -l)" -eq 0 ] || { echo "demo: something was left behind" >&2; exit 1; }
+fi
 echo; echo "demo: OK"
