@@ -57,9 +57,6 @@ final class Native {
 
     private Native() {}
 
-    /** Forces loading; a no-op after the first call. */
-    static void ensureLoaded() {}
-
     static native int open(String path, int flags, int mode);
 
     static native void close(int fd);

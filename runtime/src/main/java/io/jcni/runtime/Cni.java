@@ -208,7 +208,7 @@ public final class Cni {
      * @throws CniException listing every problem found
      */
     public List<String> validateNetworkList(NetConfList list, Collection<String> requestedCapabilities) {
-        String version = list.cniVersion().isEmpty() ? "0.1.0" : list.cniVersion();
+        String version = chainVersion(list);
         Set<String> caps = new LinkedHashSet<>();
         List<String> problems = new ArrayList<>();
         for (PluginConf plugin : list.plugins()) {

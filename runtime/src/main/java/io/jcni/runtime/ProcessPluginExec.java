@@ -49,10 +49,6 @@ public final class ProcessPluginExec implements PluginExec {
         this.baseEnv = baseEnv == null ? null : Map.copyOf(baseEnv);
     }
 
-    public ProcessPluginExec withTimeout(Duration newTimeout) {
-        return new ProcessPluginExec(newTimeout, stderrSink, baseEnv);
-    }
-
     public Duration timeout() {
         return timeout;
     }

@@ -76,6 +76,12 @@ public final class Fields {
         return out;
     }
 
+    /** One element of a list that must be an object; {@code where} names it, e.g. "ipam.routes[2]". */
+    public static Map<String, Object> element(Object v, String where) {
+        if (v instanceof Map<?, ?>) return Json.asObject(v);
+        throw new CniException(ErrorCode.DECODING_FAILURE, "invalid type for '" + where + "'", "expected an object");
+    }
+
     public static String path(String where, String key) {
         return where == null || where.isEmpty() ? key : where + "." + key;
     }

@@ -67,10 +67,7 @@ public record NetConfList(String name, String cniVersion, boolean disableCheck, 
             }
             for (int i = 0; i < rawPlugins.size(); i++) {
                 String w = Fields.path(where, "plugins[" + i + "]");
-                if (!(rawPlugins.get(i) instanceof Map<?, ?> m)) {
-                    throw new CniException(ErrorCode.DECODING_FAILURE, "invalid type for '" + w + "'", "expected an object");
-                }
-                plugins.add(PluginConf.parse(Json.asObject(m), w));
+                plugins.add(PluginConf.parse(Fields.element(rawPlugins.get(i), w), w));
             }
         }
         return new NetConfList(name, version, disableCheck, disableGC, onlyInlined, plugins, raw, source);

@@ -117,16 +117,6 @@ public record Result(String cniVersion, List<Interface> interfaces, List<IpConfi
         return ResultCodec.encode(ResultCodec.decode(json).withVersion(to.toString()), to);
     }
 
-    /** Indexes of interfaces that live in a sandbox (the container side). */
-    public List<Integer> sandboxInterfaceIndexes() {
-        List<Integer> out = new ArrayList<>();
-        for (int i = 0; i < interfaces.size(); i++) {
-            String s = interfaces.get(i).sandbox();
-            if (s != null && !s.isEmpty()) out.add(i);
-        }
-        return out;
-    }
-
     static Map<String, Object> dnsJson(Dns dns) {
         Map<String, Object> m = new LinkedHashMap<>();
         if (!dns.nameservers().isEmpty()) m.put("nameservers", new ArrayList<Object>(dns.nameservers()));

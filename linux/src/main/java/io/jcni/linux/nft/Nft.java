@@ -1,7 +1,6 @@
 package io.jcni.linux.nft;
 
 import io.jcni.linux.Netns;
-import io.jcni.spec.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -10,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * A minimal nftables client: {@code nft -f -} with a script (one atomic transaction) and
@@ -62,25 +60,6 @@ public final class Nft {
     /** Runs {@code script} as one transaction: all of it applies, or nothing does. */
     public void run(String script) {
         exec(List.of("-f", "-"), script, "nft -f");
-    }
-
-    /** {@code nft -j list <what...>}, e.g. {@code list("set", "inet", "jcni", "pm4")}. */
-    public Map<String, Object> listJson(String... what) {
-        List<String> args = new ArrayList<>(List.of("-j", "list"));
-        args.addAll(List.of(what));
-        String out = exec(args, null, "nft -j list " + String.join(" ", what));
-        return Json.parseObject(out);
-    }
-
-    /** Whether {@code nft list table FAMILY NAME} succeeds. Note: nft 1.0.6 reads the whole table for this. */
-    public boolean tableExists(String family, String name) {
-        try {
-            exec(List.of("list", "table", family, name), null, "nft list table");
-            return true;
-        } catch (NftException e) {
-            if (e.isNotFound()) return false;
-            throw e;
-        }
     }
 
     private String exec(List<String> args, String stdin, String op) {

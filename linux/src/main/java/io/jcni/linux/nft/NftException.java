@@ -18,14 +18,4 @@ public final class NftException extends RuntimeException {
     public String stderr() {
         return stderr;
     }
-
-    /** Whether nft reported ENOENT (a table, set or element that is not there). */
-    public boolean isNotFound() {
-        return stderr.contains("No such file or directory");
-    }
-
-    /** Whether nft reported EEXIST (e.g. a map key already bound to another value). */
-    public boolean isExists() {
-        return stderr.contains("File exists");
-    }
 }

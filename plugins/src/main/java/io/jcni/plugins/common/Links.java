@@ -1,43 +1,46 @@
 package io.jcni.plugins.common;
 
-import io.jcni.linux.Address;
 import io.jcni.linux.Errno;
 import io.jcni.linux.ErrnoException;
-import io.jcni.linux.Family;
 import io.jcni.linux.Link;
+import io.jcni.linux.Netns;
 import io.jcni.linux.Rtnl;
+import io.jcni.plugins.skel.PluginRequest;
+import io.jcni.spec.CniException;
+import io.jcni.spec.ErrorCode;
 import java.net.InetAddress;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 
 /** Link helpers that treat "already gone" as success, for DEL and cleanup paths. */
 public final class Links {
     private Links() {}
 
-    /**
-     * Deletes the link and returns its global unicast addresses (ip.DelLinkByNameAddr), or an
-     * empty Optional when there is no such link.
-     */
-    public static Optional<List<Address>> deleteByNameAddr(Rtnl rt, String name) {
+    /** Deletes the link if it exists; true when it did. */
+    public static boolean deleteIfExists(Rtnl rt, String name) {
         Optional<Link> link = rt.findLink(name);
-        if (link.isEmpty()) return Optional.empty();
-        List<Address> out = new ArrayList<>();
-        for (Address a : rt.addresses(link.get().index(), Family.ALL)) {
-            if (isGlobalUnicast(a.address())) out.add(a);
-        }
+        if (link.isEmpty()) return false;
         try {
             rt.deleteLink(link.get().index());
         } catch (ErrnoException e) {
-            if (e.is(Errno.ENODEV)) return Optional.empty(); // raced with another DEL
+            if (e.is(Errno.ENODEV)) return false; // raced with another DEL
             throw e;
         }
-        return Optional.of(out);
+        return true;
     }
 
-    /** Deletes the link if it exists; true when it did. */
-    public static boolean deleteIfExists(Rtnl rt, String name) {
-        return deleteByNameAddr(rt, name).isPresent();
+    /**
+     * DEL of an interface plugin: deletes CNI_IFNAME in the container (its veth peer goes with it);
+     * no namespace, a namespace that is gone or no such interface is success.
+     */
+    public static void deleteContainerIface(PluginRequest req) {
+        if (req.netns().isEmpty()) return;
+        Netns cont = Namespaces.openIfExists(req.netns());
+        if (cont == null) return;
+        try (cont; Rtnl crt = Rtnl.open(cont)) {
+            deleteIfExists(crt, req.ifname());
+        } catch (ErrnoException e) {
+            throw new CniException(ErrorCode.INTERNAL, "failed to delete \"" + req.ifname() + "\"", e.getMessage());
+        }
     }
 
     /** For cleanup after a failure: never throws. */

@@ -5,7 +5,6 @@ import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Fields;
 import io.jcni.spec.IpAddr;
 import io.jcni.spec.Cidr;
-import io.jcni.spec.Json;
 import io.jcni.spec.Result;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,10 +28,7 @@ public final class IpamConf {
         if (raw == null) return out;
         for (int i = 0; i < raw.size(); i++) {
             String where = "ipam.routes[" + i + "]";
-            if (!(raw.get(i) instanceof Map<?, ?> m0)) {
-                throw new CniException(ErrorCode.DECODING_FAILURE, "invalid type for '" + where + "'", "expected an object");
-            }
-            Map<String, Object> m = Json.asObject(m0);
+            Map<String, Object> m = Fields.element(raw.get(i), where);
             String dst = Fields.requireString(m, "dst", where);
             Cidr c = Cidr.tryParse(dst);
             if (c == null) throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid route destination", where + ".dst: \"" + dst + "\"");

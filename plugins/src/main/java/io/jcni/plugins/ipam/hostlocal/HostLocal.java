@@ -34,11 +34,6 @@ public final class HostLocal {
         }
     }
 
-    /** Loads the config from stdin and the {@code CNI_ARGS} value; see {@link IpamConfig#load}. */
-    public static IpamConfig loadConfig(String stdin, String cniArgs) {
-        return IpamConfig.load(stdin, cniArgs);
-    }
-
     /** ADD: DNS first (a bad resolvConf fails before anything is reserved), then the addresses. */
     public static AddResult add(IpamConfig config, String containerId, String ifname) {
         Result.Dns dns = dns(config);

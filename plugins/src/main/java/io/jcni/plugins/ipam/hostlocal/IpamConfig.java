@@ -221,11 +221,8 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
             }
             List<RangeInput> ranges = new ArrayList<>();
             for (int j = 0; j < set.size(); j++) {
-                if (!(set.get(j) instanceof Map<?, ?> r)) {
-                    throw new CniException(ErrorCode.DECODING_FAILURE, "invalid type for '" + at + "[" + j + "]'",
-                            "expected an object");
-                }
-                ranges.add(RangeInput.parse(Json.asObject(r), at + "[" + j + "]"));
+                String rangeAt = at + "[" + j + "]";
+                ranges.add(RangeInput.parse(Fields.element(set.get(j), rangeAt), rangeAt));
             }
             out.add(ranges);
         }

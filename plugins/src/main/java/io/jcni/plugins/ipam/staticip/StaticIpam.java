@@ -9,7 +9,6 @@ import io.jcni.spec.CniVersion;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Fields;
 import io.jcni.spec.IpAddr;
-import io.jcni.spec.Json;
 import io.jcni.spec.Result;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,10 +36,7 @@ public final class StaticIpam implements Plugin {
         if (raw != null) {
             for (int i = 0; i < raw.size(); i++) {
                 String where = "ipam.addresses[" + i + "]";
-                if (!(raw.get(i) instanceof Map<?, ?> m0)) {
-                    throw new CniException(ErrorCode.DECODING_FAILURE, "invalid type for '" + where + "'", "expected an object");
-                }
-                Map<String, Object> m = Json.asObject(m0);
+                Map<String, Object> m = Fields.element(raw.get(i), where);
                 String gw = Fields.string(m, "gateway", where);
                 addresses.add(new Address(cidr(Fields.string(m, "address", where)), gw == null ? null : ip(gw, where + ".gateway")));
             }

@@ -299,17 +299,8 @@ public final class Bridge implements Plugin {
     public void del(PluginRequest req) throws Exception {
         BridgeConf n = BridgeConf.load(req);
         Ipam ipam = n.ipamType() == null ? null : Ipam.of(req);
-        if (!req.netns().isEmpty()) {
-            Netns cont = Namespaces.openIfExists(req.netns());
-            if (cont != null) {
-                // As upstream: the interface first, then the addresses.
-                try (cont; Rtnl crt = Rtnl.open(cont)) {
-                    Links.deleteIfExists(crt, req.ifname());
-                } catch (ErrnoException e) {
-                    throw new CniException(ErrorCode.INTERNAL, "failed to delete \"" + req.ifname() + "\"", e.getMessage());
-                }
-            }
-        }
+        // As upstream: the interface first, then the addresses.
+        Links.deleteContainerIface(req);
         if (ipam != null) {
             IpMasq masq = IpMasq.of(req.conf());
             if (masq != null) masq.teardown(req);

@@ -7,7 +7,6 @@ import io.jcni.spec.CniArgs;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Fields;
-import io.jcni.spec.Json;
 import io.jcni.spec.Result;
 import java.util.ArrayList;
 import java.util.List;
@@ -121,10 +120,7 @@ record BridgeConf(String bridge, boolean isGateway, boolean isDefaultGateway, bo
         TreeSet<Integer> ids = new TreeSet<>();
         for (int i = 0; i < raw.size(); i++) {
             String where = "vlanTrunk[" + i + "]";
-            if (!(raw.get(i) instanceof Map<?, ?> m0)) {
-                throw new CniException(ErrorCode.DECODING_FAILURE, "invalid type for '" + where + "'", "expected an object");
-            }
-            Map<String, Object> m = Json.asObject(m0);
+            Map<String, Object> m = Fields.element(raw.get(i), where);
             Long min = Fields.integer(m, "minID", where);
             Long max = Fields.integer(m, "maxID", where);
             Long id = Fields.integer(m, "id", where);

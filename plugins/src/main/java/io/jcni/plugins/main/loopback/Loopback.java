@@ -1,12 +1,11 @@
 package io.jcni.plugins.main.loopback;
 
 import io.jcni.linux.Address;
-import io.jcni.linux.Errno;
-import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Family;
 import io.jcni.linux.Link;
 import io.jcni.linux.Netns;
 import io.jcni.linux.Rtnl;
+import io.jcni.plugins.common.Namespaces;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.CniException;
@@ -32,7 +31,7 @@ public final class Loopback implements Plugin {
     @Override
     public Result add(PluginRequest req) {
         List<Result.IpConfig> ips = new ArrayList<>();
-        try (Netns ns = openNetns(req.netns()); Rtnl rt = Rtnl.open(ns)) {
+        try (Netns ns = Namespaces.open(req.netns()); Rtnl rt = Rtnl.open(ns)) {
             Link lo = rt.link(LO);
             rt.setUp(lo.index());
             for (Family f : new Family[] {Family.INET, Family.INET6}) {
@@ -57,14 +56,9 @@ public final class Loopback implements Plugin {
     @Override
     public void del(PluginRequest req) {
         if (req.netns().isEmpty()) return;
-        Netns ns;
-        try {
-            ns = Netns.open(req.netns());
-        } catch (ErrnoException e) {
-            // The container (or a previous DEL) already removed the namespace: nothing left to undo.
-            if (e.is(Errno.ENOENT)) return;
-            throw netnsError(req.netns(), e);
-        }
+        // The container (or a previous DEL) already removed the namespace: nothing left to undo.
+        Netns ns = Namespaces.openIfExists(req.netns());
+        if (ns == null) return;
         try (ns; Rtnl rt = Rtnl.open(ns)) {
             rt.setDown(rt.link(LO).index());
         }
@@ -72,20 +66,8 @@ public final class Loopback implements Plugin {
 
     @Override
     public void check(PluginRequest req) {
-        try (Netns ns = openNetns(req.netns()); Rtnl rt = Rtnl.open(ns)) {
+        try (Netns ns = Namespaces.open(req.netns()); Rtnl rt = Rtnl.open(ns)) {
             if (!rt.link(LO).up()) throw new CniException(ErrorCode.INTERNAL, "loopback interface is down");
         }
-    }
-
-    private static Netns openNetns(String path) {
-        try {
-            return Netns.open(path);
-        } catch (ErrnoException e) {
-            throw netnsError(path, e);
-        }
-    }
-
-    private static CniException netnsError(String path, ErrnoException e) {
-        return new CniException(ErrorCode.INTERNAL, "failed to open netns \"" + path + "\"", e);
     }
 }

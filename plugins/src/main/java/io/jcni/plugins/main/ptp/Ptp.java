@@ -158,14 +158,7 @@ public final class Ptp implements Plugin {
         IpMasq masq = IpMasq.of(req.conf());
         if (masq != null) masq.teardown(req);
         ipam.del(req);
-        if (req.netns().isEmpty()) return;
-        Netns cont = Namespaces.openIfExists(req.netns());
-        if (cont == null) return;
-        try (cont; Rtnl crt = Rtnl.open(cont)) {
-            Links.deleteIfExists(crt, req.ifname());
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to delete \"" + req.ifname() + "\"", e.getMessage());
-        }
+        Links.deleteContainerIface(req);
     }
 
     @Override

@@ -59,8 +59,7 @@ public record PortmapConfig(String network, boolean snat, boolean masqAll, int m
             Map<String, PortMapping> byKey = new LinkedHashMap<>();
             for (int i = 0; i < raw.size(); i++) {
                 String where = "runtimeConfig.portMappings[" + i + "]";
-                if (!(raw.get(i) instanceof Map<?, ?>)) throw new CniException(ErrorCode.DECODING_FAILURE, "invalid type for '" + where + "'", "expected an object");
-                PortMapping m = mapping(io.jcni.spec.Json.asObject(raw.get(i)), where);
+                PortMapping m = mapping(Fields.element(raw.get(i), where), where);
                 String key = (m.hostIp() == null ? "*" : m.hostIp().toString()) + "/" + m.protocol() + "/" + m.hostPort();
                 PortMapping prev = byKey.putIfAbsent(key, m);
                 if (prev != null && !prev.equals(m)) {

@@ -11,6 +11,7 @@ import io.jcni.linux.Netns;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.Rule;
+import io.jcni.plugins.common.Inet;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Cidr;
@@ -20,7 +21,6 @@ import io.jcni.spec.Fields;
 import io.jcni.spec.IpAddr;
 import io.jcni.spec.Result;
 import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -86,8 +86,8 @@ public final class SbrPlugin implements Plugin {
                     throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid 'gateways'",
                             "gateways list contains multiple IPv" + (ip.isV6() ? "6" : "4") + " addresses");
                 }
-                if (ip.isV6()) v6 = inet(ip);
-                else v4 = inet(ip);
+                if (ip.isV6()) v6 = Inet.of(ip);
+                else v4 = Inet.of(ip);
             }
         }
         return new Config(t == null ? null : t.intValue(), v4, v6, Fields.bool(req.conf(), "addSourceHints", "", false));
@@ -145,7 +145,7 @@ public final class SbrPlugin implements Plugin {
             used.add(table);
 
             InetAddress gw = cidr.isV6() ? cfg.gatewayV6() : cfg.gatewayV4();
-            if (gw == null && ipc.gateway() != null && !ipc.gateway().isEmpty()) gw = inet(IpAddr.parse(ipc.gateway()));
+            if (gw == null && ipc.gateway() != null && !ipc.gateway().isEmpty()) gw = Inet.of(ipc.gateway());
             if (gw != null) {
                 try {
                     rt.addRoute(Route.defaultRoute(cidr.isV6() ? Family.INET6 : Family.INET).via(gw).dev(link.index()).table(table));
@@ -172,7 +172,7 @@ public final class SbrPlugin implements Plugin {
             for (Result.IpConfig ipc : ips) {
                 Cidr cidr = Cidr.parse(ipc.address());
                 IpAddr ip = cidr.address();
-                Route hint = Route.to(new IpPrefix(inet(cidr.network()), cidr.prefix())).dev(link.index()).src(inet(ip))
+                Route hint = Route.to(Inet.prefix(cidr.masked())).dev(link.index()).src(Inet.of(ip))
                         .table(Route.TABLE_MAIN).scope(Route.SCOPE_LINK);
                 try {
                     rt.replaceRoute(hint);
@@ -268,19 +268,10 @@ public final class SbrPlugin implements Plugin {
     }
 
     private static IpPrefix hostPrefix(Result.IpConfig ipc) {
-        IpAddr ip = Cidr.parse(ipc.address()).address();
-        return new IpPrefix(inet(ip), ip.bits());
+        return Inet.host(Cidr.parse(ipc.address()).address());
     }
 
     private static boolean contains(Cidr cidr, InetAddress a) {
-        return a != null && cidr.contains(new IpAddr(a.getAddress()));
-    }
-
-    private static InetAddress inet(IpAddr ip) {
-        try {
-            return InetAddress.getByAddress(ip.bytes());
-        } catch (UnknownHostException e) {
-            throw new AssertionError(e);
-        }
+        return a != null && cidr.contains(Inet.ip(a));
     }
 }

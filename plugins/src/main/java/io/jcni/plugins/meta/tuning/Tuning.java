@@ -1,12 +1,12 @@
 package io.jcni.plugins.meta.tuning;
 
-import io.jcni.linux.Errno;
 import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Link;
 import io.jcni.linux.MacAddress;
 import io.jcni.linux.Netns;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.Sysctl;
+import io.jcni.plugins.common.Namespaces;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.CniException;
@@ -59,7 +59,7 @@ public final class Tuning implements Plugin {
         Result result = prevResult(req);
         Map<String, String> paths = SysctlKeys.resolveAll(conf.sysctl(), req.ifname());
 
-        try (Netns ns = openNetns(req.netns()); Rtnl rt = Rtnl.open(ns)) {
+        try (Netns ns = Namespaces.open(req.netns()); Rtnl rt = Rtnl.open(ns)) {
             for (Map.Entry<String, String> e : conf.sysctl().entrySet()) {
                 try {
                     Sysctl.set(ns, paths.get(e.getKey()), e.getValue());
@@ -147,7 +147,7 @@ public final class Tuning implements Plugin {
         Map<String, String> paths = SysctlKeys.resolveAll(conf.sysctl(), req.ifname());
         String ifname = req.ifname();
 
-        try (Netns ns = openNetns(req.netns()); Rtnl rt = Rtnl.open(ns)) {
+        try (Netns ns = Namespaces.open(req.netns()); Rtnl rt = Rtnl.open(ns)) {
             for (Map.Entry<String, String> e : conf.sysctl().entrySet()) {
                 Path file = Sysctl.path(paths.get(e.getKey()));
                 // Not Files.readString: for /proc/sys files (size 0) it returns only the first byte.
@@ -207,14 +207,6 @@ public final class Tuning implements Plugin {
             return rt.link(ifname);
         } catch (ErrnoException e) {
             throw new CniException(ErrorCode.INTERNAL, "failed to get \"" + ifname + "\"", e);
-        }
-    }
-
-    private static Netns openNetns(String path) {
-        try {
-            return Netns.open(path);
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to open netns \"" + path + "\"", e);
         }
     }
 
