@@ -93,7 +93,7 @@ record BridgeConf(String bridge, boolean isGateway, boolean isDefaultGateway, bo
     void rejectUnsupported() {
         if (vlan != 0) throw unsupported("vlan", "'vlan' (VLAN filtering on the bridge) is not supported yet");
         if (!vlans.isEmpty()) throw unsupported("vlanTrunk", "'vlanTrunk' (VLAN filtering on the bridge) is not supported yet");
-        if (macSpoofChk) throw unsupported("macspoofchk", "'macspoofchk' is not supported yet; it lands with the nftables work");
+        if (macSpoofChk) throw unsupported("macspoofchk", "'macspoofchk' (MAC spoof filtering) is not supported yet");
     }
 
     private static CniException unsupported(String key, String details) {
