@@ -155,10 +155,13 @@ final class Native {
             ZipEntry entry = zip.getEntry(RESOURCE);
             if (entry == null) throw new IOException("no " + RESOURCE + " in " + jar);
             String name = "libjcni-" + Long.toHexString(entry.getCrc()) + "-" + entry.getSize() + ".so";
+            // A local, not a static field: this runs from the static initialiser, before later fields are set.
+            FileAttribute<Set<PosixFilePermission>> privateDir =
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
             IOException failure = null;
             for (Path dir : cacheDirs) {
                 try {
-                    Files.createDirectories(dir, PRIVATE_DIR);
+                    Files.createDirectories(dir, privateDir);
                     requirePrivate(dir);
                     Path target = dir.resolve(name);
                     if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
@@ -180,9 +183,6 @@ final class Native {
             throw failure;
         }
     }
-
-    private static final FileAttribute<Set<PosixFilePermission>> PRIVATE_DIR =
-            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
 
     /**
      * A library is loaded into a process that runs as root: it may come only from a file and
