@@ -53,9 +53,20 @@ import jdk.net.UnixDomainPrincipal;
  * The daemon proper: serves {@link Protocol} requests on a root-only unix socket by running the
  * plugin in-process through {@link Skel#run}, exactly as the standalone plugin would.
  *
- * <p>One virtual thread per connection; the plugin itself runs on another virtual thread so the
- * connection can answer "try again later" (CNI error 11) when it exceeds the request timeout.
+ * <p>One virtual thread per connection; the plugin itself runs on a platform thread of its own so
+ * the connection can answer "try again later" (CNI error 11) when it exceeds the request timeout.
  * Requests for the same attachment are serialized by {@link AttachmentLocks}.
+ *
+ * <p><b>Why plugins run on platform threads.</b> Plugin code blocks in native calls: flock(2) on
+ * shared state, netlink receives, open(2) of paths from the request. A virtual thread inside a
+ * native call pins its carrier, and there are only as many carriers as CPUs. On virtual threads,
+ * three concurrent nft requests on 2 CPUs deadlocked jcnid for good: both carriers were pinned in
+ * flock() waiting for the nft state lock while its holder, parked waiting for its {@code nft}
+ * child, needed a carrier to continue; and CPU-count requests stuck in open() of a FIFO stopped
+ * jcnid from answering anyone, {@code status} included. A platform thread per run costs ~0.1 ms
+ * (nothing beside a plugin run) and blocks nobody but itself; connections stay on virtual threads,
+ * where they only wait in socket I/O the JDK parks properly. Their number is bounded by
+ * {@code --max-in-flight}, runs that outlived their timeout included.
  */
 public final class JcnidServer {
     /**
@@ -74,7 +85,12 @@ public final class JcnidServer {
     private final PrintStream log;
     private final Metrics metrics = new Metrics();
     private final AttachmentLocks locks = new AttachmentLocks();
-    private final ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor();
+    private final ExecutorService workers = Executors.newThreadPerTaskExecutor(
+            Thread.ofPlatform().name("jcnid-plugin-", 0).daemon().factory());
+    /** Plugin runs not finished yet, including those whose client already got "timed out". */
+    private final AtomicInteger pluginRuns = new AtomicInteger();
+    /** Attachments whose last run outlived the timeout and still runs: their next requests fail at once. */
+    private final Map<String, Future<?>> overdue = new java.util.concurrent.ConcurrentHashMap<>();
     private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "jcnid-watchdog");
         t.setDaemon(true);
@@ -306,26 +322,56 @@ public final class JcnidServer {
                         networkName(ex.stdin()))
                 : null;
 
+        if (pluginRuns.get() >= cfg.maxInFlight()) {
+            decline(ch, "busy: " + pluginRuns.get() + " plugin runs not finished");
+            return;
+        }
+
         // From here the plugin may run: a client that loses us after this must not blindly re-run an ADD.
         Protocol.writeFully(ch, ByteBuffer.wrap(new byte[] {Protocol.STATUS_ACCEPTED}));
 
         long t0 = System.nanoTime();
+        Future<?> stuck = lockKey == null ? null : overdue.get(lockKey);
+        if (stuck != null && stuck.isDone()) {
+            overdue.remove(lockKey, stuck);
+            stuck = null;
+        }
+        if (stuck != null) {
+            // Waiting behind a run that is already overdue would only time out too, holding a thread.
+            Skel.Outcome out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER,
+                    "jcnid: an earlier request for this attachment is still running",
+                    "it did not finish within " + cfg.requestTimeout().toMillis() + " ms; try again later"));
+            finish(ch, ex.type(), command, env, t0, out, false, new byte[0]);
+            return;
+        }
         ByteArrayOutputStream stderr = new ByteArrayOutputStream();
         PrintStream pluginLog = new PrintStream(stderr, true, StandardCharsets.UTF_8);
-        Future<Skel.Outcome> f = workers.submit(() -> {
-            AttachmentLocks.Entry held = lockKey == null ? null : locks.lock(lockKey);
-            try {
-                return inCallersNetns(callerPid, () -> Skel.run(plugin, env, ex.stdin(), pluginLog));
-            } finally {
-                if (held != null) locks.unlock(lockKey, held);
-            }
-        });
+        pluginRuns.incrementAndGet();
+        Future<Skel.Outcome> f;
+        try {
+            f = workers.submit(() -> {
+                try {
+                    AttachmentLocks.Entry held = lockKey == null ? null : locks.lock(lockKey);
+                    try {
+                        return inCallersNetns(callerPid, () -> Skel.run(plugin, env, ex.stdin(), pluginLog));
+                    } finally {
+                        if (held != null) locks.unlock(lockKey, held);
+                    }
+                } finally {
+                    pluginRuns.decrementAndGet();
+                }
+            });
+        } catch (RuntimeException e) { // RejectedExecutionException (shut down), OutOfMemoryError is not caught
+            pluginRuns.decrementAndGet();
+            throw e;
+        }
         Skel.Outcome out;
         boolean timedOut = false;
         try {
             out = f.get(cfg.requestTimeout().toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             f.cancel(true);
+            if (lockKey != null) overdue.put(lockKey, f);
             timedOut = true;
             out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER, "jcnid: request timed out",
                     "the " + ex.type() + " plugin did not finish " + command + " within " + cfg.requestTimeout().toMillis()
@@ -339,12 +385,17 @@ public final class JcnidServer {
             Thread.currentThread().interrupt();
             out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER, "jcnid: interrupted"));
         }
+        finish(ch, ex.type(), command, env, t0, out, timedOut, stderr.toByteArray());
+    }
+
+    private void finish(SocketChannel ch, String type, String command, Map<String, String> env, long t0, Skel.Outcome out,
+                        boolean timedOut, byte[] stderr) throws IOException {
         long nanos = System.nanoTime() - t0;
-        metrics.record(ex.type(), command, nanos, out.exitCode(), timedOut);
-        logLine(String.format("jcnid plugin=%s cmd=%s container=%s ifname=%s dur_ms=%.3f exit=%d%s", quote(ex.type()),
+        metrics.record(type, command, nanos, out.exitCode(), timedOut);
+        logLine(String.format("jcnid plugin=%s cmd=%s container=%s ifname=%s dur_ms=%.3f exit=%d%s", quote(type),
                 command, quote(env.getOrDefault("CNI_CONTAINERID", "")), quote(env.getOrDefault("CNI_IFNAME", "")),
                 nanos / 1e6, out.exitCode(), timedOut ? " timeout=true" : ""));
-        reply(ch, (byte) 0, new Protocol.Result(out.exitCode(), utf8(out.stdout()), stderr.toByteArray()));
+        reply(ch, (byte) 0, new Protocol.Result(out.exitCode(), utf8(out.stdout()), stderr));
     }
 
     /** The error as the skeleton would print it: in the configuration's cniVersion when there is one. */
@@ -410,6 +461,7 @@ public final class JcnidServer {
         return "status " + (shuttingDown ? "stopping" : "ok") + "\npid " + ProcessHandle.current().pid()
                 + "\nuptime_seconds " + (System.currentTimeMillis() - metrics.startMillis()) / 1000
                 + "\nrequests " + metrics.totalRequests() + "\nin_flight " + metrics.inFlight.get()
+                + "\nplugin_runs " + pluginRuns.get()
                 + "\nsocket " + socket + "\n";
     }
 
