@@ -43,6 +43,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -90,7 +91,7 @@ public final class JcnidServer {
     /** Plugin runs not finished yet, including those whose client already got "timed out". */
     private final AtomicInteger pluginRuns = new AtomicInteger();
     /** Attachments whose last run outlived the timeout and still runs: their next requests fail at once. */
-    private final Map<String, Future<?>> overdue = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, AtomicBoolean> overdue = new java.util.concurrent.ConcurrentHashMap<>();
     private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "jcnid-watchdog");
         t.setDaemon(true);
@@ -331,8 +332,8 @@ public final class JcnidServer {
         Protocol.writeFully(ch, ByteBuffer.wrap(new byte[] {Protocol.STATUS_ACCEPTED}));
 
         long t0 = System.nanoTime();
-        Future<?> stuck = lockKey == null ? null : overdue.get(lockKey);
-        if (stuck != null && stuck.isDone()) {
+        AtomicBoolean stuck = lockKey == null ? null : overdue.get(lockKey);
+        if (stuck != null && stuck.get()) {
             overdue.remove(lockKey, stuck);
             stuck = null;
         }
@@ -347,6 +348,7 @@ public final class JcnidServer {
         ByteArrayOutputStream stderr = new ByteArrayOutputStream();
         PrintStream pluginLog = new PrintStream(stderr, true, StandardCharsets.UTF_8);
         pluginRuns.incrementAndGet();
+        AtomicBoolean finished = new AtomicBoolean(); // a cancelled Future is "done" while its thread still runs
         Future<Skel.Outcome> f;
         try {
             f = workers.submit(() -> {
@@ -358,6 +360,8 @@ public final class JcnidServer {
                         if (held != null) locks.unlock(lockKey, held);
                     }
                 } finally {
+                    finished.set(true);
+                    if (lockKey != null) overdue.remove(lockKey, finished);
                     pluginRuns.decrementAndGet();
                 }
             });
@@ -371,7 +375,10 @@ public final class JcnidServer {
             out = f.get(cfg.requestTimeout().toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             f.cancel(true);
-            if (lockKey != null) overdue.put(lockKey, f);
+            if (lockKey != null && !finished.get()) {
+                overdue.put(lockKey, finished);
+                if (finished.get()) overdue.remove(lockKey, finished); // it ended meanwhile
+            }
             timedOut = true;
             out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER, "jcnid: request timed out",
                     "the " + ex.type() + " plugin did not finish " + command + " within " + cfg.requestTimeout().toMillis()

@@ -49,88 +49,72 @@ class DaemonUnderLoadTest {
     @ParameterizedTest(name = "{0} concurrent requests")
     @ValueSource(ints = {50, 200})
     void concurrentNftWorkNeitherDeadlocksNorStopsStatus(int n) throws Exception {
-        try (World w = new World(); ExecutorService pool = Executors.newFixedThreadPool(n)) {
-            Path sock = w.dir.resolve("jcnid.sock");
-            Path pidFile = w.dir.resolve("jcnid.pid");
-            String jcnid = jcni.root.resolve("jcni/bin/jcnid").toString();
-            Process daemon = new ProcessBuilder("ip", "netns", "exec", w.host, jcnid, "start", "--foreground",
-                    "--socket", sock.toString(), "--pid-file", pidFile.toString(), "--log-file", w.dir.resolve("jcnid.log").toString(),
-                    "--request-timeout", "120")
-                    .redirectErrorStream(true).redirectOutput(w.dir.resolve("jcnid.out").toFile()).start();
-            try {
-                awaitStatus(w, jcnid, sock, daemon);
-                String bridge = "jtlbr" + w.id.substring(0, 4);
-                String net = "load" + w.id;
-                Path nftDir = w.dir.resolve("nft");
-                String pmFwNs = w.namespace("jts-l-" + w.id);
-                List<String> bridgeNs = new ArrayList<>();
-                for (int i = 0; i < n; i += 3) bridgeNs.add(w.namespace("jts-l" + i + "-" + w.id));
+        try (World w = new World(); ExecutorService pool = Executors.newFixedThreadPool(n); Daemon d = Daemon.startIn(w, jcni)) {
+            String bridge = "jtlbr" + w.id.substring(0, 4);
+            String net = "load" + w.id;
+            Path nftDir = w.dir.resolve("nft");
+            String pmFwNs = w.namespace("jts-l-" + w.id);
+            List<String> bridgeNs = new ArrayList<>();
+            for (int i = 0; i < n; i += 3) bridgeNs.add(w.namespace("jts-l" + i + "-" + w.id));
 
-                AtomicBoolean loadDone = new AtomicBoolean();
-                AtomicInteger statusAnswers = new AtomicInteger();
-                Future<?> poller = Executors.newVirtualThreadPerTaskExecutor().submit(() -> {
-                    while (!loadDone.get()) {
-                        Sh.Run s = w.inHost(null, null, jcnid, "status", "--socket", sock.toString());
-                        assertEquals(0, s.rc(), "jcnid status during the load: " + s);
-                        assertTrue(s.out().contains("status ok"), s.out());
-                        statusAnswers.incrementAndGet();
-                    }
-                    return null;
-                });
-
-                List<Future<Sh.Run>> adds = new ArrayList<>();
-                for (int i = 0; i < n; i++) adds.add(pool.submit(call(w, "ADD", i, n, net, bridge, nftDir, pmFwNs, bridgeNs)));
-                Set<String> ips = new HashSet<>();
-                for (int i = 0; i < n; i++) {
-                    Sh.Run r = adds.get(i).get(600, TimeUnit.SECONDS).ok();
-                    if (i % 3 == 0) ips.add((String) Json.asObject(Json.asList(Json.parseObject(r.out()).get("ips")).getFirst()).get("address"));
+            AtomicBoolean loadDone = new AtomicBoolean();
+            AtomicInteger statusAnswers = new AtomicInteger();
+            Future<?> poller = Executors.newVirtualThreadPerTaskExecutor().submit(() -> {
+                while (!loadDone.get()) {
+                    Sh.Run s = d.statusRun();
+                    assertEquals(0, s.rc(), "jcnid status during the load: " + s);
+                    assertTrue(s.out().contains("status ok"), s.out());
+                    statusAnswers.incrementAndGet();
                 }
-                int bridges = bridgeNs.size(), portmaps = (n + 1) / 3, firewalls = n / 3;
-                assertEquals(bridges, ips.size(), "distinct addresses: " + ips);
-                String table = w.inHost(null, null, "nft", "list", "table", "inet", "jcni").ok().out();
-                assertEquals(Map.of("portmap", portmaps, "firewall", firewalls, "masq", bridges), owners(table));
-                int answeredDuringAdds = statusAnswers.get();
+                return null;
+            });
 
-                List<Future<Sh.Run>> dels = new ArrayList<>();
-                for (int i = 0; i < n; i++) dels.add(pool.submit(call(w, "DEL", i, n, net, bridge, nftDir, pmFwNs, bridgeNs)));
-                for (Future<Sh.Run> f : dels) f.get(600, TimeUnit.SECONDS).ok();
-                loadDone.set(true);
-                poller.get(300, TimeUnit.SECONDS);
-                assertTrue(answeredDuringAdds > 0 && statusAnswers.get() > answeredDuringAdds,
-                        "status answered " + answeredDuringAdds + " times during the ADDs, " + statusAnswers.get() + " in all");
+            List<Future<Sh.Run>> adds = new ArrayList<>();
+            for (int i = 0; i < n; i++) adds.add(pool.submit(call(d, "ADD", i, n, net, bridge, nftDir, pmFwNs, bridgeNs)));
+            Set<String> ips = new HashSet<>();
+            for (int i = 0; i < n; i++) {
+                Sh.Run r = adds.get(i).get(600, TimeUnit.SECONDS).ok();
+                if (i % 3 == 0) ips.add((String) Json.asObject(Json.asList(Json.parseObject(r.out()).get("ips")).getFirst()).get("address"));
+            }
+            int bridges = bridgeNs.size(), portmaps = (n + 1) / 3, firewalls = n / 3;
+            assertEquals(bridges, ips.size(), "distinct addresses: " + ips);
+            String table = w.inHost(null, null, "nft", "list", "table", "inet", "jcni").ok().out();
+            assertEquals(Map.of("portmap", portmaps, "firewall", firewalls, "masq", bridges), owners(table));
+            int answeredDuringAdds = statusAnswers.get();
 
-                // Served by jcnid, every one: a decline would have run the standalone plugin instead.
-                String metrics = w.inHost(null, null, jcnid, "metrics", "--socket", sock.toString()).ok().out();
-                assertTrue(metrics.contains("\njcnid_declined_total 0\n"), metrics);
-                assertEquals(2 * n, requestsTotal(metrics), metrics);
-                assertFalse(Pattern.compile("jcnid_timeouts_total\\{[^}]*} [1-9]").matcher(metrics).find(), metrics);
+            List<Future<Sh.Run>> dels = new ArrayList<>();
+            for (int i = 0; i < n; i++) dels.add(pool.submit(call(d, "DEL", i, n, net, bridge, nftDir, pmFwNs, bridgeNs)));
+            for (Future<Sh.Run> f : dels) f.get(600, TimeUnit.SECONDS).ok();
+            loadDone.set(true);
+            poller.get(300, TimeUnit.SECONDS);
+            assertTrue(answeredDuringAdds > 0 && statusAnswers.get() > answeredDuringAdds,
+                    "status answered " + answeredDuringAdds + " times during the ADDs, " + statusAnswers.get() + " in all");
 
-                // Nothing left.
-                table = w.inHost(null, null, "nft", "list", "table", "inet", "jcni").ok().out();
-                assertEquals(Map.of("portmap", 0, "firewall", 0, "masq", 0), owners(table), table);
-                assertEquals("", w.inHost(null, null, "ip", "-o", "link", "show", "type", "veth").ok().out().strip());
-                try (Stream<Path> s = Files.list(w.dir.resolve("ipam").resolve(net))) {
-                    assertEquals(List.of(), s.map(p -> p.getFileName().toString())
-                            .filter(x -> !x.equals("lock") && !x.startsWith("last_reserved_ip")).toList());
-                }
-                try (Stream<Path> s = Files.walk(nftDir)) {
-                    assertEquals(List.of(), s.filter(p -> p.toString().contains("/att/") || p.toString().contains("/key/"))
-                            .filter(Files::isRegularFile).map(Path::toString).toList());
-                }
-            } finally {
-                Sh.quiet("ip", "netns", "exec", w.host, jcnid, "stop", "--socket", sock.toString(), "--pid-file", pidFile.toString());
-                if (Files.exists(pidFile)) {
-                    ProcessHandle.of(Long.parseLong(Files.readString(pidFile).strip())).ifPresent(ProcessHandle::destroyForcibly);
-                }
-                daemon.destroyForcibly();
-                daemon.waitFor(30, TimeUnit.SECONDS);
+            // Served by jcnid, every one: a decline would have run the standalone plugin instead.
+            String metrics = d.metrics();
+            assertTrue(metrics.contains("\njcnid_declined_total 0\n"), metrics);
+            assertEquals(2 * n, requestsTotal(metrics), metrics);
+            assertFalse(Pattern.compile("jcnid_timeouts_total\\{[^}]*} [1-9]").matcher(metrics).find(), metrics);
+
+            // Nothing left.
+            table = w.inHost(null, null, "nft", "list", "table", "inet", "jcni").ok().out();
+            assertEquals(Map.of("portmap", 0, "firewall", 0, "masq", 0), owners(table), table);
+            assertEquals("", w.inHost(null, null, "ip", "-o", "link", "show", "type", "veth").ok().out().strip());
+            try (Stream<Path> s = Files.list(w.dir.resolve("ipam").resolve(net))) {
+                assertEquals(List.of(), s.map(p -> p.getFileName().toString())
+                        .filter(x -> !x.equals("lock") && !x.startsWith("last_reserved_ip")).toList());
+            }
+            try (Stream<Path> s = Files.walk(nftDir)) {
+                assertEquals(List.of(), s.filter(p -> p.toString().contains("/att/") || p.toString().contains("/key/"))
+                        .filter(Files::isRegularFile).map(Path::toString).toList());
             }
         }
     }
 
     /** Request i of n: bridge+ipMasq (i % 3 == 0), portmap (1) or firewall (2), through the shim to jcnid. */
-    private static java.util.concurrent.Callable<Sh.Run> call(World w, String cmd, int i, int n, String net, String bridge,
+    private static java.util.concurrent.Callable<Sh.Run> call(Daemon d, String cmd, int i, int n, String net, String bridge,
                                                               Path nftDir, String pmFwNs, List<String> bridgeNs) {
+        World w = d.w;
         String cid = "l" + i;
         String conf;
         String type;
@@ -165,8 +149,7 @@ class DaemonUnderLoadTest {
                     """.formatted(net, nftDir, prev);
             }
         }
-        Map<String, String> env = World.cniEnv(cmd, cid, netns, "eth0", jcni.bin.toString());
-        env.put("JCNI_SOCKET", w.dir.resolve("jcnid.sock").toString());
+        Map<String, String> env = d.env(World.cniEnv(cmd, cid, netns, "eth0", jcni.bin.toString()));
         String stdin = conf;
         return () -> w.inHost(env, stdin, jcni.plugin(type).toString());
     }
@@ -187,14 +170,5 @@ class DaemonUnderLoadTest {
         Matcher m = Pattern.compile("(?m)^jcnid_requests_total\\{[^}]*} (\\d+)$").matcher(metrics);
         while (m.find()) sum += Integer.parseInt(m.group(1));
         return sum;
-    }
-
-    private static void awaitStatus(World w, String jcnid, Path sock, Process daemon) throws InterruptedException {
-        for (int i = 0; i < 300; i++) {
-            if (Files.exists(sock) && w.inHost(null, null, jcnid, "status", "--socket", sock.toString()).rc() == 0) return;
-            if (!daemon.isAlive()) fail("jcnid exited with " + daemon.exitValue());
-            Thread.sleep(100);
-        }
-        fail("jcnid did not answer");
     }
 }
