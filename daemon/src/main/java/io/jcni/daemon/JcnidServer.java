@@ -54,8 +54,8 @@ import jdk.net.UnixDomainPrincipal;
  * The daemon proper: serves {@link Protocol} requests on a root-only unix socket by running the
  * plugin in-process through {@link Skel#run}, exactly as the standalone plugin would.
  *
- * <p>One virtual thread per connection; the plugin itself runs on a platform thread of its own so
- * the connection can answer "try again later" (CNI error 11) when it exceeds the request timeout.
+ * <p>One virtual thread per connection; the plugin itself runs on a platform thread so the
+ * connection can answer "try again later" (CNI error 11) when it exceeds the request timeout.
  * Requests for the same attachment are serialized by {@link AttachmentLocks}.
  *
  * <p><b>Why plugins run on platform threads.</b> Plugin code blocks in native calls: flock(2) on
@@ -64,10 +64,12 @@ import jdk.net.UnixDomainPrincipal;
  * three concurrent nft requests on 2 CPUs deadlocked jcnid for good: both carriers were pinned in
  * flock() waiting for the nft state lock while its holder, parked waiting for its {@code nft}
  * child, needed a carrier to continue; and CPU-count requests stuck in open() of a FIFO stopped
- * jcnid from answering anyone, {@code status} included. A platform thread per run costs ~0.1 ms
- * (nothing beside a plugin run) and blocks nobody but itself; connections stay on virtual threads,
- * where they only wait in socket I/O the JDK parks properly. Their number is bounded by
- * {@code --max-in-flight}, runs that outlived their timeout included.
+ * jcnid from answering anyone, {@code status} included. On a platform thread a blocked run blocks
+ * nobody but itself; connections stay on virtual threads, where they only wait in socket I/O that
+ * the JDK parks properly. The threads come from a cached pool (starting a thread per run cost
+ * 2-4 ms under load, see daemon/README.md) that has no bound of its own: a bounded pool would
+ * deadlock when a delegate comes back through the shim while every worker waits for it. Runs are
+ * bounded by {@code --max-in-flight} instead, runs that outlived their timeout included.
  */
 public final class JcnidServer {
     /**
@@ -86,7 +88,7 @@ public final class JcnidServer {
     private final PrintStream log;
     private final Metrics metrics = new Metrics();
     private final AttachmentLocks locks = new AttachmentLocks();
-    private final ExecutorService workers = Executors.newThreadPerTaskExecutor(
+    private final ExecutorService workers = Executors.newCachedThreadPool(
             Thread.ofPlatform().name("jcnid-plugin-", 0).daemon().factory());
     /** Plugin runs not finished yet, including those whose client already got "timed out". */
     private final AtomicInteger pluginRuns = new AtomicInteger();
@@ -570,7 +572,9 @@ public final class JcnidServer {
     private static Skel.Outcome inCallersNetns(String pid, java.util.concurrent.Callable<Skel.Outcome> call) throws Exception {
         if (pid == null || pid.isEmpty() || !pid.chars().allMatch(Character::isDigit)) return call.call();
         try (io.jcni.linux.Netns caller = io.jcni.linux.Netns.open("/proc/" + pid + "/ns/net");
-             io.jcni.linux.Netns own = io.jcni.linux.Netns.open("/proc/self/ns/net")) {
+             io.jcni.linux.Netns own = io.jcni.linux.Netns.current()) {
+            // This thread's own namespace, not the process's: a pooled thread that plugin code had
+            // moved (none does) would then still hand the run to one inside the caller's.
             if (caller.sameAs(own)) return call.call();
             return caller.run(call::call);
         }

@@ -96,6 +96,9 @@ class DaemonUnderLoadTest {
             assertEquals(2 * n, requestsTotal(metrics), metrics);
             assertFalse(Pattern.compile("jcnid_timeouts_total\\{[^}]*} [1-9]").matcher(metrics).find(), metrics);
 
+            System.out.printf("DaemonUnderLoadTest: %d concurrent: %d requests served by jcnid, status answered %d times (%d during the ADDs)%n",
+                    n, requestsTotal(metrics), statusAnswers.get(), answeredDuringAdds);
+
             // Nothing left.
             table = w.inHost(null, null, "nft", "list", "table", "inet", "jcni").ok().out();
             assertEquals(Map.of("portmap", 0, "firewall", 0, "masq", 0), owners(table), table);
