@@ -105,6 +105,17 @@ class JcnidServerTest {
         }
     }
 
+    /** A wedged daemon (it accepts, never answers) makes status and metrics fail, not hang. */
+    @Test
+    void theClientGivesUpOnADaemonThatDoesNotAnswer() throws Exception {
+        Path sock = tmp.resolve("mute.sock");
+        try (java.nio.channels.ServerSocketChannel mute = java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+            mute.bind(UnixDomainSocketAddress.of(sock));
+            assertThrows(java.net.SocketTimeoutException.class, () -> JcnidClient.call(sock,
+                    Protocol.encodeRequest(Protocol.KIND_HEALTH, null), Duration.ofMillis(200)));
+        }
+    }
+
     @Test
     void aClientThatSendsNothingIsDroppedAfterTheIoTimeout() throws Exception {
         try (TestDaemon d = new TestDaemon(tmp); SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(d.socket()))) {
