@@ -40,6 +40,18 @@ final class Native {
     static final int O_CREAT = intConstant("O_CREAT");
     static final int O_EXCL = intConstant("O_EXCL");
     static final int O_DIRECTORY = intConstant("O_DIRECTORY");
+    static final int O_NOCTTY = intConstant("O_NOCTTY");
+    /** With it open(2) returns at once on a FIFO without a writer instead of waiting for one. */
+    static final int O_NONBLOCK = intConstant("O_NONBLOCK");
+
+    static final int S_IFMT = intConstant("S_IFMT");
+    static final int S_IFREG = intConstant("S_IFREG");
+    static final int S_IFDIR = intConstant("S_IFDIR");
+
+    /** statfs f_type of nsfs, where namespace files live (linux/magic.h). */
+    static final long NSFS_MAGIC = constant("NSFS_MAGIC");
+    /** Kernels before 3.19 showed namespace files on procfs; the reference accepts both. */
+    static final long PROC_SUPER_MAGIC = constant("PROC_SUPER_MAGIC");
 
     static final int CLONE_NEWNET = intConstant("CLONE_NEWNET");
 
@@ -91,6 +103,17 @@ final class Native {
 
     /** fstat's st_ino: two namespace fds refer to the same namespace when their inodes are equal. */
     static native long inode(int fd);
+
+    /** statfs(2)'s f_type of the file system holding path (symlinks followed): what a path is, without opening it. */
+    static native long statfsType(String path);
+
+    static native long fstatfsType(int fd);
+
+    /** fstat(2): out[0] = st_mode, out[1] = st_size. */
+    static native void fstat(int fd, long[] out);
+
+    /** read(2) of at most len (and at most 8 KiB) bytes into buf at off; 0 at end of file. */
+    static native int read(int fd, byte[] buf, int off, int len);
 
     static native int socket(int domain, int type, int protocol);
 
