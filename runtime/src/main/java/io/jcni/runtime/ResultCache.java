@@ -3,6 +3,7 @@ package io.jcni.runtime;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Json;
+import io.jcni.spec.Names;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -47,6 +48,10 @@ public final class ResultCache {
             throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "cache file path requires network name, container ID and interface name",
                     "got network \"" + network + "\", container ID \"" + containerId + "\", interface \"" + ifName + "\"");
         }
+        // The parts become a file name: hold them to the rules ADD enforced, so no input walks out of the cache.
+        Names.checkNetworkName(network);
+        Names.checkContainerId(containerId);
+        Names.checkInterfaceName(ifName);
         return resultsDir().resolve(network + "-" + containerId + "-" + ifName);
     }
 

@@ -229,6 +229,13 @@ class BridgeTest {
         Map<String, String> gc = new HashMap<>(w.env("GC", "", null, ""));
         gc.remove("CNI_CONTAINERID");
         gc.remove("CNI_IFNAME");
+
+        // Issue 14 defect 2: a GC that does not list the valid attachments changes nothing.
+        assertEquals(7L, w.fails("bridge", gc, conf).get("code"));
+        String before = NetWorld.in(w.hostName, "ip", "-d", "link", "show", "type", "veth").out();
+        assertTrue(before.contains("jcni/tnet/c1/eth0") && before.contains("jcni/tnet/c2/eth0"), before);
+        assertTrue(Files.exists(w.dir.resolve("data/tnet/10.51.0.2")) && Files.exists(w.dir.resolve("data/tnet/10.51.0.3")));
+
         w.ok("bridge", gc, gcConf);
 
         String veths = NetWorld.in(w.hostName, "ip", "-d", "link", "show", "type", "veth").out();

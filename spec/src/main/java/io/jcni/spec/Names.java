@@ -1,0 +1,97 @@
+package io.jcni.spec;
+
+import java.nio.charset.StandardCharsets;
+import java.util.regex.Pattern;
+
+/**
+ * The rules for the names that reach plugins from outside, in one place for the skeleton, the
+ * runtime, the daemon and the CLI. They are the reference's (libcni's pkg/utils): what it accepts,
+ * jcni accepts, so a name never passes one path and fails another.
+ *
+ * <p>Container IDs and network names both use the reference's character set, ASCII only, which also
+ * makes them safe in file names, link aliases and nft strings whatever the JVM's locale.
+ */
+public final class Names {
+
+    /** libcni's cniValidNameChars: a letter or digit, then letters, digits, '_', '.' and '-'. */
+    private static final Pattern CNI_NAME = Pattern.compile("[a-zA-Z0-9][a-zA-Z0-9_.\\-]*");
+    /** Linux IFNAMSIZ is 16 bytes including the terminating NUL. */
+    public static final int MAX_IFNAME_BYTES = 15;
+
+    private Names() {}
+
+    /** Whether {@code s} is made of the reference's name characters (container IDs, network names). */
+    public static boolean isCniName(String s) {
+        return s != null && CNI_NAME.matcher(s).matches();
+    }
+
+    /** CNI_CONTAINERID: code 4 when it holds anything but the reference's characters. */
+    public static void checkContainerId(String id) {
+        if (id == null || id.isEmpty()) throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "missing containerID");
+        if (!CNI_NAME.matcher(id).matches()) {
+            throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "invalid characters in containerID", id);
+        }
+    }
+
+    /** A network's {@code name}: code 7 when missing or holding anything but the reference's characters. */
+    public static void checkNetworkName(String name) {
+        if (name == null || name.isEmpty()) throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "missing network name");
+        if (!CNI_NAME.matcher(name).matches()) {
+            throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid characters found in network name", name);
+        }
+    }
+
+    /** CNI_IFNAME: the kernel's dev_valid_name rules, as the reference checks them; code 4. */
+    public static void checkInterfaceName(String name) {
+        String why = interfaceNameProblem(name);
+        if (why != null) throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "invalid interface name", why);
+    }
+
+    /**
+     * An interface name given in a config (a bridge's {@code bridge}, a prevResult's interface name):
+     * the same rules as {@link #checkInterfaceName}, plus no NUL (which the kernel would cut the name
+     * at), and code 7 since it comes from the config.
+     *
+     * @param key the config key, for the message
+     */
+    public static void checkConfigInterfaceName(String key, String name) {
+        String why = interfaceNameProblem(name);
+        if (why == null && name.indexOf('\0') >= 0) why = "\"" + printable(name) + "\" contains a NUL character";
+        if (why != null) throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid " + key, why);
+    }
+
+    /** Why {@code name} cannot be a Linux interface name, or null when it can. */
+    public static String interfaceNameProblem(String name) {
+        if (name == null || name.isEmpty()) return "interface name is empty";
+        String shown = "\"" + printable(name) + "\" ";
+        if (name.getBytes(StandardCharsets.UTF_8).length > MAX_IFNAME_BYTES) {
+            return shown + "is longer than " + MAX_IFNAME_BYTES + " bytes";
+        }
+        if (name.equals(".") || name.equals("..")) return shown + "may not be '.' or '..'";
+        for (int i = 0; i < name.length(); ) {
+            int c = name.codePointAt(i);
+            if (c == '/' || c == ':' || isGoSpace(c)) return shown + "may not contain '/', ':' or whitespace";
+            i += Character.charCount(c);
+        }
+        return null;
+    }
+
+    /** Go's unicode.IsSpace, which the reference uses (Java's isWhitespace differs on U+0085 and U+00A0). */
+    private static boolean isGoSpace(int c) {
+        return switch (c) {
+            case '\t', '\n', 0x0B, '\f', '\r', ' ', 0x85, 0xA0 -> true;
+            default -> c > 0xFF && Character.isSpaceChar(c);
+        };
+    }
+
+    /** {@code s} with control characters escaped, for error messages. */
+    public static String printable(String s) {
+        StringBuilder sb = new StringBuilder(s.length());
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x20 || c == 0x7F) sb.append(String.format("\\x%02x", (int) c));
+            else sb.append(c);
+        }
+        return sb.toString();
+    }
+}
