@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -118,6 +119,18 @@ public final class DiskStore implements Store {
     @Override
     public boolean reserve(String containerId, String ifname, IpAddr ip, String rangeId) throws IOException {
         Path f = dir.resolve(ip.toString());
+        // Callers hold the network's lock, which every writer (the reference plugin too) takes:
+        // a name that exists now stays taken, and a free one stays free until we create it.
+        if (Files.exists(f, LinkOption.NOFOLLOW_LINKS)) return false;
+
+        // The index entry first, as an intent: a crash after the reservation is created still
+        // finds it through the index on DEL (an intent whose reservation never came is discarded
+        // by confirmation), so a killed ADD over several range sets cannot leave one unfound.
+        String id = ReservationFormat.trimSpace(containerId);
+        List<IpAddr> indexed = new ArrayList<>(confirmed(id, ifname, index.get(id, ifname)));
+        indexed.add(ip);
+        index.put(id, ifname, indexed);
+
         byte[] content = ReservationFormat.content(containerId, ifname).getBytes(StandardCharsets.UTF_8);
         try (SeekableByteChannel ch = Files.newByteChannel(f,
                 Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), FILE_MODE)) {
@@ -130,12 +143,14 @@ public final class DiskStore implements Store {
         } catch (FileAlreadyExistsException e) {
             return false;
         }
-        writeLastReserved(rangeId, ip);
-
-        String id = ReservationFormat.trimSpace(containerId);
-        List<IpAddr> indexed = new ArrayList<>(confirmed(id, ifname, index.get(id, ifname)));
-        indexed.add(ip);
-        index.put(id, ifname, indexed);
+        try {
+            writeLastReserved(rangeId, ip);
+        } catch (IOException | RuntimeException e) {
+            // A reservation whose bookkeeping failed (ENOSPC, say) is given back, so the caller's
+            // failure leaves nothing behind.
+            Files.deleteIfExists(f);
+            throw e;
+        }
         return true;
     }
 
