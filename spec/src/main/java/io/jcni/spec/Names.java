@@ -41,7 +41,7 @@ public final class Names {
         }
     }
 
-    /** CNI_IFNAME: the kernel's dev_valid_name rules, as the reference checks them; code 4. */
+    /** CNI_IFNAME: the reference's rules plus printable ASCII ({@link #interfaceNameProblem}); code 4. */
     public static void checkInterfaceName(String name) {
         String why = interfaceNameProblem(name);
         if (why != null) throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "invalid interface name", why);
@@ -49,18 +49,22 @@ public final class Names {
 
     /**
      * An interface name given in a config (a bridge's {@code bridge}, a prevResult's interface name):
-     * the same rules as {@link #checkInterfaceName}, plus no NUL (which the kernel would cut the name
-     * at), and code 7 since it comes from the config.
+     * the same rules as {@link #checkInterfaceName}, but code 7 since it comes from the config.
      *
      * @param key the config key, for the message
      */
     public static void checkConfigInterfaceName(String key, String name) {
         String why = interfaceNameProblem(name);
-        if (why == null && name.indexOf('\0') >= 0) why = "\"" + printable(name) + "\" contains a NUL character";
         if (why != null) throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid " + key, why);
     }
 
-    /** Why {@code name} cannot be a Linux interface name, or null when it can. */
+    /**
+     * Why {@code name} cannot be an interface name, or null when it can: the reference's rules (1 to
+     * 15 bytes, not '.' or '..', no '/', ':' or whitespace), and, stricter, printable ASCII only.
+     * The kernel takes any other byte, but jcni would then depend on the locale: interface names
+     * become parts of file paths (sysctl, the result cache), which the JVM encodes by the locale it
+     * was started with, so a name could work through jcnid and fail in the standalone plugin.
+     */
     public static String interfaceNameProblem(String name) {
         if (name == null || name.isEmpty()) return "interface name is empty";
         String shown = "\"" + printable(name) + "\" ";
@@ -68,20 +72,12 @@ public final class Names {
             return shown + "is longer than " + MAX_IFNAME_BYTES + " bytes";
         }
         if (name.equals(".") || name.equals("..")) return shown + "may not be '.' or '..'";
-        for (int i = 0; i < name.length(); ) {
-            int c = name.codePointAt(i);
-            if (c == '/' || c == ':' || isGoSpace(c)) return shown + "may not contain '/', ':' or whitespace";
-            i += Character.charCount(c);
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c == '/' || c == ':' || c == ' ' || (c >= '\t' && c <= '\r')) return shown + "may not contain '/', ':' or whitespace";
+            if (c < 0x20 || c >= 0x7F) return shown + "may hold only printable ASCII characters";
         }
         return null;
-    }
-
-    /** Go's unicode.IsSpace, which the reference uses (Java's isWhitespace differs on U+0085 and U+00A0). */
-    private static boolean isGoSpace(int c) {
-        return switch (c) {
-            case '\t', '\n', 0x0B, '\f', '\r', ' ', 0x85, 0xA0 -> true;
-            default -> c > 0xFF && Character.isSpaceChar(c);
-        };
     }
 
     /** {@code s} with control characters escaped, for error messages. */

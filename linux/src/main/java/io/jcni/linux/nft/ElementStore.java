@@ -133,9 +133,20 @@ public final class ElementStore {
             List<Element> union = new ArrayList<>(elements);
             for (Element e : before) if (!union.contains(e) && !drop.contains(e)) union.add(e);
             union.addAll(drop);
+            Map<Element, String[]> keysBefore = new LinkedHashMap<>();
+            for (Element e : elements) keysBefore.put(e, readKey(e));
             write(owner, union);
             for (Element e : elements) writeKey(e, owner);
-            nft.run(script);
+            try {
+                nft.run(script);
+            } catch (NftException e) {
+                // nft applied nothing (one transaction): put the state back as it was, so a
+                // refused ADD leaves no state naming elements that were never added.
+                keysBefore.forEach(this::restoreKey);
+                if (before.isEmpty()) deleteAttFile(owner);
+                else write(owner, before);
+                throw e;
+            }
             for (Element e : drop) deleteKey(e);
             write(owner, elements);
         }
@@ -210,11 +221,7 @@ public final class ElementStore {
         for (Element e : read(owner)) if (ownedBy(e, owner)) mine.add(e);
         if (!mine.isEmpty()) nft.run(script(skeleton.apply(mine), owner.comment(), mine, Map.of()));
         for (Element e : mine) deleteKey(e);
-        try {
-            Files.deleteIfExists(attFile(owner));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        deleteAttFile(owner);
         return mine;
     }
 
@@ -301,6 +308,19 @@ public final class ElementStore {
 
     private void writeKey(Element e, Owner o) {
         atomicWrite(keyFile(e), o.id() + "\n" + (e.value() == null ? "" : e.value()));
+    }
+
+    private void restoreKey(Element e, String[] held) {
+        if (held == null) deleteKey(e);
+        else atomicWrite(keyFile(e), held[0] + "\n" + held[1]);
+    }
+
+    private void deleteAttFile(Owner o) {
+        try {
+            Files.deleteIfExists(attFile(o));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private void deleteKey(Element e) {

@@ -62,6 +62,11 @@ public final class Nft {
         exec(List.of("-f", "-"), script, "nft -f");
     }
 
+    /** Parses and evaluates {@code script} without applying anything ({@code nft -c}); throws NftException when nft refuses it. */
+    public void check(String script) {
+        exec(List.of("-c", "-f", "-"), script, "nft -c -f");
+    }
+
     private String exec(List<String> args, String stdin, String op) {
         if (ns != null) return ns.run(() -> spawn(args, stdin, op));
         try (Netns here = Netns.current()) {

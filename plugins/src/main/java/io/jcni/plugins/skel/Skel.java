@@ -74,8 +74,14 @@ public final class Skel {
             }
             Result prev = null;
             if (conf.get("prevResult") instanceof Map<?, ?> pr) {
-                Map<String, Object> converted = Result.convert(Json.asObject(pr), version.toString());
-                prev = Result.fromJson(converted);
+                try {
+                    prev = Result.fromJson(Result.convert(Json.asObject(pr), version.toString()));
+                } catch (CniException e) {
+                    // DEL must be able to clean up whatever the cached result holds: it goes on
+                    // without the prevResult (which DEL never needs) rather than leak.
+                    if (cmd != CniCommand.DEL) throw e;
+                    log.println("ignoring undecodable prevResult on DEL: " + e.getMessage());
+                }
             }
             PluginRequest req = new PluginRequest(cmd, containerId, netns, ifname, CniArgs.parse(env.get("CNI_ARGS")),
                     splitPath(env.get("CNI_PATH")), stdin, conf, version, prev, env);
