@@ -4,9 +4,13 @@ import io.jcni.linux.Link;
 import io.jcni.linux.Rtnl;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Attachment;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 
@@ -15,9 +19,16 @@ import java.util.Set;
  * ({@code jcni/<network>/<containerID>/<ifname>}, visible in {@code ip link}), so GC can find and
  * remove those whose attachment the runtime no longer knows, e.g. after a plugin was killed in the
  * middle of an ADD. None of the three parts can hold a '/', so the tag parses back unambiguously.
+ *
+ * <p>An alias holds at most {@value #MAX_ALIAS} bytes, and the reference accepts longer container
+ * IDs and network names: such a tag becomes {@code jcni#<h(network)>/<h(tag)>} (SHA-256, hex), which
+ * GC still tells apart by network and matches against the tags of the valid attachments.
  */
 public final class OwnedLinks {
     private static final String PREFIX = "jcni/";
+    private static final String HASHED_PREFIX = "jcni#";
+    /** IFALIASZ is 256 bytes including the terminating NUL. */
+    static final int MAX_ALIAS = 255;
 
     private OwnedLinks() {}
 
@@ -26,24 +37,40 @@ public final class OwnedLinks {
     }
 
     public static String tag(String network, String containerId, String ifname) {
-        return PREFIX + network + "/" + containerId + "/" + ifname;
+        String plain = PREFIX + network + "/" + containerId + "/" + ifname;
+        if (plain.getBytes(StandardCharsets.UTF_8).length <= MAX_ALIAS) return plain;
+        return hashedPrefix(network) + sha256(plain);
     }
 
-    /** The attachment a tag names, if it is a tag of this network. */
-    static Attachment attachmentOf(String alias, String network) {
-        if (alias == null || !alias.startsWith(PREFIX + network + "/")) return null;
-        String[] rest = alias.substring(PREFIX.length() + network.length() + 1).split("/", -1);
-        if (rest.length != 2 || rest[0].isEmpty() || rest[1].isEmpty()) return null;
-        return new Attachment(rest[0], rest[1]);
+    private static String hashedPrefix(String network) {
+        return HASHED_PREFIX + sha256(network).substring(0, 16) + "/";
+    }
+
+    private static String sha256(String s) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Whether a link's alias is a tag of this network (of any attachment). */
+    static boolean isTagOf(String alias, String network) {
+        if (alias == null) return false;
+        if (alias.startsWith(PREFIX + network + "/")) {
+            String[] rest = alias.substring(PREFIX.length() + network.length() + 1).split("/", -1);
+            return rest.length == 2 && !rest[0].isEmpty() && !rest[1].isEmpty();
+        }
+        return alias.startsWith(hashedPrefix(network));
     }
 
     /** Deletes this network's tagged links whose attachment is not in {@code valid}; returns their names. */
     public static List<String> collect(Rtnl host, String network, Collection<Attachment> valid) {
-        Set<Attachment> keep = new HashSet<>(valid);
+        Set<String> keep = new HashSet<>();
+        for (Attachment a : valid) keep.add(tag(network, a.containerId(), a.ifname()));
         List<String> removed = new ArrayList<>();
         for (Link l : host.links()) {
-            Attachment a = attachmentOf(l.alias(), network);
-            if (a == null || keep.contains(a)) continue;
+            if (!isTagOf(l.alias(), network) || keep.contains(l.alias())) continue;
             Links.deleteQuietly(host, l.name());
             removed.add(l.name());
         }
