@@ -2,6 +2,7 @@ package io.jcni.plugins.ipam.hostlocal;
 
 import io.jcni.spec.Attachment;
 import io.jcni.spec.IpAddr;
+import io.jcni.spec.Names;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
@@ -77,14 +78,11 @@ public final class DiskStore implements Store {
     }
 
     /**
-     * The name becomes a path component. Upstream takes it as is; jcni refuses names that would
-     * escape the data directory.
+     * The name becomes a path component: it must be a CNI network name (as the reference's skel
+     * checks it), which can neither escape the data directory nor be the index's ".jcni-index".
      */
     static void checkNetworkName(String network) {
-        if (network == null || network.isEmpty() || network.equals(".") || network.equals("..")
-                || network.indexOf('/') >= 0 || network.indexOf('\0') >= 0) {
-            throw Errors.config("invalid network name \"" + network + "\"");
-        }
+        Names.checkNetworkName(network);
     }
 
     public Path directory() {
