@@ -1,6 +1,9 @@
 package io.jcni.spec;
 
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.regex.Pattern;
 
 /**
@@ -78,6 +81,25 @@ public final class Names {
             if (c < 0x20 || c >= 0x7F) return shown + "may hold only printable ASCII characters";
         }
         return null;
+    }
+
+    /**
+     * {@code name} when it has at most {@code max} characters, else its first 64, '~' and its
+     * SHA-256 in hex: deterministic, unique in practice, and short enough for a file name or a
+     * link alias, for the container IDs and network names of any length that the reference accepts.
+     */
+    public static String shortened(String name, int max) {
+        if (name.length() <= max) return name;
+        return name.substring(0, Math.min(64, max)) + "~" + sha256Hex(name);
+    }
+
+    /** The SHA-256 of {@code s} (UTF-8), in lower-case hex. */
+    public static String sha256Hex(String s) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** {@code s} with control characters escaped, for error messages. */

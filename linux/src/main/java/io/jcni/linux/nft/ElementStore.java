@@ -2,6 +2,7 @@ package io.jcni.linux.nft;
 
 import io.jcni.linux.Flock;
 import io.jcni.spec.Json;
+import io.jcni.spec.Names;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -230,7 +231,7 @@ public final class ElementStore {
 
     /** Longest file name used as is: NAME_MAX is 255 bytes, and ".tmp" is appended while writing. */
     static final int MAX_FILE_NAME = 200;
-    /** Marks a hashed name; {@link #enc} never produces it. */
+    /** Marks a hashed name ({@link Names#shortened}); {@link #enc} never produces it. */
     static final char HASH_MARK = '~';
 
     /**
@@ -239,13 +240,7 @@ public final class ElementStore {
      * names (which the reference accepts) still get a file of their own.
      */
     static String fileName(String encoded) {
-        if (encoded.length() <= MAX_FILE_NAME) return encoded;
-        try {
-            byte[] h = java.security.MessageDigest.getInstance("SHA-256").digest(encoded.getBytes(StandardCharsets.US_ASCII));
-            return encoded.substring(0, 64) + HASH_MARK + java.util.HexFormat.of().formatHex(h);
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
+        return Names.shortened(encoded, MAX_FILE_NAME);
     }
 
     /** Removes the elements of every attachment of {@code scope}/{@code network} that {@code keep} rejects. */

@@ -4,13 +4,11 @@ import io.jcni.linux.Link;
 import io.jcni.linux.Rtnl;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Attachment;
+import io.jcni.spec.Names;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 
@@ -39,20 +37,13 @@ public final class OwnedLinks {
     public static String tag(String network, String containerId, String ifname) {
         String plain = PREFIX + network + "/" + containerId + "/" + ifname;
         if (plain.getBytes(StandardCharsets.UTF_8).length <= MAX_ALIAS) return plain;
-        return hashedPrefix(network) + sha256(plain);
+        return hashedPrefix(network) + Names.sha256Hex(plain);
     }
 
     private static String hashedPrefix(String network) {
-        return HASHED_PREFIX + sha256(network).substring(0, 16) + "/";
+        return HASHED_PREFIX + Names.sha256Hex(network).substring(0, 16) + "/";
     }
 
-    private static String sha256(String s) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 
     /** Whether a link's alias is a tag of this network (of any attachment). */
     static boolean isTagOf(String alias, String network) {
