@@ -13,6 +13,7 @@ import io.jcni.spec.CniException;
 import io.jcni.spec.CniVersion;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Json;
+import io.jcni.spec.Names;
 import io.jcni.spec.NetConfList;
 import io.jcni.spec.PluginConf;
 import io.jcni.spec.Result;
@@ -343,7 +344,12 @@ public final class Main {
         if (slash <= 0 || slash == s.length() - 1) {
             throw new UsageException("--valid: expected CONTAINERID/IFNAME, got \"" + s + "\"");
         }
-        return new Attachment(s.substring(0, slash), s.substring(slash + 1));
+        String id = s.substring(0, slash);
+        String ifname = s.substring(slash + 1);
+        if (!Names.isCniName(id) || Names.interfaceNameProblem(ifname) != null) {
+            throw new UsageException("--valid: \"" + Names.printable(s) + "\" is no container ID and interface name");
+        }
+        return new Attachment(id, ifname);
     }
 
     private static void requireArgs(Options o, int min, int max, String shape) {

@@ -104,6 +104,8 @@ class MainTest {
         assertEquals(2, jcni("list", "--bogus"));
         assertEquals(2, jcni("add", "n", "/x", "--timeout", "soon"));
         assertEquals(2, jcni("gc", "n", "--valid", "noslash"));
+        assertEquals(2, jcni("gc", "n", "--valid", "../x/eth0"));
+        assertEquals(2, jcni("gc", "n", "--valid", "c1/eth 0"));
     }
 
     @Test

@@ -140,7 +140,7 @@ public final class Skel {
      * plugin acts, so that no plugin of a chain removes anything (and a malformed list fails here too).
      */
     private static void requireValidAttachments(PluginRequest req) {
-        if (!req.conf().containsKey(Attachment.VALID_ATTACHMENTS_KEY)) {
+        if (req.conf().get(Attachment.VALID_ATTACHMENTS_KEY) == null) {  // absent, or null
             throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "missing '" + Attachment.VALID_ATTACHMENTS_KEY + "'",
                     "GC needs the list of valid attachments; without it every attachment would look stale");
         }

@@ -194,6 +194,10 @@ class SkelTest {
         assertEquals(7L, json(o).get("code"), o.stdout());
         assertNull(fake.last, "the plugin's GC never ran");
 
+        o = run(env("GC"), "{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"cni.dev/valid-attachments\":null}");
+        assertEquals(7L, json(o).get("code"), "null is no list either");
+        assertNull(fake.last);
+
         o = run(env("GC"), "{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"cni.dev/valid-attachments\":[{\"containerID\":1}]}");
         assertEquals(1, o.exitCode());
         assertNull(fake.last, "a malformed list is refused before the plugin's GC too");
