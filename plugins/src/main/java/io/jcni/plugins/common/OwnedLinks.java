@@ -20,11 +20,12 @@ import java.util.Set;
  *
  * <p>An alias holds at most {@value #MAX_ALIAS} bytes, and the reference accepts longer container
  * IDs and network names: such a tag becomes {@code jcni#<h(network)>/<h(tag)>} (SHA-256, hex), which
- * GC still tells apart by network and matches against the tags of the valid attachments.
+ * GC still tells apart by network and matches against the tags of the valid attachments. Other
+ * kinds of tag (bandwidth's ifbs) follow the same scheme with their own kind.
  */
 public final class OwnedLinks {
-    private static final String PREFIX = "jcni/";
-    private static final String HASHED_PREFIX = "jcni#";
+    /** The kind of tag bridge and ptp put on their host veths. */
+    public static final String VETH = "jcni";
     /** IFALIASZ is 256 bytes including the terminating NUL. */
     static final int MAX_ALIAS = 255;
 
@@ -35,30 +36,45 @@ public final class OwnedLinks {
     }
 
     public static String tag(String network, String containerId, String ifname) {
-        String plain = PREFIX + network + "/" + containerId + "/" + ifname;
+        return tag(VETH, network, containerId, ifname);
+    }
+
+    /** {@code <kind>/<network>/<containerID>/<ifname>}, or {@code <kind>#<h(network)>/<h(that)>} when longer than an alias holds. */
+    public static String tag(String kind, String network, String containerId, String ifname) {
+        String plain = kind + "/" + network + "/" + containerId + "/" + ifname;
         if (plain.getBytes(StandardCharsets.UTF_8).length <= MAX_ALIAS) return plain;
-        return hashedPrefix(network) + Names.sha256Hex(plain);
+        return hashedPrefix(kind, network) + Names.sha256Hex(plain);
     }
 
-    private static String hashedPrefix(String network) {
-        return HASHED_PREFIX + Names.sha256Hex(network).substring(0, 16) + "/";
+    private static String hashedPrefix(String kind, String network) {
+        return kind + "#" + Names.sha256Hex(network).substring(0, 16) + "/";
     }
 
-
-    /** Whether a link's alias is a tag of this network (of any attachment). */
     static boolean isTagOf(String alias, String network) {
+        return isTagOf(VETH, alias, network);
+    }
+
+    /** Whether a link's alias is a tag of this kind and network (of any attachment). */
+    public static boolean isTagOf(String kind, String alias, String network) {
         if (alias == null) return false;
-        if (alias.startsWith(PREFIX + network + "/")) {
-            String[] rest = alias.substring(PREFIX.length() + network.length() + 1).split("/", -1);
+        String plainPrefix = kind + "/" + network + "/";
+        if (alias.startsWith(plainPrefix)) {
+            String[] rest = alias.substring(plainPrefix.length()).split("/", -1);
             return rest.length == 2 && !rest[0].isEmpty() && !rest[1].isEmpty();
         }
-        return alias.startsWith(hashedPrefix(network));
+        return alias.startsWith(hashedPrefix(kind, network));
+    }
+
+    /** The tags of {@code valid}'s attachments: what GC keeps. */
+    public static Set<String> tagsOf(String kind, String network, Collection<Attachment> valid) {
+        Set<String> keep = new HashSet<>();
+        for (Attachment a : valid) keep.add(tag(kind, network, a.containerId(), a.ifname()));
+        return keep;
     }
 
     /** Deletes this network's tagged links whose attachment is not in {@code valid}; returns their names. */
     public static List<String> collect(Rtnl host, String network, Collection<Attachment> valid) {
-        Set<String> keep = new HashSet<>();
-        for (Attachment a : valid) keep.add(tag(network, a.containerId(), a.ifname()));
+        Set<String> keep = tagsOf(VETH, network, valid);
         List<String> removed = new ArrayList<>();
         for (Link l : host.links()) {
             if (!isTagOf(l.alias(), network) || keep.contains(l.alias())) continue;

@@ -21,5 +21,9 @@ class OwnedLinksTest {
         assertTrue(OwnedLinks.isTagOf(t, longNet));
         assertFalse(OwnedLinks.isTagOf(t, "n".repeat(199)), "another network's GC leaves it alone");
         assertTrue(OwnedLinks.tag("n", "c".repeat(4096), "eth0").length() <= OwnedLinks.MAX_ALIAS);
+
+        String bw = OwnedLinks.tag("jcni-bandwidth", longNet, "c".repeat(250), "eth0");
+        assertTrue(bw.startsWith("jcni-bandwidth#") && OwnedLinks.isTagOf("jcni-bandwidth", bw, longNet), bw);
+        assertFalse(OwnedLinks.isTagOf(bw, longNet), "a bandwidth tag is not a veth tag");
     }
 }
