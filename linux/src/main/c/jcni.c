@@ -243,6 +243,36 @@ JNIEXPORT jboolean JNICALL Java_io_jcni_linux_Native_flock(JNIEnv *env, jclass c
     }
 }
 
+/*
+ * The values of the C constants Native.java uses, read once at load: they differ between
+ * architectures (O_DIRECTORY is 0200000 on x86-64 but 040000 on arm64, where 0200000 means
+ * O_DIRECT), so Java must never hard-code them.
+ */
+static const struct { const char *name; long value; } constants[] = {
+    { "O_RDONLY", O_RDONLY }, { "O_RDWR", O_RDWR }, { "O_CREAT", O_CREAT }, { "O_EXCL", O_EXCL },
+    { "O_DIRECTORY", O_DIRECTORY },
+    { "CLONE_NEWNET", CLONE_NEWNET },
+    { "MS_BIND", MS_BIND }, { "MS_REC", MS_REC }, { "MS_SHARED", MS_SHARED }, { "MNT_DETACH", MNT_DETACH },
+    { "LOCK_SH", LOCK_SH }, { "LOCK_EX", LOCK_EX }, { "LOCK_NB", LOCK_NB }, { "LOCK_UN", LOCK_UN },
+    { "AF_NETLINK", AF_NETLINK }, { "SOCK_RAW", SOCK_RAW }, { "SOL_SOCKET", SOL_SOCKET },
+    { "SO_SNDBUF", SO_SNDBUF }, { "SO_RCVBUF", SO_RCVBUF }, { "SOL_NETLINK", SOL_NETLINK },
+};
+
+JNIEXPORT jlong JNICALL Java_io_jcni_linux_Native_constant(JNIEnv *env, jclass cls, jstring name) {
+    (void) cls;
+    jpath n;
+    if (!require(env, name, "constant") || !path_get(env, name, &n)) return -1;
+    for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++) {
+        if (strcmp(constants[i].name, n.c) == 0) {
+            path_release(env, &n);
+            return (jlong) constants[i].value;
+        }
+    }
+    throw_errno(env, ENOENT, "libjcni has no constant %s", n.c);
+    path_release(env, &n);
+    return -1;
+}
+
 JNIEXPORT jstring JNICALL Java_io_jcni_linux_Native_errnoName(JNIEnv *env, jclass cls, jint err) {
     (void) cls;
     const char *name = strerrorname_np(err);

@@ -33,12 +33,14 @@ import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -81,6 +83,7 @@ public final class JcnidServer {
         return t;
     });
     private final AtomicInteger connections = new AtomicInteger();
+    private final List<DaemonService.Running> services = new CopyOnWriteArrayList<>();
     /** The only user whose connections are served: root (uid 0). */
     private final UserPrincipal peer;
     private final Path socket;
@@ -410,7 +413,18 @@ public final class JcnidServer {
         return "status " + (shuttingDown ? "stopping" : "ok") + "\npid " + ProcessHandle.current().pid()
                 + "\nuptime_seconds " + (System.currentTimeMillis() - metrics.startMillis()) / 1000
                 + "\nrequests " + metrics.totalRequests() + "\nin_flight " + metrics.inFlight.get()
-                + "\nsocket " + socket + "\n";
+                + "\nsocket " + socket + "\n" + serviceStatus();
+    }
+
+    /** Hosts started services: their status joins {@link #health}, and {@link #shutdown} stops them first. */
+    public void addServices(List<DaemonService.Running> started) {
+        services.addAll(started);
+    }
+
+    private String serviceStatus() {
+        StringBuilder sb = new StringBuilder();
+        for (DaemonService.Running s : services) sb.append(s.status());
+        return sb.toString();
     }
 
     /**
@@ -422,6 +436,8 @@ public final class JcnidServer {
         if (stopped) return;
         shuttingDown = true;
         logLine("jcnid stopping in_flight=" + connections.get());
+        // Services first, while the plugin socket still serves: the overlay releases its lease cleanly.
+        DaemonServices.stop(services, log);
         try {
             Files.deleteIfExists(socket);
         } catch (IOException e) {
