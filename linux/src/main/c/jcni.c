@@ -345,3 +345,32 @@ JNIEXPORT jstring JNICALL Java_io_jcni_linux_Native_strerror(JNIEnv *env, jclass
     char buf[256];
     return (*env)->NewStringUTF(env, strerror_r(err, buf, sizeof buf));
 }
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+/*
+ * The cookie of the calling thread's network namespace (SO_NETNS_COOKIE, Linux 5.14): a number
+ * the kernel never hands out twice until reboot, unlike the namespace's inode. 0 when the kernel
+ * does not know the option.
+ */
+JNIEXPORT jlong JNICALL Java_io_jcni_linux_Native_netnsCookie(JNIEnv *env, jclass cls) {
+    (void) cls;
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        throw_errno(env, errno, "socket(AF_UNIX) for the netns cookie");
+        return 0;
+    }
+    unsigned long long cookie = 0;
+    socklen_t len = sizeof cookie;
+    int rc = getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len);
+    int err = errno;
+    close(fd);
+    if (rc < 0) {
+        if (err == ENOPROTOOPT) return 0;
+        throw_errno(env, err, "getsockopt SO_NETNS_COOKIE");
+        return 0;
+    }
+    return (jlong) cookie;
+}

@@ -586,7 +586,7 @@ public final class JcnidServer {
 
     /** Runs {@code call} in the network namespace of the process {@code pid}, on its own thread when that is not ours. */
     private static Skel.Outcome inCallersNetns(String pid, java.util.concurrent.Callable<Skel.Outcome> call) throws Exception {
-        if (pid == null || pid.isEmpty() || !pid.chars().allMatch(Character::isDigit)) return call.call();
+        if (pid == null || pid.isEmpty() || !pid.chars().allMatch(c -> c >= '0' && c <= '9')) return call.call();
         try (io.jcni.linux.Netns caller = io.jcni.linux.Netns.open("/proc/" + pid + "/ns/net");
              io.jcni.linux.Netns own = io.jcni.linux.Netns.current()) {
             // This thread's own namespace, not the process's: a pooled thread that plugin code had

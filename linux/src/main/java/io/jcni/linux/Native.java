@@ -117,6 +117,9 @@ final class Native {
 
     static native int socket(int domain, int type, int protocol);
 
+    /** SO_NETNS_COOKIE of the calling thread's network namespace; 0 when the kernel lacks it. */
+    static native long netnsCookie();
+
     /** Binds a netlink socket and returns the port id the kernel assigned. */
     static native int bindNetlink(int fd, int groups);
 
