@@ -277,6 +277,57 @@ class BandwidthPluginTest {
         }
     }
 
+    /**
+     * What containerd's CRI sends through go-cni: untagged Go field names and a burst of
+     * 4294967295 bits. The Go plugin accepts it and wraps the tbf buffer; jcni must give the same
+     * qdiscs ({@code tbf rate 10Mbit burst 193273526b lat 275s}).
+     */
+    @Test
+    void containerdsBandwidthGivesTheSameQdiscsAsTheReferencePlugin() {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of(GO_BANDWIDTH)), "reference bandwidth plugin not installed");
+        try (World go = World.create(); World j = World.create()) {
+            String cg = container(go);
+            String cj = container(j);
+            String bw = "\"capabilities\":{\"bandwidth\":true},\"runtimeConfig\":{\"bandwidth\":{\"IngressRate\":10000000,"
+                    + "\"IngressBurst\":4294967295,\"EgressRate\":10000000,\"EgressBurst\":4294967295}}";
+            String confGo = conf("1.0.0", "ctrdnet", cg, bw);
+            String confJ = conf("1.0.0", "ctrdnet", cj, bw);
+            Map<String, String> env = new HashMap<>(Map.of("CNI_CONTAINERID", "ctr-ctrd", "CNI_NETNS", World.path(cg),
+                    "CNI_IFNAME", "eth0", "CNI_PATH", "/usr/lib/cni", "CNI_COMMAND", "ADD"));
+            go.goPlugin(GO_BANDWIDTH, env, confGo);
+            j.ok(call(cj, "ctr-ctrd"), "ADD", confJ);
+            String ifb = BandwidthPlugin.ifbName("ctrdnet", "ctr-ctrd");
+            for (String dev : List.of("vh0", ifb)) {
+                assertEquals(qdiscShape(go, dev), qdiscShape(j, dev), dev);
+                String shown = World.exec(List.of("tc", "-n", j.host, "qdisc", "show", "dev", dev, "root"), null, true);
+                assertTrue(shown.contains("tbf") && shown.contains("rate 10Mbit burst 193273526b lat 275s"), shown);
+                assertEquals(World.exec(List.of("tc", "-n", go.host, "qdisc", "show", "dev", dev, "root"), null, true), shown);
+            }
+            j.ok(call(cj, "ctr-ctrd"), "CHECK", confJ);
+            j.ok(call(cj, "ctr-ctrd"), "DEL", confJ);
+            assertFalse(linkExists(j, j.host, ifb));
+            env.put("CNI_COMMAND", "DEL");
+            go.goPlugin(GO_BANDWIDTH, env, confGo);
+        }
+    }
+
+    /** DEL reads no bandwidth value: a config ADD would refuse still deletes the ifb. */
+    @Test
+    void delSucceedsWhateverTheBandwidthValues() {
+        try (World w = World.create()) {
+            String c = container(w);
+            PluginCall call = call(c, "ctr-baddel");
+            w.ok(call, "ADD", conf("1.0.0", "dnet", c, "\"egressRate\":1000000,\"egressBurst\":80000"));
+            String ifb = BandwidthPlugin.ifbName("dnet", "ctr-baddel");
+            assertTrue(linkExists(w, w.host, ifb));
+            for (String bad : List.of("\"egressBurst\":8", "\"egressRate\":\"fast\",\"egressBurst\":-1",
+                    "\"runtimeConfig\":{\"bandwidth\":{\"egressRate\":1.5}}")) {
+                w.ok(call, "DEL", conf("1.0.0", "dnet", c, bad));
+                assertFalse(linkExists(w, w.host, ifb), bad);
+            }
+        }
+    }
+
     /** The result without what legitimately differs: the ifb's random MAC and the netns path. */
     private static Map<String, Object> normalize(Map<String, Object> r, String ctrNs) {
         String s = Json.write(r).replace(World.path(ctrNs), "NETNS");
