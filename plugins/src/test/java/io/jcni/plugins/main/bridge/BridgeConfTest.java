@@ -28,6 +28,15 @@ class BridgeConfTest {
         assertNull(c.dns());
     }
 
+    /** DEL does not validate the mac capability or CNI_ARGS MAC: they must not keep an attachment alive. */
+    @Test
+    void delIgnoresTheMacCapability() {
+        String conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"bridge\",\"runtimeConfig\":{\"mac\":\"not-a-mac\"}}";
+        io.jcni.plugins.testutil.PluginCall call = new io.jcni.plugins.testutil.PluginCall("bridge").env("CNI_ARGS", "MAC=zz");
+        assertEquals(7L, call.fails("ADD", conf).get("code"), "ADD validates the MAC");
+        call.env("CNI_NETNS", "").ok("DEL", conf);
+    }
+
     @Test
     void defaultGatewayImpliesGateway() {
         assertTrue(load("{\"isDefaultGateway\":true}").isGateway());
