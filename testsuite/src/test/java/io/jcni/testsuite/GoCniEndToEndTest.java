@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Test;
  * containerd's way of calling CNI (go-cni 1.1.7, as containerd 1.6's CRI uses it) against the
  * installed jcni: a conflist like containerd's default (bridge + host-local, portmap, bandwidth),
  * pods with a hostPort and the kubernetes.io bandwidth annotations, in a private host namespace.
- * go-cni sends capability args with Go's untagged field names and a burst of 4294967295 bits.
+ * go-cni sends capability args with Go's untagged field names and a burst of 4294967295 bits. The
+ * reference plugins (/usr/lib/cni) under the same calls give the baseline the qdiscs are compared with.
  */
 @Tag("root")
 class GoCniEndToEndTest {
@@ -56,14 +57,22 @@ class GoCniEndToEndTest {
         }
 
         Sh.Run call(String command, List<String> pods) {
+            return call(jcni.bin, command, pods);
+        }
+
+        Sh.Run call(Path binDir, String command, List<String> pods) {
             List<String> flags = List.of("-hostport", Integer.toString(hostPort), "-containerport", "80",
                     "-ingress", "10000000", "-egress", "5000000");
-            return gocni.run(w, confDir, jcni.bin, flags, command, pods);
+            return gocni.run(w, confDir, binDir, flags, command, pods);
         }
 
         /** setup; returns each pod's IPv4 address on eth0, in order. */
         List<String> setup(List<String> pods) {
-            Sh.Run r = call("setup", pods);
+            return setup(jcni.bin, pods);
+        }
+
+        List<String> setup(Path binDir, List<String> pods) {
+            Sh.Run r = call(binDir, "setup", pods);
             assertEquals(0, r.rc(), "go-cni Setup failed: " + r.err());
             List<String> ips = new ArrayList<>();
             for (String line : Sh.lines(r.out())) {
@@ -113,6 +122,7 @@ class GoCniEndToEndTest {
             String podNs = w.container(0);
             String pod = "pod" + w.id;
             String ip = net.setup(List.of(pod + "=" + podNs)).getFirst();
+            assertEquals(shapingOf(net, pod), referenceShaping(), "the reference plugins' qdiscs under the same runtime");
 
             Path www = w.dir.resolve("www");
             Files.createDirectories(www);
@@ -188,6 +198,32 @@ class GoCniEndToEndTest {
         }
     }
 
+    private static String reference;
+
+    /** What the reference plugins (/usr/lib/cni) do under the same go-cni calls, once per run. */
+    private static synchronized String referenceShaping() throws Exception {
+        if (reference != null) return reference;
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/lib/cni/bandwidth")), "reference plugins not installed");
+        try (World w = new World()) {
+            Net net = Net.create(w);
+            String pod = "ref" + w.id;
+            String podNs = w.container(0);
+            net.setup(Path.of("/usr/lib/cni"), List.of(pod + "=" + podNs));
+            reference = shapingOf(net, pod);
+            Sh.Run rm = net.call(Path.of("/usr/lib/cni"), "remove", List.of(pod + "=" + podNs));
+            assertEquals(0, rm.rc(), "reference Remove: " + rm.err());
+        }
+        return reference;
+    }
+
+    /** The root qdiscs of the pod's host veth and of its ifb, without device names. */
+    private static String shapingOf(Net net, String pod) {
+        String veth = net.host("ip", "-o", "link", "show", "master", net.bridge).lines()
+                .map(l -> l.split(":")[1].strip().split("@")[0]).findFirst().orElseThrow();
+        return (net.host("tc", "qdisc", "show", "dev", veth, "root") + net.host("tc", "qdisc", "show", "dev", ifbName(net.name, pod), "root"))
+                .replaceAll("dev \\S+ ", "");
+    }
+
     private static String curl(World w, String ip, int port) throws InterruptedException {
         String answer = "";
         for (int i = 0; i < 50 && !answer.contains("hello"); i++) {
@@ -198,8 +234,12 @@ class GoCniEndToEndTest {
     }
 
     /** The bandwidth plugin's ifb name (the Go plugin's): "bwp" + sha512(network + container ID), 15 characters. */
-    private static String ifbName(String network, String containerId) throws Exception {
-        byte[] h = MessageDigest.getInstance("SHA-512").digest((network + containerId).getBytes(StandardCharsets.UTF_8));
-        return ("bwp" + HexFormat.of().formatHex(h)).substring(0, 15);
+    private static String ifbName(String network, String containerId) {
+        try {
+            byte[] h = MessageDigest.getInstance("SHA-512").digest((network + containerId).getBytes(StandardCharsets.UTF_8));
+            return ("bwp" + HexFormat.of().formatHex(h)).substring(0, 15);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
     }
 }
