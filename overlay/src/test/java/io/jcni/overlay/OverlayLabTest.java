@@ -1,0 +1,118 @@
+package io.jcni.overlay;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.jcni.spec.Cidr;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Several hosts (netns) on one underlay, a real etcd, one jcnid --overlay per host: pods on
+ * different hosts reach each other over VXLAN and over host-gw; the lease lifecycle (expiry after
+ * kill -9, same subnet after restart, release on clean stop) is reflected on every other host.
+ * 5 hosts by default (about 10 s); {@code -Djcni.lab.hosts=N} for another count.
+ */
+@Tag("root")
+class OverlayLabTest {
+    private static final int HOSTS = Integer.getInteger("jcni.lab.hosts", 5);
+
+    @Test
+    void vxlan() throws Exception {
+        try (Lab lab = new Lab()) {
+            lab.start("{\"Network\":\"10.66.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
+            Map<Integer, SubnetEnv> envs = bringUp(lab);
+            Map<Integer, String> pods = pods(lab, envs);
+            assertEquals(1450, envs.get(1).mtu(), "underlay 1500 - VXLAN 50");
+            allPodsReachEachOther(lab, pods, envs.get(1).mtu());
+
+            // the kernel state flannel would have: device, FDB, neighbour, onlink route
+            String link = Lab.sh("ip", "-d", "-n", lab.host(1), "link", "show", "flannel.1");
+            assertTrue(link.contains("vxlan id 1") && link.contains("dstport 8472") && link.contains("nolearning"), link);
+            String route2 = Lab.sh("ip", "-n", lab.host(1), "route", "show", envs.get(2).subnet().masked().toString());
+            assertTrue(route2.contains("via " + envs.get(2).subnet().network() + " dev flannel.1") && route2.contains("onlink"), route2);
+
+            // kill -9 the last host's agent: its lease expires (TTL 3 s), the others drop its route and FDB entry
+            int last = HOSTS;
+            String lastSubnet = envs.get(last).subnet().masked().toString();
+            lab.killAgent(last);
+            Lab.waitFor("host 1 removing " + lastSubnet, Duration.ofSeconds(20),
+                    () -> Lab.sh("ip", "-n", lab.host(1), "route", "show", lastSubnet).isBlank());
+            assertFalse(Lab.sh("bridge", "-n", lab.host(1), "fdb", "show", "dev", "flannel.1").contains("dst " + Lab.hostIp(last)));
+            assertTrue(lab.etcdctl("get", Lease.key(lab.prefix, Cidr.parse(lastSubnet))).stdout().isBlank(), "lease expired");
+
+            // restart after expiry: the same subnet (from subnet.env), reachable again
+            lab.startAgent(last);
+            Lab.waitFor("host 1 re-adding " + lastSubnet, Duration.ofSeconds(30),
+                    () -> !Lab.sh("ip", "-n", lab.host(1), "route", "show", lastSubnet).isBlank());
+            assertEquals(envs.get(last).subnet().masked(), SubnetEnv.read(lab.subnetFile(last)).subnet().masked());
+            Lab.waitFor("pod 1 -> pod " + last, Duration.ofSeconds(10), () -> lab.ping(lab.pod(1), pods.get(last), -1));
+
+            // kill -9 and restart at once (lease still alive): the agent takes its own lease over, same subnet
+            lab.killAgent(2);
+            lab.startAgent(2);
+            Lab.waitFor("host 2 leased again", Duration.ofSeconds(30), () -> lab.log(2).split("msg=\"leased\"", -1).length == 3);
+            assertEquals(envs.get(2).subnet().masked(), SubnetEnv.read(lab.subnetFile(2)).subnet().masked());
+            Lab.waitFor("pod 1 -> pod 2", Duration.ofSeconds(10), () -> lab.ping(lab.pod(1), pods.get(2), -1));
+
+            // clean stop releases the lease at once
+            lab.stopAgent(2);
+            assertTrue(lab.etcdctl("get", Lease.key(lab.prefix, envs.get(2).subnet().masked())).stdout().isBlank(), "released on SIGTERM");
+            Lab.waitFor("host 1 removing host 2", Duration.ofSeconds(10),
+                    () -> Lab.sh("ip", "-n", lab.host(1), "route", "show", envs.get(2).subnet().masked().toString()).isBlank());
+        }
+    }
+
+    @Test
+    void hostGw() throws Exception {
+        try (Lab lab = new Lab()) {
+            lab.start("{\"Network\":\"10.67.0.0/16\",\"Backend\":{\"Type\":\"host-gw\"}}");
+            Map<Integer, SubnetEnv> envs = bringUp(lab);
+            Map<Integer, String> pods = pods(lab, envs);
+            assertEquals(1500, envs.get(1).mtu(), "host-gw has no encapsulation");
+            allPodsReachEachOther(lab, pods, envs.get(1).mtu());
+            String route = Lab.sh("ip", "-n", lab.host(1), "route", "show", envs.get(2).subnet().masked().toString());
+            assertTrue(route.contains("via " + Lab.hostIp(2) + " dev eth0"), route);
+        }
+    }
+
+    private static Map<Integer, SubnetEnv> bringUp(Lab lab) throws Exception {
+        System.out.println("lab " + lab.sfx + ": " + HOSTS + " hosts");
+        for (int i = 1; i <= HOSTS; i++) lab.addHost(i);
+        for (int i = 1; i <= HOSTS; i++) lab.startAgent(i);
+        Map<Integer, SubnetEnv> envs = new LinkedHashMap<>();
+        Set<Cidr> distinct = new HashSet<>();
+        for (int i = 1; i <= HOSTS; i++) {
+            SubnetEnv e = lab.awaitSubnetEnv(i);
+            envs.put(i, e);
+            distinct.add(e.subnet().masked());
+            assertTrue(e.ipMasq());
+        }
+        assertEquals(HOSTS, distinct.size(), "every host its own subnet");
+        return envs;
+    }
+
+    private static Map<Integer, String> pods(Lab lab, Map<Integer, SubnetEnv> envs) throws Exception {
+        Map<Integer, String> pods = new LinkedHashMap<>();
+        for (var e : envs.entrySet()) pods.put(e.getKey(), lab.addPod(e.getKey(), e.getValue()));
+        return pods;
+    }
+
+    private static void allPodsReachEachOther(Lab lab, Map<Integer, String> pods, int mtu) throws Exception {
+        for (int a : pods.keySet()) {
+            for (int b : pods.keySet()) {
+                if (a == b) continue;
+                String to = pods.get(b);
+                Lab.waitFor("pod " + a + " -> pod " + b + "\n" + lab.log(a), Duration.ofSeconds(20), () -> lab.ping(lab.pod(a), to, -1));
+                assertTrue(lab.ping(lab.pod(a), to, mtu - 28), "a full-size packet with DF set crosses: " + a + " -> " + b);
+            }
+        }
+        assertFalse(lab.ping(lab.pod(1), pods.get(2), mtu - 27), "one byte more does not fit in the pod MTU");
+    }
+}
