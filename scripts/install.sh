@@ -33,7 +33,7 @@ fi
 VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 LIB="$PREFIX/lib"
 mkdir -p "$LIB" "$BIN_DIR" "$CMD_DIR" "$PREFIX/libexec" "$PREFIX/bin" "$PREFIX/share"
-for m in spec linux runtime plugins daemon cli; do
+for m in spec linux runtime plugins daemon overlay cli; do
   jar="$m/target/jcni-$m-$VERSION.jar"
   [ -f "$jar" ] || { echo "install.sh: $jar missing: build first (drop --no-build)" >&2; exit 1; }
   install -m 0644 "$jar" "$LIB/jcni-$m.jar"
@@ -54,7 +54,7 @@ DAEMON_OPTS="-Xlog:disable -Xlog:all=warning:stderr -XX:+UseSerialGC --enable-na
 # root, bridge/ptp in scratch namespaces). One cache serves every plugin type and the jcni command;
 # it is only valid for this exact classpath, JDK and these flags, so it is rebuilt on every install.
 # JCNI_AOT=0 skips it. A stale or unusable cache is ignored by the JVM (with a warning on stderr).
-FULL_CP="$CP:$LIB/jcni-daemon.jar:$LIB/jcni-cli.jar"
+FULL_CP="$CP:$LIB/jcni-daemon.jar:$LIB/jcni-overlay.jar:$LIB/jcni-cli.jar"
 AOT="$LIB/jcni.aot"
 rm -f "$AOT" "$AOT.config"
 if [ "${JCNI_AOT:-1}" = 1 ]; then
