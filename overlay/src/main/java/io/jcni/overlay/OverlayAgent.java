@@ -9,6 +9,7 @@ import io.jcni.linux.nft.Nft;
 import io.jcni.overlay.etcd.EtcdClient;
 import io.jcni.overlay.etcd.KeyValue;
 import io.jcni.overlay.etcd.WatchEvent;
+import io.jcni.plugins.meta.flannel.SubnetFile;
 import io.jcni.spec.Cidr;
 import io.jcni.spec.IpAddr;
 import java.io.IOException;
@@ -119,7 +120,7 @@ public final class OverlayAgent implements AutoCloseable {
             dp.activate(subnet);
         }
         try {
-            new SubnetEnv(cfg.network(), subnet, dp.podMtu(), opts.ipMasq()).write(opts.subnetFile());
+            SubnetEnv.write(opts.subnetFile(), new SubnetFile(cfg.network(), subnet, dp.podMtu(), opts.ipMasq()));
         } catch (IOException e) {
             log("writing subnet file failed", "file=" + opts.subnetFile() + " error=\"" + e.getMessage() + "\"");
         }

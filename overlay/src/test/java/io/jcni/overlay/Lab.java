@@ -1,5 +1,6 @@
 package io.jcni.overlay;
 
+import io.jcni.plugins.meta.flannel.SubnetFile;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -117,13 +118,13 @@ final class Lab implements AutoCloseable {
         }
     }
 
-    SubnetEnv awaitSubnetEnv(int i) throws Exception {
+    SubnetFile awaitSubnetEnv(int i) throws Exception {
         waitFor("subnet.env of host " + i + "\n" + log(i), Duration.ofSeconds(60), () -> Files.isRegularFile(subnetFile(i)));
         return SubnetEnv.read(subnetFile(i));
     }
 
     /** A pod on host i: bridge cni0 with the subnet's .1, the pod's eth0 with .(1+n) and a default route. */
-    String addPod(int i, SubnetEnv env) throws Exception {
+    String addPod(int i, SubnetFile env) throws Exception {
         String h = host(i), p = pod(i);
         String gw = env.subnet().network().next().toString();
         String ip = env.subnet().network().next().next().toString();
@@ -139,6 +140,42 @@ final class Lab implements AutoCloseable {
         sh("ip", "-n", p, "link", "set", "eth0", "up");
         sh("ip", "-n", p, "route", "add", "default", "via", gw);
         return ip;
+    }
+
+    /**
+     * CNI_PATH for in-process plugin runs: launchers for jcni's plugins carrying jcni's marker, so
+     * the flannel plugin's delegates (bridge, host-local) run in the same JVM and thread.
+     */
+    Path cniBin() throws IOException {
+        Path bin = dir.resolve("bin");
+        if (Files.isDirectory(bin)) return bin;
+        Files.createDirectories(bin);
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        for (String t : List.of("bridge", "host-local", "flannel", "loopback")) {
+            Path f = bin.resolve(t);
+            Files.writeString(f, "#!/bin/sh\n# jcni-launcher\nexec " + java + " -Xlog:disable -Xlog:all=warning:stderr --enable-native-access=ALL-UNNAMED -cp '"
+                    + System.getProperty("java.class.path") + "' io.jcni.plugins.PluginMain " + t + "\n");
+            f.toFile().setExecutable(true);
+        }
+        return bin;
+    }
+
+    /** Runs the flannel plugin in-process inside host i's namespace for the pod netns {@code pod}. */
+    io.jcni.plugins.skel.Skel.Outcome flannel(int i, String command, String pod, String conf) throws Exception {
+        Map<String, String> env = new java.util.HashMap<>(Map.of("CNI_COMMAND", command, "CNI_CONTAINERID", "c-" + pod,
+                "CNI_NETNS", "/var/run/netns/" + pod, "CNI_IFNAME", "eth0", "CNI_PATH", cniBin().toString()));
+        try (io.jcni.linux.Netns ns = io.jcni.linux.Netns.open("/var/run/netns/" + host(i))) {
+            return ns.run(() -> io.jcni.plugins.skel.Skel.run(io.jcni.plugins.PluginRegistry.lookup("flannel"), env,
+                    conf.getBytes(StandardCharsets.UTF_8), System.err));
+        }
+    }
+
+    /** The flannel network config for host i (its own subnet file, delegate and IPAM state under the lab dir). */
+    String flannelConf(int i, int waitSeconds) {
+        Path hd = dir.resolve(host(i));
+        return "{\"cniVersion\":\"1.0.0\",\"name\":\"lab\",\"type\":\"flannel\",\"subnetFile\":\"" + subnetFile(i)
+                + "\",\"dataDir\":\"" + hd.resolve("flannel") + "\",\"subnetFileWait\":" + waitSeconds
+                + ",\"ipam\":{\"dataDir\":\"" + hd.resolve("ipam") + "\"}}";
     }
 
     /** One ping from pod/host netns {@code ns}; {@code size} -1 for the default, else with DF set. */

@@ -1,5 +1,6 @@
 package io.jcni.overlay;
 
+import io.jcni.plugins.meta.flannel.SubnetFile;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -27,7 +28,7 @@ class OverlayLabTest {
     void vxlan() throws Exception {
         try (Lab lab = new Lab()) {
             lab.start("{\"Network\":\"10.66.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
-            Map<Integer, SubnetEnv> envs = bringUp(lab);
+            Map<Integer, SubnetFile> envs = bringUp(lab);
             Map<Integer, String> pods = pods(lab, envs);
             assertEquals(1450, envs.get(1).mtu(), "underlay 1500 - VXLAN 50");
             allPodsReachEachOther(lab, pods, envs.get(1).mtu());
@@ -73,7 +74,7 @@ class OverlayLabTest {
     void hostGw() throws Exception {
         try (Lab lab = new Lab()) {
             lab.start("{\"Network\":\"10.67.0.0/16\",\"Backend\":{\"Type\":\"host-gw\"}}");
-            Map<Integer, SubnetEnv> envs = bringUp(lab);
+            Map<Integer, SubnetFile> envs = bringUp(lab);
             Map<Integer, String> pods = pods(lab, envs);
             assertEquals(1500, envs.get(1).mtu(), "host-gw has no encapsulation");
             allPodsReachEachOther(lab, pods, envs.get(1).mtu());
@@ -82,14 +83,49 @@ class OverlayLabTest {
         }
     }
 
-    private static Map<Integer, SubnetEnv> bringUp(Lab lab) throws Exception {
+    /** The flannel plugin started before the agent: ADD waits for subnet.env, then pods on two hosts talk. */
+    @Test
+    void flannelPluginBeforeTheAgent() throws Exception {
+        try (Lab lab = new Lab()) {
+            lab.start("{\"Network\":\"10.68.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
+            for (int i = 1; i <= 2; i++) {
+                lab.addHost(i);
+                lab.netns(lab.pod(i));
+            }
+            var early = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()
+                    .submit(() -> lab.flannel(1, "ADD", lab.pod(1), lab.flannelConf(1, 60)));
+            Thread.sleep(500);
+            assertFalse(early.isDone(), "ADD waits for subnet.env");
+            lab.startAgent(1);
+            lab.startAgent(2);
+            var r1 = early.get(60, java.util.concurrent.TimeUnit.SECONDS);
+            assertEquals(0, r1.exitCode(), r1.stdout());
+            var r2 = lab.flannel(2, "ADD", lab.pod(2), lab.flannelConf(2, 60));
+            assertEquals(0, r2.exitCode(), r2.stdout());
+            SubnetFile env1 = SubnetEnv.read(lab.subnetFile(1)), env2 = SubnetEnv.read(lab.subnetFile(2));
+            String ip1 = env1.subnet().network().next().next().toString(), ip2 = env2.subnet().network().next().next().toString();
+            assertTrue(r1.stdout().contains(ip1 + "/" + env1.subnet().prefix()), r1.stdout());
+            String podLink = Lab.sh("ip", "-n", lab.pod(1), "link", "show", "eth0");
+            assertTrue(podLink.contains("mtu 1450"), "the delegate got FLANNEL_MTU: " + podLink);
+            Lab.waitFor("pod 1 -> pod 2", Duration.ofSeconds(20), () -> lab.ping(lab.pod(1), ip2, -1));
+            assertTrue(lab.ping(lab.pod(2), ip1, 1422), "full-size with DF");
+            String prev = lab.flannelConf(1, 60);
+            prev = prev.substring(0, prev.length() - 1) + ",\"prevResult\":" + r1.stdout() + "}";
+            assertEquals(0, lab.flannel(1, "CHECK", lab.pod(1), prev).exitCode());
+            assertEquals(0, lab.flannel(1, "DEL", lab.pod(1), lab.flannelConf(1, 60)).exitCode());
+            assertEquals(0, lab.flannel(1, "DEL", lab.pod(1), lab.flannelConf(1, 60)).exitCode(), "DEL twice");
+            assertFalse(Lab.sh("ip", "-n", lab.pod(1), "link").contains("eth0"), "pod interface gone");
+        }
+    }
+
+    private static Map<Integer, SubnetFile> bringUp(Lab lab) throws Exception {
         System.out.println("lab " + lab.sfx + ": " + HOSTS + " hosts");
         for (int i = 1; i <= HOSTS; i++) lab.addHost(i);
         for (int i = 1; i <= HOSTS; i++) lab.startAgent(i);
-        Map<Integer, SubnetEnv> envs = new LinkedHashMap<>();
+        Map<Integer, SubnetFile> envs = new LinkedHashMap<>();
         Set<Cidr> distinct = new HashSet<>();
         for (int i = 1; i <= HOSTS; i++) {
-            SubnetEnv e = lab.awaitSubnetEnv(i);
+            SubnetFile e = lab.awaitSubnetEnv(i);
             envs.put(i, e);
             distinct.add(e.subnet().masked());
             assertTrue(e.ipMasq());
@@ -98,7 +134,7 @@ class OverlayLabTest {
         return envs;
     }
 
-    private static Map<Integer, String> pods(Lab lab, Map<Integer, SubnetEnv> envs) throws Exception {
+    private static Map<Integer, String> pods(Lab lab, Map<Integer, SubnetFile> envs) throws Exception {
         Map<Integer, String> pods = new LinkedHashMap<>();
         for (var e : envs.entrySet()) pods.put(e.getKey(), lab.addPod(e.getKey(), e.getValue()));
         return pods;

@@ -25,6 +25,7 @@ public final class PluginRegistry {
                 // meta: chained
                 "bandwidth",
                 "firewall",
+                "flannel",
                 "portmap",
                 "sbr",
                 "tuning");
@@ -42,6 +43,7 @@ public final class PluginRegistry {
             case "tuning" -> io.jcni.plugins.meta.tuning.Tuning::new;
             case "portmap" -> io.jcni.plugins.meta.portmap.PortmapPlugin::new;
             case "firewall" -> io.jcni.plugins.meta.firewall.FirewallPlugin::new;
+            case "flannel" -> io.jcni.plugins.meta.flannel.FlannelPlugin::new;
             default -> null;
         };
     }
