@@ -38,7 +38,7 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
             if (rest.isEmpty()) throw new IllegalArgumentException(a + " needs a value");
             String v = rest.removeFirst();
             switch (a) {
-                case "--etcd-endpoints" -> eps = io.jcni.overlay.etcd.EtcdClient.splitEndpoints(v);
+                case "--etcd-endpoints" -> eps = io.jcni.etcd.EtcdClient.splitEndpoints(v);
                 case "--etcd-prefix" -> prefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
                 case "--iface" -> iface = v;
                 case "--public-ip" -> pub = v;

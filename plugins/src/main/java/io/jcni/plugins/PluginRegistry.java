@@ -20,6 +20,7 @@ public final class PluginRegistry {
                 "loopback",
                 "ptp",
                 // ipam: addresses
+                "cluster-ipam",
                 "host-local",
                 "static",
                 // meta: chained
@@ -36,6 +37,7 @@ public final class PluginRegistry {
             case "bridge" -> io.jcni.plugins.main.bridge.Bridge::new;
             case "loopback" -> io.jcni.plugins.main.loopback.Loopback::new;
             case "ptp" -> io.jcni.plugins.main.ptp.Ptp::new;
+            case "cluster-ipam" -> io.jcni.plugins.ipam.clusteripam.ClusterIpam::new;
             case "host-local" -> io.jcni.plugins.ipam.hostlocal.HostLocalPlugin::new;
             case "static" -> io.jcni.plugins.ipam.staticip.StaticIpam::new;
             case "bandwidth" -> io.jcni.plugins.meta.bandwidth.BandwidthPlugin::new;

@@ -1,4 +1,4 @@
-package io.jcni.overlay.etcd;
+package io.jcni.etcd;
 
 import io.jcni.spec.Json;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.jcni.overlay.etcd;
+package io.jcni.etcd;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package io.jcni.overlay.etcd;
+package io.jcni.etcd;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

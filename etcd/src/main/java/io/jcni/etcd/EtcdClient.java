@@ -1,4 +1,4 @@
-package io.jcni.overlay.etcd;
+package io.jcni.etcd;
 
 import io.jcni.spec.Json;
 import java.io.IOException;
@@ -19,8 +19,8 @@ import java.util.function.Consumer;
 
 /**
  * An etcd v3 client over etcd's JSON gateway ({@code /v3/...}, keys and values base64) and
- * {@code java.net.http}: the handful of calls the overlay needs. Why not jetcd: see the module
- * README (start-up cost and memory, measured).
+ * {@code java.net.http}: the handful of calls the overlay agent and the cluster-ipam plugin need.
+ * Why not jetcd: see the module README (start-up cost and memory, measured).
  *
  * <p>Endpoints are tried in order; the one that answered last is tried first next time. Every call
  * is bounded by {@code timeout}; a watch runs until its handle is closed or the stream ends.
@@ -80,6 +80,18 @@ public final class EtcdClient implements AutoCloseable {
         return new RangeResult(kvs, revision(r));
     }
 
+    /** The keys (no values) under {@code prefix}. */
+    public List<String> keys(String prefix) throws IOException {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("key", b64(prefix));
+        body.put("range_end", b64(prefixEnd(prefix)));
+        body.put("keys_only", true);
+        Map<String, Object> r = call("/v3/kv/range", body);
+        List<String> out = new ArrayList<>();
+        if (r.get("kvs") instanceof List<?> l) for (Object o : l) out.add(unb64(Json.asObject(o).get("key")));
+        return out;
+    }
+
     public void put(String key, String value, long lease) throws IOException {
         call("/v3/kv/put", putRequest(key, value, lease));
     }
@@ -104,6 +116,31 @@ public final class EtcdClient implements AutoCloseable {
         return txn(compare(key, "CREATE", "create_revision", 0), key, value, lease);
     }
 
+    /** Creates every key of {@code kvs} in one transaction if none of them exists; true when they were created. */
+    public boolean createAll(Map<String, String> kvs) throws IOException {
+        List<Object> cmp = new ArrayList<>(), puts = new ArrayList<>();
+        for (Map.Entry<String, String> e : kvs.entrySet()) {
+            cmp.add(compare(e.getKey(), "CREATE", "create_revision", 0));
+            puts.add(Map.of("request_put", putRequest(e.getKey(), e.getValue(), 0)));
+        }
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("compare", cmp);
+        body.put("success", puts);
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+    }
+
+    /** Deletes {@code keys} in one transaction if {@code guardKey} still holds {@code guardValue}; true on success. */
+    public boolean deleteAllIfValue(String guardKey, String guardValue, List<String> keys) throws IOException {
+        Map<String, Object> cmp = compare(guardKey, "VALUE", "value", 0);
+        cmp.put("value", b64(guardValue));
+        List<Object> dels = new ArrayList<>();
+        for (String k : keys) dels.add(Map.of("request_delete_range", Map.of("key", b64(k))));
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("compare", List.of(cmp));
+        body.put("success", dels);
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+    }
+
     /** Overwrites {@code key} only if it is still at {@code modRevision} (compare-and-swap); true on success. */
     public boolean putIfModRevision(String key, long modRevision, String value, long lease) throws IOException {
         return txn(compare(key, "MOD", "mod_revision", modRevision), key, value, lease);
@@ -111,14 +148,7 @@ public final class EtcdClient implements AutoCloseable {
 
     /** Deletes {@code key} only if its value is still {@code value}; true on success. */
     public boolean deleteIfValue(String key, String value) throws IOException {
-        Map<String, Object> del = new LinkedHashMap<>();
-        del.put("key", b64(key));
-        Map<String, Object> body = new LinkedHashMap<>();
-        Map<String, Object> cmp = compare(key, "VALUE", "value", 0);
-        cmp.put("value", b64(value));
-        body.put("compare", List.of(cmp));
-        body.put("success", List.of(Map.of("request_delete_range", del)));
-        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+        return deleteAllIfValue(key, value, List.of(key));
     }
 
     private boolean txn(Map<String, Object> cmp, String key, String value, long lease) throws IOException {
