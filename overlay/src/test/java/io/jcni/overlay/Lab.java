@@ -56,13 +56,23 @@ final class Lab implements AutoCloseable {
         sh("ip", "-n", labNs, "link", "add", "ul", "type", "bridge");
         sh("ip", "-n", labNs, "addr", "add", ETCD_IP + "/24", "dev", "ul");
         sh("ip", "-n", labNs, "link", "set", "ul", "up");
+        startEtcd();
+        waitFor("etcd answers", Duration.ofSeconds(30), () -> etcdctl("put", prefix + "/config", networkConfig).exit() == 0);
+    }
+
+    /** Starts etcd (again: same data directory) in the lab netns. */
+    void startEtcd() throws IOException {
         etcd = new ProcessBuilder("nsenter", "--net=/var/run/netns/" + labNs, "etcd", "--name", "lab",
                 "--data-dir", dir.resolve("etcd").toString(),
                 "--listen-client-urls", ETCD, "--advertise-client-urls", ETCD,
                 "--listen-peer-urls", "http://127.0.0.1:2380", "--initial-advertise-peer-urls", "http://127.0.0.1:2380",
                 "--initial-cluster", "lab=http://127.0.0.1:2380")
-                .redirectErrorStream(true).redirectOutput(dir.resolve("etcd.log").toFile()).start();
-        waitFor("etcd answers", Duration.ofSeconds(30), () -> etcdctl("put", prefix + "/config", networkConfig).exit() == 0);
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("etcd.log").toFile())).start();
+    }
+
+    void killEtcd() throws InterruptedException {
+        etcd.destroyForcibly();
+        etcd.waitFor(10, TimeUnit.SECONDS);
     }
 
     void addHost(int i) throws Exception {

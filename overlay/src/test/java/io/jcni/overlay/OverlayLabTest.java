@@ -83,6 +83,41 @@ class OverlayLabTest {
         }
     }
 
+    /** etcd killed: pods keep talking; etcd back: the agents recover by themselves and a new host joins everyone. */
+    @Test
+    void etcdRestartThenANewHostJoins() throws Exception {
+        try (Lab lab = new Lab()) {
+            lab.start("{\"Network\":\"10.69.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
+            int n = 3;
+            for (int i = 1; i <= n; i++) lab.addHost(i);
+            for (int i = 1; i <= n; i++) lab.startAgent(i);
+            Map<Integer, SubnetFile> envs = new LinkedHashMap<>();
+            for (int i = 1; i <= n; i++) envs.put(i, lab.awaitSubnetEnv(i));
+            Map<Integer, String> pods = pods(lab, envs);
+            allPodsReachEachOther(lab, pods, 1450);
+
+            lab.killEtcd();
+            Thread.sleep(4000); // longer than the lease TTL (3 s): nothing may be torn down meanwhile
+            assertTrue(lab.ping(lab.pod(1), pods.get(2), -1) && lab.ping(lab.pod(3), pods.get(1), -1), "pods keep working without etcd");
+            lab.startEtcd();
+            Lab.waitFor("etcd back", Duration.ofSeconds(30), () -> lab.etcdctl("get", "--prefix", "--keys-only", lab.prefix + "/subnets/")
+                    .stdout().lines().filter(l -> !l.isBlank()).count() == n);
+
+            lab.addHost(n + 1);
+            lab.startAgent(n + 1);
+            envs.put(n + 1, lab.awaitSubnetEnv(n + 1));
+            pods.put(n + 1, lab.addPod(n + 1, envs.get(n + 1)));
+            for (int i = 1; i <= n; i++) {
+                int from = i;
+                Lab.waitFor("pod " + i + " -> new pod\n" + lab.log(i), Duration.ofSeconds(30), () -> lab.ping(lab.pod(from), pods.get(n + 1), -1));
+                assertTrue(lab.ping(lab.pod(n + 1), pods.get(i), -1), "new pod -> pod " + i);
+            }
+            for (int i = 1; i <= n; i++) {
+                assertEquals(envs.get(i).subnet().masked(), SubnetEnv.read(lab.subnetFile(i)).subnet().masked(), "host " + i + " kept its subnet");
+            }
+        }
+    }
+
     /** The flannel plugin started before the agent: ADD waits for subnet.env, then pods on two hosts talk. */
     @Test
     void flannelPluginBeforeTheAgent() throws Exception {
