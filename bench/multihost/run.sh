@@ -152,3 +152,8 @@ e=$(now)
 ok=$(cat "$WORK"/ipam*.out | grep -c '^OK' || true)
 uniq=$(cat "$WORK"/ipam*.out | awk '/^OK/{print $3}' | sort -u | wc -l)
 echo "3. cluster-ipam: $ok allocations from $HOSTS hosts in $(ms "$s" "$e") ms (JVM start included) = $(awk -v n="$ok" -v a="$s" -v b="$e" 'BEGIN{printf "%.0f", n/((b-a)/1e9)}')/s; distinct addresses: $uniq (duplicates: $((ok - uniq)))"
+s=$(now)
+nsenter --net=/var/run/netns/"$(host 1)" $JAVA -XX:TieredStopAtLevel=1 -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD 10.73.0.0/20 hl 1000 16 "$WORK/host-local" >"$WORK/hl.out" 2>&1
+e=$(now)
+hl=$(grep -c '^OK' "$WORK/hl.out" || true)
+echo "   host-local, same JVM harness, one host: $hl allocations in $(ms "$s" "$e") ms = $(awk -v n="$hl" -v a="$s" -v b="$e" 'BEGIN{printf "%.0f", n/((b-a)/1e9)}')/s"

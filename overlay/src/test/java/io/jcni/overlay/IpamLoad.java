@@ -19,7 +19,7 @@ import java.util.concurrent.Semaphore;
  * itself cannot reach the lab's etcd). Prints one line per call: {@code OK <containerID> <ip>} or
  * {@code ERR <containerID> <error JSON>}.
  *
- * <pre>IpamLoad add|del ETCD RANGE HOST COUNT PARALLEL
+ * <pre>IpamLoad add|del ETCD RANGE HOST COUNT PARALLEL [HOST_LOCAL_DATADIR]   (the last: host-local instead, for comparison)
  * IpamLoad gc ETCD RANGE VALID_FILE        (one containerID a line; ifname eth0)</pre>
  */
 public final class IpamLoad {
@@ -31,11 +31,13 @@ public final class IpamLoad {
             for (String id : Files.readAllLines(Path.of(a[3]))) if (!id.isBlank()) valid.add(Map.of("containerID", id, "ifname", "eth0"));
             String conf = "{\"cniVersion\":\"1.1.0\",\"name\":\"lab\",\"type\":\"x\",\"cni.dev/valid-attachments\":" + Json.write(valid)
                     + ",\"ipam\":" + ipam + "}";
-            Skel.Outcome o = call("GC", "gc", conf);
+            Skel.Outcome o = call("cluster-ipam", "GC", "gc", conf);
             System.out.println("GC " + o.exitCode() + " " + o.stdout().replace('\n', ' '));
             return;
         }
         String host = a[3];
+        if (a.length > 6) ipam = "{\"type\":\"host-local\",\"ranges\":[[{\"subnet\":\"" + range + "\"}]],\"dataDir\":\"" + a[6] + "\"}";
+        String type = a.length > 6 ? "host-local" : "cluster-ipam";
         int count = Integer.parseInt(a[4]);
         Semaphore par = new Semaphore(Integer.parseInt(a[5]));
         String conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"lab\",\"type\":\"x\",\"ipam\":" + ipam + "}";
@@ -46,7 +48,7 @@ public final class IpamLoad {
                 ex.submit(() -> {
                     par.acquire();
                     try {
-                        Skel.Outcome o = call(mode.equals("add") ? "ADD" : "DEL", id, conf);
+                        Skel.Outcome o = call(type, mode.equals("add") ? "ADD" : "DEL", id, conf);
                         String line;
                         if (o.exitCode() != 0) line = "ERR " + id + " " + o.stdout().replace('\n', ' ');
                         else if (mode.equals("add")) line = "OK " + id + " " + ip(o.stdout());
@@ -68,9 +70,9 @@ public final class IpamLoad {
         return String.valueOf(addr).split("/")[0];
     }
 
-    private static Skel.Outcome call(String cmd, String id, String conf) {
+    private static Skel.Outcome call(String type, String cmd, String id, String conf) {
         Map<String, String> env = Map.of("CNI_COMMAND", cmd, "CNI_CONTAINERID", id, "CNI_NETNS", "/var/run/netns/none",
                 "CNI_IFNAME", "eth0", "CNI_PATH", "/nonexistent");
-        return Skel.run(PluginRegistry.lookup("cluster-ipam"), env, conf.getBytes(StandardCharsets.UTF_8), new PrintStream(new ByteArrayOutputStream()));
+        return Skel.run(PluginRegistry.lookup(type), env, conf.getBytes(StandardCharsets.UTF_8), new PrintStream(new ByteArrayOutputStream()));
     }
 }
