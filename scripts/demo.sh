@@ -3,14 +3,16 @@
 # "host" network namespace connects two "containers" (network namespaces) to one bridge network
 # with `jcni add`, prints their addresses, pings one from the other, and tears everything down with
 # `jcni del`, showing that no allocation, cache file or interface is left behind. Then the same
-# again with the jcnid daemon serving the plugin calls (the fast path), and its metrics.
+# again with the jcnid daemon serving the plugin calls (the fast path), and its metrics. Last, two
+# "hosts" on one underlay with a real etcd, each running `jcnid --overlay`: pods on different hosts
+# ping each other over VXLAN (the flannel plugin delegating to bridge + host-local).
 #
 # Usage: scripts/demo.sh [--reference]     (--reference: drive the reference Go plugins instead)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 [ "$(id -u)" -eq 0 ] || { echo "demo: needs root (it creates network namespaces)" >&2; exit 1; }
-need_packages "${JCNI_BUILD_PACKAGES[@]}" iputils-ping containernetworking-plugins
+need_packages "${JCNI_BUILD_PACKAGES[@]}" iputils-ping containernetworking-plugins etcd-server etcd-client
 
 PLUGINS=jcni
 [ "${1:-}" = "--reference" ] && PLUGINS=reference
@@ -18,8 +20,12 @@ PLUGINS=jcni
 ID=$$
 WORK=$(mktemp -d /tmp/jcni-demo.XXXXXX)
 HOST=jcni-demo-host-$ID A=jcni-demo-a-$ID B=jcni-demo-b-$ID
+OV_NS=() ETCD_PID=
 cleanup() {
   set +e
+  for h in 1 2; do [ -S "$WORK/ov/h$h.sock" ] && nsenter --net="/var/run/netns/jcni-demo-h$h-$ID" "$WORK/jcni/bin/jcnid" stop --socket "$WORK/ov/h$h.sock" --pid-file "$WORK/ov/h$h.pid" >/dev/null 2>&1; done
+  [ -n "$ETCD_PID" ] && kill "$ETCD_PID" 2>/dev/null && wait "$ETCD_PID" 2>/dev/null
+  for ns in "${OV_NS[@]}"; do ip netns del "$ns" 2>/dev/null; done
   [ -x "$WORK/jcni/bin/jcnid" ] && "$WORK/jcni/bin/jcnid" stop --socket "$WORK/run/jcnid.sock" >/dev/null 2>&1
   for ns in "$A" "$B" "$HOST"; do ip netns del "$ns" 2>/dev/null; done
   rm -rf "$WORK"
@@ -97,5 +103,52 @@ if [ "$PLUGINS" = jcni ]; then
   "$WORK/jcni/bin/jcnid" stop --socket "$WORK/run/jcnid.sock" >/dev/null
   left=$(ls "$WORK/ipam/demo" 2>/dev/null | grep -v -e '^lock$' -e '^last_reserved_ip' || true)
   [ -z "$left" ] && [ "$(ip -n "$HOST" -o link show type veth | wc -l)" -eq 0 ] || { echo "demo: something was left behind" >&2; exit 1; }
+fi
+if [ "$PLUGINS" = jcni ]; then
+  step "multi-host: an underlay, a real etcd, two hosts running 'jcnid start --overlay' (flannel-compatible, VXLAN)"
+  LAB=jcni-demo-lab-$ID ETCD=http://192.168.77.1:2379
+  mkdir -p "$WORK/ov"
+  for ns in "$LAB" jcni-demo-h1-$ID jcni-demo-h2-$ID jcni-demo-p1-$ID jcni-demo-p2-$ID; do
+    ip netns add "$ns"; OV_NS+=("$ns"); ip -n "$ns" link set lo up
+  done
+  ip -n "$LAB" link add ul type bridge; ip -n "$LAB" addr add 192.168.77.1/24 dev ul; ip -n "$LAB" link set ul up
+  nsenter --net="/var/run/netns/$LAB" etcd --data-dir "$WORK/ov/etcd" --listen-client-urls $ETCD --advertise-client-urls $ETCD \
+    --listen-peer-urls http://127.0.0.1:2380 > "$WORK/ov/etcd.log" 2>&1 &
+  ETCD_PID=$!
+  etcdctl() { nsenter --net="/var/run/netns/$LAB" env ETCDCTL_API=3 /usr/bin/etcdctl --endpoints $ETCD "$@"; }
+  for _ in $(seq 50); do etcdctl endpoint health >/dev/null 2>&1 && break; sleep 0.2; done
+  etcdctl put /coreos.com/network/config '{"Network":"10.124.0.0/16","Backend":{"Type":"vxlan"}}'
+  for h in 1 2; do
+    H=jcni-demo-h$h-$ID
+    ip -n "$LAB" link add "h$h" type veth peer name eth0 netns "$H"; ip -n "$LAB" link set "h$h" master ul up
+    ip -n "$H" addr add "192.168.77.1$h/24" dev eth0; ip -n "$H" link set eth0 up
+    nsenter --net="/var/run/netns/$H" sysctl -qw net.ipv4.ip_forward=1
+    nsenter --net="/var/run/netns/$H" "$WORK/jcni/bin/jcnid" start --socket "$WORK/ov/h$h.sock" --pid-file "$WORK/ov/h$h.pid" --log-file "$WORK/ov/h$h.log" \
+      --overlay --etcd-endpoints $ETCD --iface eth0 --subnet-file "$WORK/ov/h$h.env" --ip-masq
+    mkdir -p "$WORK/ov/h$h.d"
+    printf '{"cniVersion":"1.0.0","name":"overlay","plugins":[{"type":"flannel","subnetFile":"%s","dataDir":"%s","ipam":{"dataDir":"%s"}}]}\n' \
+      "$WORK/ov/h$h.env" "$WORK/ov/h$h.flannel" "$WORK/ov/h$h.ipam" > "$WORK/ov/h$h.d/10-overlay.conflist"
+  done
+  for h in 1 2; do
+    for _ in $(seq 100); do [ -f "$WORK/ov/h$h.env" ] && break; sleep 0.1; done
+    echo "host $h: $(tr '\n' ' ' < "$WORK/ov/h$h.env")"
+  done
+  echo "subnet leases in etcd:"; etcdctl get --prefix /coreos.com/network/subnets/ | sed 's/^/  /'
+  for h in 1 2; do  # the flannel plugin through the host's own jcnid (JCNI_SOCKET), in that host's namespace
+    ip netns exec "jcni-demo-h$h-$ID" env NETCONFPATH="$WORK/ov/h$h.d" JCNI_SOCKET="$WORK/ov/h$h.sock" \
+      "$JCNI" add overlay "/var/run/netns/jcni-demo-p$h-$ID" > "$WORK/ov/p$h.json"
+  done
+  P2=$(sed -n 's/.*"address": "\([0-9.]*\)\/.*/\1/p' "$WORK/ov/p2.json" | head -1)
+  echo "host 1's route to host 2's pods:"; ip -n "jcni-demo-h1-$ID" route show dev flannel.1 | sed 's/^/  /'
+  step "ping the pod on host 2 ($P2) from the pod on host 1, over VXLAN (full size, DF set)"
+  ip netns exec "jcni-demo-p1-$ID" ping -c 3 -W 2 -M do -s 1422 "$P2"
+  for h in 1 2; do
+    ip netns exec "jcni-demo-h$h-$ID" env NETCONFPATH="$WORK/ov/h$h.d" JCNI_SOCKET="$WORK/ov/h$h.sock" \
+      "$JCNI" del overlay "/var/run/netns/jcni-demo-p$h-$ID"
+    nsenter --net="/var/run/netns/jcni-demo-h$h-$ID" "$WORK/jcni/bin/jcnid" stop --socket "$WORK/ov/h$h.sock" --pid-file "$WORK/ov/h$h.pid" >/dev/null
+  done
+  leases=$(etcdctl get --prefix --keys-only /coreos.com/network/subnets/ | grep -c . || true)
+  echo "leases after both agents stopped (released on shutdown): $leases"
+  [ "$leases" -eq 0 ] || { echo "demo: a lease was not released" >&2; exit 1; }
 fi
 echo; echo "demo: OK"

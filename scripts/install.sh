@@ -33,7 +33,7 @@ fi
 VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 LIB="$PREFIX/lib"
 mkdir -p "$LIB" "$BIN_DIR" "$CMD_DIR" "$PREFIX/libexec" "$PREFIX/bin" "$PREFIX/share"
-for m in spec linux runtime plugins daemon cli; do
+for m in spec linux etcd runtime plugins daemon overlay cli; do
   jar="$m/target/jcni-$m-$VERSION.jar"
   [ -f "$jar" ] || { echo "install.sh: $jar missing: build first (drop --no-build)" >&2; exit 1; }
   install -m 0644 "$jar" "$LIB/jcni-$m.jar"
@@ -41,7 +41,7 @@ done
 so=$(ls linux/target/classes/io/jcni/linux/native/libjcni.so 2>/dev/null || true)
 [ -n "$so" ] && install -m 0755 "$so" "$LIB/libjcni.so"
 
-CP="$LIB/jcni-spec.jar:$LIB/jcni-linux.jar:$LIB/jcni-runtime.jar:$LIB/jcni-plugins.jar"
+CP="$LIB/jcni-spec.jar:$LIB/jcni-linux.jar:$LIB/jcni-etcd.jar:$LIB/jcni-runtime.jar:$LIB/jcni-plugins.jar"
 # JVM warnings would corrupt the JSON on stdout: send them to stderr. C1 only and the serial GC
 # because a plugin lives for milliseconds.
 JVM_OPTS="-Xlog:disable -Xlog:all=warning:stderr -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xss1m -XX:-UsePerfData --enable-native-access=ALL-UNNAMED -Djcni.native.lib=$LIB/libjcni.so"
@@ -54,7 +54,7 @@ DAEMON_OPTS="-Xlog:disable -Xlog:all=warning:stderr -XX:+UseSerialGC --enable-na
 # root, bridge/ptp in scratch namespaces). One cache serves every plugin type and the jcni command;
 # it is only valid for this exact classpath, JDK and these flags, so it is rebuilt on every install.
 # JCNI_AOT=0 skips it. A stale or unusable cache is ignored by the JVM (with a warning on stderr).
-FULL_CP="$CP:$LIB/jcni-daemon.jar:$LIB/jcni-cli.jar"
+FULL_CP="$CP:$LIB/jcni-daemon.jar:$LIB/jcni-overlay.jar:$LIB/jcni-cli.jar"
 AOT="$LIB/jcni.aot"
 rm -f "$AOT" "$AOT.config"
 if [ "${JCNI_AOT:-1}" = 1 ]; then

@@ -20,9 +20,10 @@ import java.net.UnknownHostException;
  * @param dst destination; length 0 for a default route
  * @param src preferred source address (RTA_PREFSRC, "ip route ... src X")
  * @param priority the metric (RTA_PRIORITY)
+ * @param flags rtm_flags; {@link #RTNH_F_ONLINK} for a gateway that is not on a connected subnet ("onlink")
  */
 public record Route(IpPrefix dst, InetAddress gateway, int oif, int scope, int table, int priority,
-                    int mtu, int advmss, int protocol, InetAddress src, int type) {
+                    int mtu, int advmss, int protocol, InetAddress src, int type, int flags) {
     public static final int SCOPE_UNIVERSE = 0;
     public static final int SCOPE_SITE = 200;
     public static final int SCOPE_LINK = 253;
@@ -44,8 +45,10 @@ public record Route(IpPrefix dst, InetAddress gateway, int oif, int scope, int t
     public static final int TYPE_UNREACHABLE = 7;
     public static final int TYPE_PROHIBIT = 8;
 
+    public static final int RTNH_F_ONLINK = 4;
+
     public static Route to(IpPrefix dst) {
-        return new Route(dst, null, 0, -1, -1, -1, -1, -1, -1, null, -1);
+        return new Route(dst, null, 0, -1, -1, -1, -1, -1, -1, null, -1, 0);
     }
 
     public static Route to(String cidr) {
@@ -66,43 +69,48 @@ public record Route(IpPrefix dst, InetAddress gateway, int oif, int scope, int t
     }
 
     public Route via(InetAddress gw) {
-        return new Route(dst, gw, oif, scope, table, priority, mtu, advmss, protocol, src, type);
+        return new Route(dst, gw, oif, scope, table, priority, mtu, advmss, protocol, src, type, flags);
     }
 
     public Route dev(int index) {
-        return new Route(dst, gateway, index, scope, table, priority, mtu, advmss, protocol, src, type);
+        return new Route(dst, gateway, index, scope, table, priority, mtu, advmss, protocol, src, type, flags);
     }
 
     public Route scope(int s) {
-        return new Route(dst, gateway, oif, s, table, priority, mtu, advmss, protocol, src, type);
+        return new Route(dst, gateway, oif, s, table, priority, mtu, advmss, protocol, src, type, flags);
     }
 
     public Route table(int t) {
-        return new Route(dst, gateway, oif, scope, t, priority, mtu, advmss, protocol, src, type);
+        return new Route(dst, gateway, oif, scope, t, priority, mtu, advmss, protocol, src, type, flags);
     }
 
     public Route metric(int m) {
-        return new Route(dst, gateway, oif, scope, table, m, mtu, advmss, protocol, src, type);
+        return new Route(dst, gateway, oif, scope, table, m, mtu, advmss, protocol, src, type, flags);
     }
 
     public Route mtu(int m) {
-        return new Route(dst, gateway, oif, scope, table, priority, m, advmss, protocol, src, type);
+        return new Route(dst, gateway, oif, scope, table, priority, m, advmss, protocol, src, type, flags);
     }
 
     public Route advmss(int m) {
-        return new Route(dst, gateway, oif, scope, table, priority, mtu, m, protocol, src, type);
+        return new Route(dst, gateway, oif, scope, table, priority, mtu, m, protocol, src, type, flags);
     }
 
     public Route protocol(int p) {
-        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, p, src, type);
+        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, p, src, type, flags);
     }
 
     public Route src(InetAddress s) {
-        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, protocol, s, type);
+        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, protocol, s, type, flags);
     }
 
     public Route type(int t) {
-        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, protocol, src, t);
+        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, protocol, src, t, flags);
+    }
+
+    /** The gateway is reached directly on the output device even outside its subnets ({@code ip route ... onlink}), as flannel's VXLAN routes. */
+    public Route onlink() {
+        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, protocol, src, type, flags | RTNH_F_ONLINK);
     }
 
     public Family family() {
@@ -129,7 +137,7 @@ public record Route(IpPrefix dst, InetAddress gateway, int oif, int scope, int t
         }
         int proto = protocol >= 0 ? protocol : delete ? 0 : PROTO_BOOT;
         int ty = type >= 0 ? type : delete ? 0 : TYPE_UNICAST;
-        m.u8(family().af()).u8(dst.length()).u8(0).u8(0).u8(t < 256 ? t : 0).u8(proto).u8(sc).u8(ty).u32(0);
+        m.u8(family().af()).u8(dst.length()).u8(0).u8(0).u8(t < 256 ? t : 0).u8(proto).u8(sc).u8(ty).u32(delete ? 0 : flags);
         m.attrU32(Rtm.RTA_TABLE, t);
         if (dst.length() > 0) m.attrAddress(Rtm.RTA_DST, dst.network().address());
         if (gateway != null) m.attrAddress(Rtm.RTA_GATEWAY, gateway);
@@ -154,7 +162,7 @@ public record Route(IpPrefix dst, InetAddress gateway, int oif, int scope, int t
         NlAttrs metrics = a.nested(Rtm.RTA_METRICS);
         return new Route(dst, a.address(Rtm.RTA_GATEWAY), a.u32(Rtm.RTA_OIF, 0), m.u8(6),
                 a.u32(Rtm.RTA_TABLE, m.u8(4)), a.u32(Rtm.RTA_PRIORITY, 0), metrics.u32(Rtm.RTAX_MTU, 0),
-                metrics.u32(Rtm.RTAX_ADVMSS, 0), m.u8(5), a.address(Rtm.RTA_PREFSRC), m.u8(7));
+                metrics.u32(Rtm.RTAX_ADVMSS, 0), m.u8(5), a.address(Rtm.RTA_PREFSRC), m.u8(7), m.i32(8));
     }
 
     @Override
@@ -169,6 +177,7 @@ public record Route(IpPrefix dst, InetAddress gateway, int oif, int scope, int t
         if (src != null) s.append(" src ").append(src.getHostAddress());
         if (mtu > 0) s.append(" mtu ").append(mtu);
         if (advmss > 0) s.append(" advmss ").append(advmss);
+        if ((flags & RTNH_F_ONLINK) != 0) s.append(" onlink");
         return s.append(']').toString();
     }
 }

@@ -151,6 +151,11 @@ class CodecTest {
         assertEquals(4, a.u32(Rtm.RTA_OIF, 0));
         assertEquals(100, a.u32(Rtm.RTA_PRIORITY, 0));
         assertFalse(a.has(Rtm.RTA_DST));
+        assertEquals(0, m.i32(8), "rtm_flags");
+
+        NlMessage viaOnlink = new NlMessage(Rtm.RTM_NEWROUTE, 0);
+        Route.to("10.5.2.0/24").via(InetAddress.getByName("10.5.2.0")).dev(7).onlink().encode(viaOnlink, false);
+        assertEquals(Route.RTNH_F_ONLINK, received(viaOnlink).i32(8), "onlink travels in rtm_flags");
 
         NlMessage onLink = new NlMessage(Rtm.RTM_NEWROUTE, 0);
         Route.to("10.2.3.4/16").dev(4).table(1000).mtu(1400).encode(onLink, false);

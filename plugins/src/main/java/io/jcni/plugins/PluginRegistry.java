@@ -20,11 +20,13 @@ public final class PluginRegistry {
                 "loopback",
                 "ptp",
                 // ipam: addresses
+                "cluster-ipam",
                 "host-local",
                 "static",
                 // meta: chained
                 "bandwidth",
                 "firewall",
+                "flannel",
                 "portmap",
                 "sbr",
                 "tuning");
@@ -35,6 +37,7 @@ public final class PluginRegistry {
             case "bridge" -> io.jcni.plugins.main.bridge.Bridge::new;
             case "loopback" -> io.jcni.plugins.main.loopback.Loopback::new;
             case "ptp" -> io.jcni.plugins.main.ptp.Ptp::new;
+            case "cluster-ipam" -> io.jcni.plugins.ipam.clusteripam.ClusterIpam::new;
             case "host-local" -> io.jcni.plugins.ipam.hostlocal.HostLocalPlugin::new;
             case "static" -> io.jcni.plugins.ipam.staticip.StaticIpam::new;
             case "bandwidth" -> io.jcni.plugins.meta.bandwidth.BandwidthPlugin::new;
@@ -42,6 +45,7 @@ public final class PluginRegistry {
             case "tuning" -> io.jcni.plugins.meta.tuning.Tuning::new;
             case "portmap" -> io.jcni.plugins.meta.portmap.PortmapPlugin::new;
             case "firewall" -> io.jcni.plugins.meta.firewall.FirewallPlugin::new;
+            case "flannel" -> io.jcni.plugins.meta.flannel.FlannelPlugin::new;
             default -> null;
         };
     }

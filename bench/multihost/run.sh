@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Multi-host overlay benchmarks on a lab built from namespaces (nothing in the root namespace is
+# touched): an underlay bridge and a real etcd in a private "lab" netns, N host netns each running
+# `jcnid start --foreground --overlay` (VXLAN).
+#   1. convergence: a new host's lease (its agent's "leased" log line) -> the route to its subnet on
+#      every other host; then a ping to the new host's flannel.1 address from host 1 must pass.
+#   2. 1,000 simulated remote leases written into etcd in one transaction -> all programmed on host 1
+#      (routes seen by `ip route`; also the agent's own first..last "added remote" log span);
+#      then one lease deleted -> its route gone on host 1 (median of R deletions).
+#   3. cluster-ipam: 1,000 allocations from the N hosts at once (16 in flight per host), allocations/s.
+# Goals (issue 12): convergence <= 1 s; 1,000 peers <= 2 s; one change <= 100 ms; 0 duplicates.
+# Needs root. Build first: mvn -B -ntp -q -pl overlay -am package -DskipTests
+# Usage: bench/multihost/run.sh [-n HOSTS(5)] [-l LEASES(1000)] [-r DELETIONS(9)]
+set -euo pipefail
+HOSTS=5 LEASES=1000 ROUNDS=9
+while getopts n:l:r: o; do case $o in n) HOSTS=$OPTARG ;; l) LEASES=$OPTARG ;; r) ROUNDS=$OPTARG ;; *) exit 2 ;; esac; done
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=../../scripts/env.sh
+. "$ROOT/scripts/env.sh"
+need_packages etcd-server etcd-client curl iproute2 iputils-ping python3
+CP=""
+for m in overlay daemon plugins runtime etcd linux spec; do
+  [ -d "$ROOT/$m/target/classes" ] || { echo "build first: mvn -B -ntp -q -pl overlay -am package -DskipTests" >&2; exit 1; }
+  CP="$CP:$ROOT/$m/target/classes"
+done
+CP="${CP#:}:$ROOT/overlay/target/test-classes"
+JAVA="$JAVA_HOME/bin/java -Xlog:disable -Xlog:all=warning:stderr -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED"
+
+SFX=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+LAB=jb-$SFX-lab
+ETCD=http://192.168.77.1:2379
+PREFIX=/jcni-bench-$SFX/network
+WORK=$(mktemp -d /tmp/jcni-mh.XXXXXX)
+NSES=() PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  for n in "${NSES[@]}"; do ip netns del "$n" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+now() { date +%s%N; }
+ms() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.1f", (b-a)/1e6}'; }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+in_lab() { nsenter --net=/var/run/netns/$LAB "$@"; }
+netns() { ip netns add "$1"; NSES+=("$1"); ip -n "$1" link set lo up; }
+host() { echo "jb-$SFX-h$1"; }
+gw() { in_lab curl -sS --fail-with-body -X POST "$ETCD$1" -d @"$2"; }   # the JSON gateway, a body file
+log_ns() { date -d "$1" +%s%N; }                       # an agent log timestamp -> epoch ns
+# until_true SECONDS CMD...: polls CMD until it succeeds; fails the run after SECONDS
+until_true() {
+  local end=$(($(date +%s) + $1)); shift
+  until "$@"; do [ "$(date +%s)" -lt "$end" ] || { echo "timed out: $*" >&2; exit 1; }; done
+}
+has_route() { ip -n "$1" route show "$2" | grep -q flannel; }
+no_route() { ! ip -n "$1" route show "$2" | grep -q .; }
+routes_at_least() { [ "$(ip -n "$1" route show dev flannel.1 | wc -l)" -ge "$2" ]; }
+
+netns "$LAB"
+ip -n "$LAB" link add ul type bridge
+ip -n "$LAB" addr add 192.168.77.1/24 dev ul
+ip -n "$LAB" link set ul up
+nsenter --net=/var/run/netns/"$LAB" etcd --name b --data-dir "$WORK/etcd" --listen-client-urls $ETCD --advertise-client-urls $ETCD \
+  --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
+  --initial-cluster b=http://127.0.0.1:2380 --max-txn-ops $((LEASES + 10)) --max-request-bytes 10485760 >"$WORK/etcd.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do in_lab env ETCDCTL_API=3 etcdctl --endpoints $ETCD endpoint health >/dev/null 2>&1 && break; sleep 0.2; done
+in_lab env ETCDCTL_API=3 etcdctl --endpoints $ETCD put "$PREFIX/config" '{"Network":"10.80.0.0/12","SubnetLen":24,"Backend":{"Type":"vxlan"}}' >/dev/null
+
+add_host() { # add_host I
+  local h; h=$(host "$1")
+  netns "$h"
+  ip -n "$LAB" link add "h$1" type veth peer name eth0 netns "$h"
+  ip -n "$LAB" link set "h$1" master ul up
+  ip -n "$h" addr add "192.168.77.$((10 + $1))/24" dev eth0
+  ip -n "$h" link set eth0 up
+  mkdir -p "$WORK/$h"
+  nsenter --net=/var/run/netns/"$h" $JAVA -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/$h/jcnid.sock" \
+    --overlay --etcd-endpoints $ETCD --etcd-prefix "$PREFIX" --iface eth0 --subnet-file "$WORK/$h/subnet.env" \
+    --subnet-lease-ttl 10 >"$WORK/$h/jcnid.log" 2>&1 &
+  PIDS+=($!)
+}
+await_env() { for _ in $(seq 600); do [ -f "$WORK/$(host "$1")/subnet.env" ] && return 0; sleep 0.1; done; echo "host $1: no subnet.env" >&2; exit 1; }
+subnet_of() { sed -n 's/^FLANNEL_SUBNET=\(.*\)\.1\/\(.*\)$/\1.0\/\2/p' "$WORK/$(host "$1")/subnet.env"; }
+
+echo "jcni multi-host benchmarks: $(nproc) cores, $(uname -r), $("$JAVA_HOME/bin/java" -version 2>&1 | head -1), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---- 1. convergence
+for i in $(seq 1 $((HOSTS - 1))); do add_host "$i"; done
+for i in $(seq 1 $((HOSTS - 1))); do await_env "$i"; done
+sleep 1
+add_host "$HOSTS"
+await_env "$HOSTS"
+NEW=$(subnet_of "$HOSTS")
+done_at=()
+for i in $(seq 1 $((HOSTS - 1))); do
+  until_true 30 has_route "$(host "$i")" "$NEW"
+  done_at+=("$(now)")
+done
+last=$(printf '%s\n' "${done_at[@]}" | sort -n | tail -1)
+leased=$(log_ns "$(grep -m1 'msg="leased"' "$WORK/$(host "$HOSTS")/jcnid.log" | cut -d' ' -f1)")
+ping_ok=no
+nsenter --net=/var/run/netns/"$(host 1)" ping -c1 -W2 "${NEW%/*}" >/dev/null && ping_ok=yes
+echo "1. convergence, new host's lease -> route on all $((HOSTS - 1)) other hosts: $(ms "$leased" "$last") ms (goal <= 1000); ping host 1 -> new host's flannel.1: $ping_ok"
+
+# ---- 2. 1,000 simulated remote leases on host 1
+python3 - "$PREFIX" "$LEASES" >"$WORK/txn.json" <<'EOF'
+import base64, json, sys
+prefix, n = sys.argv[1], int(sys.argv[2])
+b = lambda s: base64.b64encode(s.encode()).decode()
+puts = []
+for i in range(n):
+    sub = f"10.{88 + i // 256}.{i % 256}.0"   # 10.88.0.0 .. inside 10.80.0.0/12, away from real hosts' random picks
+    val = {"PublicIP": f"192.168.{100 + i // 250}.{1 + i % 250}", "PublicIPv6": None, "BackendType": "vxlan",
+           "BackendData": {"VNI": 1, "VtepMAC": "0a:bb:%02x:%02x:%02x:01" % (i >> 16 & 255, i >> 8 & 255, i & 255)}}
+    puts.append({"request_put": {"key": b(f"{prefix}/subnets/{sub}-24"), "value": b(json.dumps(val, separators=(',', ':')))}})
+print(json.dumps({"compare": [], "success": puts}))
+EOF
+H1=$(host 1)
+base=$(ip -n "$H1" route show dev flannel.1 | wc -l)
+t0=$(now)
+gw /v3/kv/txn "$WORK/txn.json" >"$WORK/txn.out" || { echo "etcd txn failed: $(head -c 300 "$WORK/txn.out")" >&2; exit 1; }
+until_true 60 routes_at_least "$H1" $((base + LEASES))
+t1=$(now)
+first=$(grep -m1 'msg="added remote" subnet=10\.\(8[89]\|9[0-9]\)\.' "$WORK/$H1/jcnid.log" | cut -d' ' -f1)
+lastadd=$(grep 'msg="added remote" subnet=10\.\(8[89]\|9[0-9]\)\.' "$WORK/$H1/jcnid.log" | tail -1 | cut -d' ' -f1)
+echo "2. $LEASES remote leases (one etcd txn) -> all routes on host 1: $(ms "$t0" "$t1") ms (goal <= 2000); agent's first..last 'added remote': $(ms "$(log_ns "$first")" "$(log_ns "$lastadd")") ms"
+echo "   kernel state on host 1: $(ip -n "$H1" route show dev flannel.1 | wc -l) routes, $(ip -n "$H1" neigh show dev flannel.1 | wc -l) neighbours, $(bridge -n "$H1" fdb show dev flannel.1 | grep -c dst) FDB entries"
+dels=()
+for r in $(seq 1 "$ROUNDS"); do
+  sub="10.88.$r.0"
+  printf '{"key":"%s"}' "$(printf '%s' "$PREFIX/subnets/$sub-24" | base64 -w0)" >"$WORK/del.json"
+  s=$(now)
+  gw /v3/kv/deleterange "$WORK/del.json" >/dev/null
+  until_true 10 no_route "$H1" "$sub/24"
+  dels+=("$(ms "$s" "$(now)")")
+done
+echo "   one lease deleted -> its route gone on host 1: median $(printf '%s\n' "${dels[@]}" | median) ms of $ROUNDS (goal <= 100; includes the curl and ip processes)"
+
+# ---- 3. cluster-ipam allocations per second from all hosts
+ipam_pids=()
+s=$(now)
+for i in $(seq 1 "$HOSTS"); do
+  nsenter --net=/var/run/netns/"$(host "$i")" $JAVA -XX:TieredStopAtLevel=1 -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD 10.72.0.0/20 "b$i" $((1000 / HOSTS)) 16 >"$WORK/ipam$i.out" 2>&1 &
+  PIDS+=($!)
+  ipam_pids+=($!)
+done
+for p in "${ipam_pids[@]}"; do wait "$p"; done
+e=$(now)
+ok=$(cat "$WORK"/ipam*.out | grep -c '^OK' || true)
+uniq=$(cat "$WORK"/ipam*.out | awk '/^OK/{print $3}' | sort -u | wc -l)
+echo "3. cluster-ipam: $ok allocations from $HOSTS hosts in $(ms "$s" "$e") ms (JVM start included) = $(awk -v n="$ok" -v a="$s" -v b="$e" 'BEGIN{printf "%.0f", n/((b-a)/1e9)}')/s; distinct addresses: $uniq (duplicates: $((ok - uniq)))"
+s=$(now)
+nsenter --net=/var/run/netns/"$(host 1)" $JAVA -XX:TieredStopAtLevel=1 -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD 10.73.0.0/20 hl 1000 16 "$WORK/host-local" >"$WORK/hl.out" 2>&1
+e=$(now)
+hl=$(grep -c '^OK' "$WORK/hl.out" || true)
+echo "   host-local, same JVM harness, one host: $hl allocations in $(ms "$s" "$e") ms = $(awk -v n="$hl" -v a="$s" -v b="$e" 'BEGIN{printf "%.0f", n/((b-a)/1e9)}')/s"

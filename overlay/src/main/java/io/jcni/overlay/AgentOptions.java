@@ -1,0 +1,68 @@
+package io.jcni.overlay;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The agent's flags, named as flanneld's where one exists.
+ *
+ * @param iface          interface (name or IPv4 address) for host-to-host traffic; empty: the default route's
+ * @param publicIp       the address other hosts reach us on; empty: the interface's first IPv4 address
+ * @param leaseTtl       TTL of the etcd lease holding our subnet (renewed at a third of it); a dead host's subnet frees after it
+ * @param etcdTimeout    bound on every etcd request
+ */
+public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String iface, String publicIp, Path subnetFile,
+        boolean ipMasq, Duration leaseTtl, Duration etcdTimeout) {
+
+    public static final Set<String> VALUE_FLAGS = Set.of("--etcd-endpoints", "--etcd-prefix", "--iface", "--public-ip",
+            "--subnet-file", "--subnet-lease-ttl", "--etcd-timeout");
+    public static final Set<String> SWITCH_FLAGS = Set.of("--ip-masq");
+
+    public static AgentOptions parse(List<String> args) {
+        List<String> eps = List.of("http://127.0.0.1:2379");
+        String prefix = "/coreos.com/network", iface = "", pub = "";
+        Path subnetFile = Path.of("/run/flannel/subnet.env");
+        boolean masq = false;
+        Duration ttl = Duration.ofSeconds(60), timeout = Duration.ofSeconds(5);
+        List<String> rest = new ArrayList<>(args);
+        while (!rest.isEmpty()) {
+            String a = rest.removeFirst();
+            if (a.equals("--ip-masq")) {
+                masq = true;
+                continue;
+            }
+            if (!VALUE_FLAGS.contains(a)) throw new IllegalArgumentException("overlay: unknown option " + a);
+            if (rest.isEmpty()) throw new IllegalArgumentException(a + " needs a value");
+            String v = rest.removeFirst();
+            switch (a) {
+                case "--etcd-endpoints" -> eps = io.jcni.etcd.EtcdClient.splitEndpoints(v);
+                case "--etcd-prefix" -> prefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
+                case "--iface" -> iface = v;
+                case "--public-ip" -> pub = v;
+                case "--subnet-file" -> subnetFile = Path.of(v);
+                case "--subnet-lease-ttl" -> ttl = Duration.ofSeconds(seconds(a, v, 2));
+                case "--etcd-timeout" -> timeout = Duration.ofSeconds(seconds(a, v, 1));
+                default -> throw new AssertionError(a);
+            }
+        }
+        if (eps.isEmpty()) throw new IllegalArgumentException("--etcd-endpoints: no endpoint");
+        return new AgentOptions(eps, prefix, iface, pub, subnetFile, masq, ttl, timeout);
+    }
+
+    private static long seconds(String flag, String v, long min) {
+        try {
+            long n = Long.parseLong(v);
+            if (n < min || n > 86400 * 7) throw new NumberFormatException();
+            return n;
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(flag + ": not a whole number of seconds >= " + min + ": " + v);
+        }
+    }
+
+    public String configKey() {
+        return etcdPrefix + "/config";
+    }
+}

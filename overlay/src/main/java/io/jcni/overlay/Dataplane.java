@@ -1,0 +1,173 @@
+package io.jcni.overlay;
+
+import io.jcni.linux.Errno;
+import io.jcni.linux.ErrnoException;
+import io.jcni.linux.IpPrefix;
+import io.jcni.linux.Link;
+import io.jcni.linux.MacAddress;
+import io.jcni.linux.Neighbor;
+import io.jcni.linux.NewLink;
+import io.jcni.linux.Route;
+import io.jcni.linux.Rtnl;
+import io.jcni.spec.Cidr;
+import io.jcni.spec.IpAddr;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+
+/**
+ * The kernel side of a backend: what makes a remote host's subnet reachable, in this host's
+ * namespace. Every change is idempotent (replace on add; "not there" is fine on remove), so a
+ * resync after a lost watch or an agent restart just re-applies.
+ */
+public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
+
+    /** Prepares the local side before the lease is taken; returns the lease to publish for {@code subnet}. */
+    Lease local(Cidr subnet);
+
+    /** Finishes local setup once {@code subnet} is ours (VXLAN: the device's address). */
+    void activate(Cidr subnet);
+
+    void add(Lease remote);
+
+    void remove(Lease remote);
+
+    /** The pods' MTU: the underlay's minus the encapsulation. */
+    int podMtu();
+
+    /**
+     * flannel's VXLAN: one device {@code flannel.<VNI>} (local = our public address, dstport, learning
+     * off, MTU underlay - 50) holding our subnet's network address as a /32; per remote host a static
+     * FDB entry (its VTEP MAC -> its public address), a permanent neighbour (its subnet's .0 -> VTEP
+     * MAC) and an onlink route (its subnet via its .0 dev flannel.1). No multicast, no learning: the
+     * kernel never floods or guesses.
+     */
+    final class Vxlan implements Dataplane {
+        private final Rtnl rt;
+        private final NetworkConfig.Vxlan cfg;
+        private final IpAddr publicIp;
+        private final Link underlay;
+        private int index;
+        private MacAddress mac;
+
+        public Vxlan(Rtnl rt, NetworkConfig.Vxlan cfg, IpAddr publicIp, Link underlay) {
+            this.rt = rt;
+            this.cfg = cfg;
+            this.publicIp = publicIp;
+            this.underlay = underlay;
+        }
+
+        @Override
+        public Lease local(Cidr subnet) {
+            String name = cfg.device();
+            Link dev = rt.findLink(name).orElse(null);
+            if (dev != null && !"vxlan".equals(dev.kind())) {
+                rt.deleteLink(dev.index());
+                dev = null;
+            }
+            if (dev == null) {
+                // Kept across agent restarts (pods keep working); its MAC is what other hosts know us by.
+                rt.addLink(NewLink.vxlan(name, cfg.vni()).vxlanLocal(inet(publicIp)).vxlanDev(underlay.index())
+                        .vxlanPort(cfg.port()).vxlanLearning(false).mtu(podMtu()));
+                dev = rt.link(name);
+            } else {
+                rt.setMtu(dev.index(), podMtu());
+            }
+            index = dev.index();
+            mac = dev.mac();
+            return new Lease(subnet, publicIp, cfg.type(), cfg.vni(), mac.toString());
+        }
+
+        @Override
+        public void activate(Cidr subnet) {
+            InetAddress net = inet(subnet.network());
+            for (var a : rt.addresses(index, io.jcni.linux.Family.INET)) {
+                if (!a.address().equals(net)) rt.deleteAddress(index, a.address(), a.prefixLength()); // an old subnet's
+            }
+            try {
+                rt.addAddress(index, net, 32, false);
+            } catch (ErrnoException e) {
+                if (!e.is(Errno.EEXIST)) throw e;
+            }
+            rt.setUp(index);
+        }
+
+        @Override
+        public void add(Lease r) {
+            MacAddress vtep = MacAddress.parse(r.vtepMac());
+            InetAddress gw = inet(r.subnet().network());
+            rt.replaceNeighbor(Neighbor.permanent(index, gw, vtep));
+            rt.replaceNeighbor(Neighbor.fdb(index, vtep, inet(r.publicIp())));
+            rt.replaceRoute(Route.to(prefix(r.subnet())).via(gw).dev(index).onlink());
+        }
+
+        @Override
+        public void remove(Lease r) {
+            InetAddress gw = inet(r.subnet().network());
+            MacAddress vtep = MacAddress.parse(r.vtepMac());
+            ignoreMissing(() -> rt.deleteRoute(Route.to(prefix(r.subnet())).dev(index)));
+            ignoreMissing(() -> rt.deleteNeighbor(Neighbor.permanent(index, gw, vtep)));
+            ignoreMissing(() -> rt.deleteFdb(Neighbor.fdb(index, vtep, inet(r.publicIp()))));
+        }
+
+        @Override
+        public int podMtu() {
+            return underlay.mtu() - cfg.overhead();
+        }
+    }
+
+    /** flannel's host-gw: a route to each remote subnet via that host's public address, on the underlay device. */
+    final class HostGw implements Dataplane {
+        private final Rtnl rt;
+        private final IpAddr publicIp;
+        private final Link underlay;
+
+        public HostGw(Rtnl rt, IpAddr publicIp, Link underlay) {
+            this.rt = rt;
+            this.publicIp = publicIp;
+            this.underlay = underlay;
+        }
+
+        @Override
+        public Lease local(Cidr subnet) {
+            return new Lease(subnet, publicIp, "host-gw", 0, null);
+        }
+
+        @Override
+        public void activate(Cidr subnet) {}
+
+        @Override
+        public void add(Lease r) {
+            rt.replaceRoute(Route.to(prefix(r.subnet())).via(inet(r.publicIp())).dev(underlay.index()));
+        }
+
+        @Override
+        public void remove(Lease r) {
+            ignoreMissing(() -> rt.deleteRoute(Route.to(prefix(r.subnet())).via(inet(r.publicIp())).dev(underlay.index())));
+        }
+
+        @Override
+        public int podMtu() {
+            return underlay.mtu();
+        }
+    }
+
+    static InetAddress inet(IpAddr a) {
+        try {
+            return InetAddress.getByAddress(a.bytes());
+        } catch (UnknownHostException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    static IpPrefix prefix(Cidr c) {
+        return new IpPrefix(inet(c.network()), c.prefix());
+    }
+
+    private static void ignoreMissing(Runnable r) {
+        try {
+            r.run();
+        } catch (ErrnoException e) {
+            if (!e.is(Errno.ESRCH) && !e.is(Errno.ENOENT) && !e.is(Errno.ENODEV)) throw e;
+        }
+    }
+}

@@ -1,0 +1,47 @@
+package io.jcni.overlay;
+
+import io.jcni.spec.Cidr;
+import io.jcni.spec.IpAddr;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.random.RandomGenerator;
+
+/**
+ * Which subnet a host asks for. Pure: the caller reads the leases, takes the candidate with a
+ * create-if-absent transaction and asks again when another host won the race.
+ *
+ * <p>Order, as flanneld: (1) a lease already carrying our PublicIP (an agent restart: keep the
+ * subnet and every pod on it); (2) the subnet of our previous subnet.env, if free and still
+ * leasable (a restart after the lease expired); (3) a random free subnet among the first 100 free
+ * ones, so that hosts starting together rarely collide.
+ */
+public final class SubnetChoice {
+    private SubnetChoice() {}
+
+    /** The existing lease of {@code publicIp}, if any. */
+    public static Optional<Lease> ownLease(Collection<Lease> leases, IpAddr publicIp) {
+        return leases.stream().filter(l -> l.publicIp().equals(publicIp)).findFirst();
+    }
+
+    /** A free subnet to try, or empty when the network is full. */
+    public static Optional<Cidr> pick(NetworkConfig cfg, Collection<Lease> leases, Cidr previous, RandomGenerator random) {
+        Set<Cidr> taken = new HashSet<>();
+        for (Lease l : leases) taken.add(l.subnet());
+        if (previous != null) {
+            Cidr p = previous.masked();
+            if (cfg.leasable(p) && !taken.contains(p)) return Optional.of(p);
+        }
+        List<Cidr> free = new ArrayList<>();
+        long n = cfg.capacity();
+        for (long i = 0; i < n && free.size() < 100; i++) {
+            Cidr c = cfg.subnet(i);
+            if (!taken.contains(c)) free.add(c);
+        }
+        if (free.isEmpty()) return Optional.empty();
+        return Optional.of(free.get(random.nextInt(free.size())));
+    }
+}

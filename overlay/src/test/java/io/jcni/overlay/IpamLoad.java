@@ -1,0 +1,78 @@
+package io.jcni.overlay;
+
+import io.jcni.plugins.PluginRegistry;
+import io.jcni.plugins.skel.Skel;
+import io.jcni.spec.Json;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Semaphore;
+
+/**
+ * A "host" issuing cluster-ipam calls in-process, run by the lab in a host netns (the test JVM
+ * itself cannot reach the lab's etcd). Prints one line per call: {@code OK <containerID> <ip>} or
+ * {@code ERR <containerID> <error JSON>}.
+ *
+ * <pre>IpamLoad add|del ETCD RANGE HOST COUNT PARALLEL [HOST_LOCAL_DATADIR]   (the last: host-local instead, for comparison)
+ * IpamLoad gc ETCD RANGE VALID_FILE        (one containerID a line; ifname eth0)</pre>
+ */
+public final class IpamLoad {
+    public static void main(String[] a) throws Exception {
+        String mode = a[0], etcd = a[1], range = a[2];
+        String ipam = "{\"type\":\"cluster-ipam\",\"etcdEndpoints\":[\"" + etcd + "\"],\"range\":\"" + range + "\",\"etcdPrefix\":\"/lab-ipam\"}";
+        if (mode.equals("gc")) {
+            List<Object> valid = new ArrayList<>();
+            for (String id : Files.readAllLines(Path.of(a[3]))) if (!id.isBlank()) valid.add(Map.of("containerID", id, "ifname", "eth0"));
+            String conf = "{\"cniVersion\":\"1.1.0\",\"name\":\"lab\",\"type\":\"x\",\"cni.dev/valid-attachments\":" + Json.write(valid)
+                    + ",\"ipam\":" + ipam + "}";
+            Skel.Outcome o = call("cluster-ipam", "GC", "gc", conf);
+            System.out.println("GC " + o.exitCode() + " " + o.stdout().replace('\n', ' '));
+            return;
+        }
+        String host = a[3];
+        if (a.length > 6) ipam = "{\"type\":\"host-local\",\"ranges\":[[{\"subnet\":\"" + range + "\"}]],\"dataDir\":\"" + a[6] + "\"}";
+        String type = a.length > 6 ? "host-local" : "cluster-ipam";
+        int count = Integer.parseInt(a[4]);
+        Semaphore par = new Semaphore(Integer.parseInt(a[5]));
+        String conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"lab\",\"type\":\"x\",\"ipam\":" + ipam + "}";
+        PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        try (var ex = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int i = 0; i < count; i++) {
+                String id = host + "-" + i;
+                ex.submit(() -> {
+                    par.acquire();
+                    try {
+                        Skel.Outcome o = call(type, mode.equals("add") ? "ADD" : "DEL", id, conf);
+                        String line;
+                        if (o.exitCode() != 0) line = "ERR " + id + " " + o.stdout().replace('\n', ' ');
+                        else if (mode.equals("add")) line = "OK " + id + " " + ip(o.stdout());
+                        else line = "OK " + id + " -";
+                        synchronized (out) {
+                            out.println(line);
+                        }
+                    } finally {
+                        par.release();
+                    }
+                    return null;
+                });
+            }
+        }
+    }
+
+    private static String ip(String result) {
+        Object addr = Json.asObject(Json.asList(Json.parseObject(result).get("ips")).getFirst()).get("address");
+        return String.valueOf(addr).split("/")[0];
+    }
+
+    private static Skel.Outcome call(String type, String cmd, String id, String conf) {
+        Map<String, String> env = Map.of("CNI_COMMAND", cmd, "CNI_CONTAINERID", id, "CNI_NETNS", "/var/run/netns/none",
+                "CNI_IFNAME", "eth0", "CNI_PATH", "/nonexistent");
+        return Skel.run(PluginRegistry.lookup(type), env, conf.getBytes(StandardCharsets.UTF_8), new PrintStream(new ByteArrayOutputStream()));
+    }
+}

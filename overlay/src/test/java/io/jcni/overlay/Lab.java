@@ -1,0 +1,277 @@
+package io.jcni.overlay;
+
+import io.jcni.plugins.meta.flannel.SubnetFile;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A multi-host lab built from namespaces, torn down by {@link #close}: a private "lab" netns holding
+ * the underlay bridge and a real etcd (Debian's etcd-server) on 192.168.77.1, and N "host" netns
+ * attached to the bridge by veth (eth0 = 192.168.77.(10+i)). Each host runs a real jcnid with
+ * {@code --overlay} in its namespace (its own socket, log and subnet.env); pods are netns with a
+ * veth to the host's bridge cni0. Every process is started and stopped by pid; names carry a random suffix.
+ */
+final class Lab implements AutoCloseable {
+    static final String ETCD_IP = "192.168.77.1";
+    static final String ETCD = "http://" + ETCD_IP + ":2379";
+
+    final String sfx = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt()).substring(2);
+    final String labNs = "jo-" + sfx + "-lab";
+    final String prefix = "/jcni-lab-" + sfx + "/network";
+    final Path dir;
+    private final List<String> namespaces = new ArrayList<>();
+    private final Map<Integer, Process> agents = new LinkedHashMap<>();
+    private Process etcd;
+
+    Lab() throws IOException {
+        dir = Files.createTempDirectory("jcni-lab-");
+    }
+
+    String host(int i) {
+        return "jo-" + sfx + "-h" + i;
+    }
+
+    String pod(int i) {
+        return "jo-" + sfx + "-p" + i;
+    }
+
+    static String hostIp(int i) {
+        return "192.168.77." + (10 + i);
+    }
+
+    /** The underlay and etcd; then {@link #addHost} for each host. */
+    void start(String networkConfig) throws Exception {
+        netns(labNs);
+        sh("ip", "-n", labNs, "link", "add", "ul", "type", "bridge");
+        sh("ip", "-n", labNs, "addr", "add", ETCD_IP + "/24", "dev", "ul");
+        sh("ip", "-n", labNs, "link", "set", "ul", "up");
+        startEtcd();
+        waitFor("etcd answers", Duration.ofSeconds(30), () -> etcdctl("put", prefix + "/config", networkConfig).exit() == 0);
+    }
+
+    /** Starts etcd (again: same data directory) in the lab netns. */
+    void startEtcd() throws IOException {
+        etcd = new ProcessBuilder("nsenter", "--net=/var/run/netns/" + labNs, "etcd", "--name", "lab",
+                "--data-dir", dir.resolve("etcd").toString(),
+                "--listen-client-urls", ETCD, "--advertise-client-urls", ETCD,
+                "--listen-peer-urls", "http://127.0.0.1:2380", "--initial-advertise-peer-urls", "http://127.0.0.1:2380",
+                "--initial-cluster", "lab=http://127.0.0.1:2380")
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("etcd.log").toFile())).start();
+    }
+
+    void killEtcd() throws InterruptedException {
+        etcd.destroyForcibly();
+        etcd.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    void addHost(int i) throws Exception {
+        String h = host(i);
+        netns(h);
+        sh("ip", "-n", labNs, "link", "add", "h" + i, "type", "veth", "peer", "name", "eth0", "netns", h);
+        sh("ip", "-n", labNs, "link", "set", "h" + i, "master", "ul", "up");
+        sh("ip", "-n", h, "addr", "add", hostIp(i) + "/24", "dev", "eth0");
+        sh("ip", "-n", h, "link", "set", "eth0", "up");
+        sh("nsenter", "--net=/var/run/netns/" + h, "sysctl", "-qw", "net.ipv4.ip_forward=1");
+        Files.createDirectories(dir.resolve(h));
+    }
+
+    Path subnetFile(int i) {
+        return dir.resolve(host(i)).resolve("subnet.env");
+    }
+
+    /** Starts host i's jcnid --overlay (a separate JVM inside the host netns). */
+    void startAgent(int i, String... extra) throws IOException {
+        String h = host(i);
+        Path hd = dir.resolve(h);
+        List<String> cmd = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + h,
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xlog:disable", "-Xlog:all=warning:stderr", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx64m",
+                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+                "io.jcni.daemon.Jcnid", "start", "--foreground", "--socket", hd.resolve("jcnid.sock").toString(),
+                "--overlay", "--etcd-endpoints", ETCD, "--etcd-prefix", prefix, "--iface", "eth0",
+                "--subnet-file", subnetFile(i).toString(), "--subnet-lease-ttl", "3", "--ip-masq"));
+        cmd.addAll(List.of(extra));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(hd.resolve("jcnid.log").toFile())).start();
+        agents.put(i, p);
+    }
+
+    void killAgent(int i) throws InterruptedException {
+        Process p = agents.remove(i);
+        p.destroyForcibly();
+        p.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    /** SIGTERM: the daemon's clean shutdown (releases the lease). */
+    void stopAgent(int i) throws InterruptedException {
+        Process p = agents.remove(i);
+        p.destroy();
+        if (!p.waitFor(20, TimeUnit.SECONDS)) p.destroyForcibly();
+    }
+
+    String log(int i) {
+        try {
+            return Files.readString(dir.resolve(host(i)).resolve("jcnid.log"));
+        } catch (IOException e) {
+            return "";
+        }
+    }
+
+    SubnetFile awaitSubnetEnv(int i) throws Exception {
+        waitFor("subnet.env of host " + i + "\n" + log(i), Duration.ofSeconds(60), () -> Files.isRegularFile(subnetFile(i)));
+        return SubnetEnv.read(subnetFile(i));
+    }
+
+    /** A pod on host i: bridge cni0 with the subnet's .1, the pod's eth0 with .(1+n) and a default route. */
+    String addPod(int i, SubnetFile env) throws Exception {
+        String h = host(i), p = pod(i);
+        String gw = env.subnet().network().next().toString();
+        String ip = env.subnet().network().next().next().toString();
+        int len = env.subnet().prefix();
+        String mtu = Integer.toString(env.mtu());
+        sh("ip", "-n", h, "link", "add", "cni0", "type", "bridge");
+        sh("ip", "-n", h, "addr", "add", gw + "/" + len, "dev", "cni0");
+        sh("ip", "-n", h, "link", "set", "cni0", "up");
+        netns(p);
+        sh("ip", "-n", h, "link", "add", "vp", "mtu", mtu, "type", "veth", "peer", "name", "eth0", "mtu", mtu, "netns", p);
+        sh("ip", "-n", h, "link", "set", "vp", "master", "cni0", "up");
+        sh("ip", "-n", p, "addr", "add", ip + "/" + len, "dev", "eth0");
+        sh("ip", "-n", p, "link", "set", "eth0", "up");
+        sh("ip", "-n", p, "route", "add", "default", "via", gw);
+        return ip;
+    }
+
+    /**
+     * CNI_PATH for in-process plugin runs: launchers for jcni's plugins carrying jcni's marker, so
+     * the flannel plugin's delegates (bridge, host-local) run in the same JVM and thread.
+     */
+    Path cniBin() throws IOException {
+        Path bin = dir.resolve("bin");
+        if (Files.isDirectory(bin)) return bin;
+        Files.createDirectories(bin);
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        for (String t : List.of("bridge", "host-local", "flannel", "loopback")) {
+            Path f = bin.resolve(t);
+            Files.writeString(f, "#!/bin/sh\n# jcni-launcher\nexec " + java + " -Xlog:disable -Xlog:all=warning:stderr --enable-native-access=ALL-UNNAMED -cp '"
+                    + System.getProperty("java.class.path") + "' io.jcni.plugins.PluginMain " + t + "\n");
+            f.toFile().setExecutable(true);
+        }
+        return bin;
+    }
+
+    /** Runs the flannel plugin in-process inside host i's namespace for the pod netns {@code pod}. */
+    io.jcni.plugins.skel.Skel.Outcome flannel(int i, String command, String pod, String conf) throws Exception {
+        Map<String, String> env = new java.util.HashMap<>(Map.of("CNI_COMMAND", command, "CNI_CONTAINERID", "c-" + pod,
+                "CNI_NETNS", "/var/run/netns/" + pod, "CNI_IFNAME", "eth0", "CNI_PATH", cniBin().toString()));
+        try (io.jcni.linux.Netns ns = io.jcni.linux.Netns.open("/var/run/netns/" + host(i))) {
+            return ns.run(() -> io.jcni.plugins.skel.Skel.run(io.jcni.plugins.PluginRegistry.lookup("flannel"), env,
+                    conf.getBytes(StandardCharsets.UTF_8), System.err));
+        }
+    }
+
+    /** The flannel network config for host i (its own subnet file, delegate and IPAM state under the lab dir). */
+    String flannelConf(int i, int waitSeconds) {
+        Path hd = dir.resolve(host(i));
+        return "{\"cniVersion\":\"1.0.0\",\"name\":\"lab\",\"type\":\"flannel\",\"subnetFile\":\"" + subnetFile(i)
+                + "\",\"dataDir\":\"" + hd.resolve("flannel") + "\",\"subnetFileWait\":" + waitSeconds
+                + ",\"ipam\":{\"dataDir\":\"" + hd.resolve("ipam") + "\"}}";
+    }
+
+    /** One ping from pod/host netns {@code ns}; {@code size} -1 for the default, else with DF set. */
+    boolean ping(String ns, String ip, int size) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + ns, "ping", "-c1", "-W1"));
+        if (size >= 0) cmd.addAll(List.of("-M", "do", "-s", Integer.toString(size)));
+        cmd.add(ip);
+        return run(cmd).exit() == 0;
+    }
+
+    Out etcdctl(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + labNs, "env", "ETCDCTL_API=3", "etcdctl",
+                "--endpoints", ETCD, "--dial-timeout", "2s", "--command-timeout", "5s"));
+        cmd.addAll(List.of(args));
+        return run(cmd);
+    }
+
+    void netns(String name) throws Exception {
+        sh("ip", "netns", "add", name);
+        namespaces.add(name);
+        sh("ip", "-n", name, "link", "set", "lo", "up");
+    }
+
+    record Out(String stdout, int exit) {}
+
+    static Out run(List<String> cmd) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        try {
+            byte[] out = p.getInputStream().readAllBytes();
+            if (!p.waitFor(30, TimeUnit.SECONDS)) throw new AssertionError(cmd + " did not finish in 30 s");
+            return new Out(new String(out, StandardCharsets.UTF_8), p.exitValue());
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
+    static String sh(String... cmd) throws Exception {
+        Out o = run(List.of(cmd));
+        if (o.exit() != 0) throw new AssertionError(String.join(" ", cmd) + " failed (" + o.exit() + "): " + o.stdout());
+        return o.stdout();
+    }
+
+    static void waitFor(String what, Duration max, BooleanSupplierX cond) throws Exception {
+        long end = System.nanoTime() + max.toNanos();
+        while (System.nanoTime() < end) {
+            if (cond.getAsBoolean()) return;
+            Thread.sleep(100);
+        }
+        throw new AssertionError("timed out waiting for " + what);
+    }
+
+    /** A condition that may throw. */
+    interface BooleanSupplierX {
+        boolean getAsBoolean() throws Exception;
+    }
+
+    @Override
+    public void close() {
+        for (Process p : agents.values()) p.destroyForcibly();
+        for (Process p : agents.values()) {
+            try {
+                p.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        agents.clear();
+        if (etcd != null) {
+            etcd.destroyForcibly();
+            try {
+                etcd.waitFor(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        for (String ns : namespaces.reversed()) {
+            try {
+                run(List.of("ip", "netns", "delete", ns));
+            } catch (Exception ignored) {
+                // best effort; the next one still goes
+            }
+        }
+        try (var s = Files.walk(dir)) {
+            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException ignored) {
+            // temp dir
+        }
+    }
+}

@@ -1,0 +1,165 @@
+package io.jcni.plugins.ipam.clusteripam;
+
+import io.jcni.etcd.EtcdClient;
+import io.jcni.etcd.EtcdException;
+import io.jcni.etcd.KeyValue;
+import io.jcni.plugins.skel.Plugin;
+import io.jcni.plugins.skel.PluginRequest;
+import io.jcni.spec.Attachment;
+import io.jcni.spec.Cidr;
+import io.jcni.spec.CniException;
+import io.jcni.spec.CniVersion;
+import io.jcni.spec.ErrorCode;
+import io.jcni.spec.IpAddr;
+import io.jcni.spec.Result;
+import java.io.IOException;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * {@code cluster-ipam}: addresses from one range shared by every host of a cluster, held in etcd
+ * (one key per address, owner = container ID + interface; layout in {@link Allocations}), for any
+ * plugin that takes an {@code ipam} section (bridge, macvlan, ptp, the flannel delegate...).
+ *
+ * <ul>
+ *   <li>ADD: the attachment's existing address if it has one (a retried ADD), else a free address
+ *       taken with a create-if-absent transaction on both keys; on a lost race another address,
+ *       at most {@code retries} times (default 100), with a short random pause.</li>
+ *   <li>DEL: deletes both keys, guarded by the address key still naming this attachment;
+ *       nothing allocated is success.</li>
+ *   <li>GC (CNI 1.1): releases every allocation of the range whose attachment is not in
+ *       {@code cni.dev/valid-attachments}. CHECK: the prevResult address is ours. STATUS: etcd answers.</li>
+ * </ul>
+ * etcd unreachable: error 11 "try again later" once every endpoint has failed (each bounded by
+ * {@code timeout}), so a runtime retries; existing pods are not affected.
+ */
+public final class ClusterIpam implements Plugin {
+
+    @Override
+    public Result add(PluginRequest req) throws Exception {
+        ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
+        Attachment me = new Attachment(req.containerId(), req.ifname());
+        try (EtcdClient etcd = client(cfg)) {
+            IpAddr ip = allocate(etcd, cfg, me);
+            String gw = cfg.gateway() == null ? null : cfg.gateway().toString();
+            Result.IpConfig ipc = new Result.IpConfig(new Cidr(ip, cfg.range().prefix()).toString(), gw, null);
+            return new Result(CniVersion.CURRENT.toString(), List.of(), List.of(ipc), cfg.routes(), cfg.dns());
+        } catch (IOException e) {
+            throw unreachable(cfg, e);
+        }
+    }
+
+    static IpAddr allocate(EtcdClient etcd, ClusterIpamConfig cfg, Attachment me) throws IOException {
+        String ownerKey = Allocations.ownerKey(cfg.etcdPrefix(), cfg.range(), me);
+        String ipsDir = Allocations.rangeDir(cfg.etcdPrefix(), cfg.range()) + "ips/";
+        for (int attempt = 0; attempt < cfg.retries(); attempt++) {
+            Optional<KeyValue> existing = etcd.get(ownerKey);
+            if (existing.isPresent()) {
+                IpAddr ip = IpAddr.tryParse(existing.get().value());
+                if (ip != null) return ip;
+            }
+            Set<IpAddr> used = new HashSet<>();
+            for (String k : etcd.keys(ipsDir)) {
+                IpAddr a = Allocations.ipOf(cfg.etcdPrefix(), cfg.range(), k);
+                if (a != null) used.add(a);
+            }
+            IpAddr pick = Allocations.pickFree(cfg, used, ThreadLocalRandom.current())
+                    .orElseThrow(() -> new CniException(ErrorCode.INTERNAL, "cluster-ipam: no free address left in " + cfg.range()));
+            Map<String, String> kvs = new LinkedHashMap<>();
+            kvs.put(Allocations.ipKey(cfg.etcdPrefix(), cfg.range(), pick), Allocations.ownerValue(me));
+            kvs.put(ownerKey, pick.toString());
+            if (etcd.createAll(kvs)) return pick;
+            try {
+                Thread.sleep(ThreadLocalRandom.current().nextLong(1, 5 + Math.min(attempt, 20) * 2L)); // spread the racers
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new java.io.InterruptedIOException("cluster-ipam: interrupted");
+            }
+        }
+        throw new CniException(ErrorCode.TRY_AGAIN_LATER,
+                "cluster-ipam: no address after " + cfg.retries() + " attempts (too much contention in " + cfg.range() + ")");
+    }
+
+    @Override
+    public void del(PluginRequest req) throws Exception {
+        ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
+        try (EtcdClient etcd = client(cfg)) {
+            release(etcd, cfg, new Attachment(req.containerId(), req.ifname()));
+        } catch (IOException e) {
+            throw unreachable(cfg, e);
+        }
+    }
+
+    /** Releases the attachment's address; true if it had one. */
+    static boolean release(EtcdClient etcd, ClusterIpamConfig cfg, Attachment a) throws IOException {
+        String ownerKey = Allocations.ownerKey(cfg.etcdPrefix(), cfg.range(), a);
+        Optional<KeyValue> owner = etcd.get(ownerKey);
+        if (owner.isEmpty()) return false;
+        IpAddr ip = IpAddr.tryParse(owner.get().value());
+        if (ip != null) {
+            String ipKey = Allocations.ipKey(cfg.etcdPrefix(), cfg.range(), ip);
+            if (etcd.deleteAllIfValue(ipKey, Allocations.ownerValue(a), List.of(ipKey, ownerKey))) return true;
+        }
+        etcd.delete(ownerKey); // the address key is not ours (or unreadable): drop only the stale index
+        return true;
+    }
+
+    @Override
+    public void check(PluginRequest req) throws Exception {
+        ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
+        Result prev = req.requirePrevResult();
+        try (EtcdClient etcd = client(cfg)) {
+            Optional<KeyValue> owner = etcd.get(Allocations.ownerKey(cfg.etcdPrefix(), cfg.range(), new Attachment(req.containerId(), req.ifname())));
+            if (owner.isEmpty()) throw new CniException(ErrorCode.INTERNAL, "cluster-ipam: no allocation for " + req.containerId() + "/" + req.ifname());
+            boolean found = prev.ips().stream().anyMatch(i -> i.ip().equals(owner.get().value()));
+            if (!found) throw new CniException(ErrorCode.INTERNAL, "cluster-ipam: " + owner.get().value() + " is allocated but not in prevResult");
+        } catch (IOException e) {
+            throw unreachable(cfg, e);
+        }
+    }
+
+    @Override
+    public void gc(PluginRequest req) throws Exception {
+        ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
+        Set<Attachment> valid = new HashSet<>(req.validAttachments());
+        try (EtcdClient etcd = client(cfg)) {
+            for (String k : etcd.keys(Allocations.rangeDir(cfg.etcdPrefix(), cfg.range()) + "owners/")) {
+                Attachment a = Allocations.ownerOf(cfg.etcdPrefix(), cfg.range(), k);
+                if (a != null && !valid.contains(a)) release(etcd, cfg, a);
+            }
+        } catch (IOException e) {
+            throw unreachable(cfg, e);
+        }
+    }
+
+    @Override
+    public void status(PluginRequest req) throws Exception {
+        ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
+        try (EtcdClient etcd = client(cfg)) {
+            etcd.get(cfg.etcdPrefix() + "/");
+        } catch (EtcdException e) {
+            throw new CniException(ErrorCode.PLUGIN_NOT_AVAILABLE, "cluster-ipam: etcd error: " + e.getMessage());
+        } catch (IOException e) {
+            throw new CniException(ErrorCode.PLUGIN_NOT_AVAILABLE, "cluster-ipam: etcd unreachable at " + cfg.etcdEndpoints(), e.getMessage());
+        }
+    }
+
+    private static EtcdClient client(ClusterIpamConfig cfg) {
+        try {
+            return new EtcdClient(cfg.etcdEndpoints(), cfg.timeout());
+        } catch (IllegalArgumentException e) {
+            throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "cluster-ipam: " + e.getMessage());
+        }
+    }
+
+    private static CniException unreachable(ClusterIpamConfig cfg, IOException e) {
+        if (e instanceof EtcdException) return new CniException(ErrorCode.INTERNAL, "cluster-ipam: etcd error: " + e.getMessage());
+        return new CniException(ErrorCode.TRY_AGAIN_LATER, "cluster-ipam: etcd unreachable at " + String.join(",", cfg.etcdEndpoints()),
+                e.getMessage());
+    }
+}
