@@ -16,9 +16,26 @@ import java.util.List;
  * @param maxInFlight    connections served at once; beyond that requests are declined (fallback)
  * @param metricsPort    a 127.0.0.1 HTTP port for /metrics and /healthz; 0 means off
  * @param foreground     {@code start} runs the daemon in this process instead of detaching it
+ * @param dockerDriver   serve the Docker (libnetwork) remote driver under this name; null means off
+ * @param dockerPluginDir where dockerd looks for plugin sockets (the socket is NAME.sock in it)
+ * @param dockerStateDir the Docker driver's persisted networks, pools and endpoints
  */
 public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration requestTimeout, Duration drainTimeout,
-        int maxInFlight, int metricsPort, boolean foreground) {
+        int maxInFlight, int metricsPort, boolean foreground, String dockerDriver, Path dockerPluginDir, Path dockerStateDir) {
+
+    public static final Path DEFAULT_DOCKER_PLUGIN_DIR = Path.of("/run/docker/plugins");
+    public static final Path DEFAULT_DOCKER_STATE_DIR = Path.of("/var/lib/jcni/docker");
+
+    public DaemonConfig {
+        if (dockerPluginDir == null) dockerPluginDir = DEFAULT_DOCKER_PLUGIN_DIR;
+        if (dockerStateDir == null) dockerStateDir = DEFAULT_DOCKER_STATE_DIR;
+    }
+
+    /** Without the Docker driver. */
+    public DaemonConfig(Path socket, Path pidFile, Path logFile, Duration requestTimeout, Duration drainTimeout,
+            int maxInFlight, int metricsPort, boolean foreground) {
+        this(socket, pidFile, logFile, requestTimeout, drainTimeout, maxInFlight, metricsPort, foreground, null, null, null);
+    }
 
     public static final Path DEFAULT_SOCKET = Path.of("/run/jcni/jcnid.sock");
     public static final Path DEFAULT_BACKGROUND_LOG = Path.of("/var/log/jcnid.log");
@@ -36,6 +53,9 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
               --drain-timeout SECS     how long shutdown waits for requests in flight (default 10)
               --max-in-flight N        concurrent connections before declining (default 256)
               --metrics-port PORT      also serve /metrics and /healthz on 127.0.0.1:PORT (default off)
+              --docker-driver NAME     also serve Docker's remote network + IPAM driver NAME (docker network create -d NAME)
+              --docker-plugin-dir DIR  where dockerd finds plugin sockets (default /run/docker/plugins)
+              --docker-state-dir DIR   the Docker driver's state (default /var/lib/jcni/docker)
             """;
 
     public static DaemonConfig defaults() {
@@ -47,7 +67,7 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
         if (pidFile != null) return this;
         Path dir = socket.toAbsolutePath().getParent();
         return new DaemonConfig(socket, dir.resolve("jcnid.pid"), logFile, requestTimeout, drainTimeout, maxInFlight,
-                metricsPort, foreground);
+                metricsPort, foreground, dockerDriver, dockerPluginDir, dockerStateDir);
     }
 
     /** Parses flags; throws IllegalArgumentException with a message fit for the user. */
@@ -56,6 +76,8 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
         Duration timeout = Duration.ofSeconds(60), drain = Duration.ofSeconds(10);
         int max = 256, port = 0;
         boolean fg = false;
+        String docker = null;
+        Path dockerDir = null, dockerState = null;
         List<String> rest = new ArrayList<>(args);
         while (!rest.isEmpty()) {
             String a = rest.removeFirst();
@@ -68,10 +90,13 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
                 case "--drain-timeout" -> drain = seconds(a, value(a, rest));
                 case "--max-in-flight" -> max = number(a, value(a, rest), 1, 1 << 16);
                 case "--metrics-port" -> port = number(a, value(a, rest), 0, 65535);
+                case "--docker-driver" -> docker = driverName(a, value(a, rest));
+                case "--docker-plugin-dir" -> dockerDir = Path.of(value(a, rest));
+                case "--docker-state-dir" -> dockerState = Path.of(value(a, rest));
                 default -> throw new IllegalArgumentException("unknown option " + a);
             }
         }
-        return new DaemonConfig(socket, pid, log, timeout, drain, max, port, fg).withPidDefault();
+        return new DaemonConfig(socket, pid, log, timeout, drain, max, port, fg, docker, dockerDir, dockerState).withPidDefault();
     }
 
     /** The flags that reproduce this configuration (for the detached child). */
@@ -80,7 +105,19 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
                 "--request-timeout", millisAsSeconds(requestTimeout), "--drain-timeout", millisAsSeconds(drainTimeout),
                 "--max-in-flight", Integer.toString(maxInFlight), "--metrics-port", Integer.toString(metricsPort)));
         if (logFile != null) a.addAll(List.of("--log-file", logFile.toString()));
+        if (dockerDriver != null) {
+            a.addAll(List.of("--docker-driver", dockerDriver, "--docker-plugin-dir", dockerPluginDir.toString(),
+                    "--docker-state-dir", dockerStateDir.toString()));
+        }
         return a;
+    }
+
+    /** A plugin name is a file name in the plugin directory, and what users type after -d. */
+    private static String driverName(String flag, String v) {
+        if (!v.matches("[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}")) {
+            throw new IllegalArgumentException(flag + ": a plugin name is 1-64 letters, digits, '_', '.' or '-': " + v);
+        }
+        return v;
     }
 
     private static String millisAsSeconds(Duration d) {

@@ -410,7 +410,20 @@ public final class JcnidServer {
         return "status " + (shuttingDown ? "stopping" : "ok") + "\npid " + ProcessHandle.current().pid()
                 + "\nuptime_seconds " + (System.currentTimeMillis() - metrics.startMillis()) / 1000
                 + "\nrequests " + metrics.totalRequests() + "\nin_flight " + metrics.inFlight.get()
-                + "\nsocket " + socket + "\n";
+                + "\nsocket " + socket + "\n" + serviceStatus();
+    }
+
+    private final java.util.List<DaemonService> services = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** Runs a service beside the plugin socket: its status joins {@link #health}, and shutdown closes it. */
+    public void addService(DaemonService s) {
+        services.add(s);
+    }
+
+    private String serviceStatus() {
+        StringBuilder sb = new StringBuilder();
+        for (DaemonService s : services) sb.append(s.status());
+        return sb.toString();
     }
 
     /**
@@ -428,6 +441,7 @@ public final class JcnidServer {
             logLine("jcnid error=" + quote("removing " + socket + ": " + e.getMessage()));
         }
         closeQuietly(server);
+        for (DaemonService s : services) s.close();
         if (http != null) http.stop(0);
         if (acceptor != null) {
             try {

@@ -1,0 +1,120 @@
+package io.jcni.docker.network;
+
+import io.jcni.docker.api.DriverException;
+import io.jcni.linux.Link;
+import io.jcni.linux.Netns;
+import io.jcni.linux.Rtnl;
+import io.jcni.runtime.Cni;
+import io.jcni.runtime.CniEnvironment;
+import io.jcni.runtime.PluginExec;
+import io.jcni.runtime.RuntimeConf;
+import io.jcni.spec.CniCommand;
+import io.jcni.spec.CniException;
+import io.jcni.spec.Json;
+import io.jcni.spec.NetConfList;
+import io.jcni.spec.PluginConf;
+import io.jcni.spec.Result;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/** {@link Attacher} through the runtime module's {@link Cni}, with jcni's plugins run in-process. */
+public final class CniAttacher implements Attacher {
+    private final Cni cni;
+    private final PluginExec exec;
+
+    /**
+     * @param cniPath  where plugins that are not jcni's own are found
+     * @param cacheDir the result cache (libcni's /var/lib/cni/results)
+     */
+    public CniAttacher(List<Path> cniPath, Path cacheDir) {
+        this.exec = new InProcessExec();
+        this.cni = new Cni(cniPath, cacheDir, exec);
+    }
+
+    @Override
+    public void add(NetConfList list, RuntimeConf rt) {
+        try {
+            cni.addNetworkList(list, rt);
+        } catch (CniException e) {
+            throw new DriverException("CNI ADD on " + list.name() + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void del(NetConfList list, RuntimeConf rt) {
+        try {
+            cni.delNetworkList(list, rt);
+        } catch (CniException e) {
+            throw new DriverException("CNI DEL on " + list.name() + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void publish(NetConfList list, RuntimeConf rt, List<Map<String, Object>> portMappings) {
+        PluginConf portmap = portmap(list);
+        Result cached = cni.cachedResult(list, rt).orElseThrow(() -> new DriverException(
+                "ProgramExternalConnectivity: the endpoint has no CNI result (was it joined?)"));
+        Map<String, Object> caps = new HashMap<>(rt.capabilityArgs());
+        caps.put("portMappings", portMappings);
+        RuntimeConf withPorts = new RuntimeConf(rt.containerId(), rt.netns(), rt.ifName(), rt.args(), caps);
+        run(portmap, list, cached.toJson(), withPorts, CniCommand.ADD);
+    }
+
+    @Override
+    public void unpublish(NetConfList list, RuntimeConf rt) {
+        PluginConf portmap = portmap(list);
+        Map<String, Object> prev = cni.cachedResult(list, rt).map(Result::toJson).orElse(null);
+        run(portmap, list, prev, rt, CniCommand.DEL);
+    }
+
+    private void run(PluginConf plugin, NetConfList list, Map<String, Object> prev, RuntimeConf rt, CniCommand cmd) {
+        Map<String, Object> conf = Cni.buildConfig(list.name(), list.cniVersion(), plugin, prev, rt);
+        try {
+            exec.run(exec.find(plugin.type(), cni.path()), Json.write(conf).getBytes(StandardCharsets.UTF_8),
+                    CniEnvironment.of(cmd, rt, PluginExec.joinPath(cni.path())));
+        } catch (CniException e) {
+            throw new DriverException("portmap " + cmd + " on " + list.name() + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    private static PluginConf portmap(NetConfList list) {
+        for (PluginConf p : list.plugins()) if (p.type().equals("portmap")) return p;
+        throw new DriverException("published ports need the portmap plugin, and network " + list.name()
+                + " has none (create it with -o jcni.plugins=bridge,portmap,...)");
+    }
+
+    @Override
+    public void removeNetwork(NetConfList list, String bridge) {
+        try {
+            cni.gcNetworkList(list, List.of());
+        } catch (CniException e) {
+            throw new DriverException("CNI GC on " + list.name() + " failed: " + e.getMessage(), e);
+        }
+        if (bridge == null) return;
+        try (Rtnl nl = Rtnl.open()) {
+            nl.findLink(bridge).ifPresent(l -> nl.deleteLink(l.index()));
+        }
+    }
+
+    @Override
+    public Set<String> interfaces(String sandboxKey) {
+        try (Netns ns = Netns.open(sandboxKey); Rtnl nl = Rtnl.open(ns)) {
+            Set<String> names = new TreeSet<>();
+            for (Link l : nl.links()) names.add(l.name());
+            return names;
+        } catch (RuntimeException e) {
+            throw new DriverException("cannot look into sandbox " + sandboxKey + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public boolean sandboxExists(String sandboxKey) {
+        return Files.exists(Path.of(sandboxKey));
+    }
+}
