@@ -61,7 +61,10 @@ public final class DockerDriver implements AutoCloseable {
     public static DockerDriver start(Options o, PrintStream log) throws IOException {
         long t0 = System.nanoTime();
         FileStore store = new FileStore(o.stateDir().resolve("state"));
-        CniAttacher attacher = new CniAttacher(o.cniPath(), o.stateDir().resolve("results"));
+        List<Path> path = new ArrayList<>();
+        path.add(Launchers.write(o.stateDir().resolve("bin")));
+        path.addAll(o.cniPath());
+        CniAttacher attacher = new CniAttacher(path, o.stateDir().resolve("results"));
         CniNetworkDriver network = new CniNetworkDriver(store, attacher, name -> conflist(o.confDir(), name), "local", log);
         JcniIpam ipam = new JcniIpam(store);
         int cleaned = network.reconcile();

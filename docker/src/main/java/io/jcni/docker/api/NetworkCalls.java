@@ -115,8 +115,12 @@ public final class NetworkCalls {
         }
     }
 
-    /** What Join answers (see the module README for why there is no InterfaceName). */
-    public record JoinAnswer(IpAddr gateway, IpAddr gatewayV6, boolean disableGatewayService) {}
+    /**
+     * What Join answers (see the module README).
+     *
+     * @param srcName the interface libnetwork moves into the sandbox and renames to eth&lt;N&gt;
+     */
+    public record JoinAnswer(String srcName, IpAddr gateway, IpAddr gatewayV6, boolean disableGatewayService) {}
 
     private static List<IpamData> ipam(Body b, String key, boolean v6) {
         List<IpamData> out = new ArrayList<>();

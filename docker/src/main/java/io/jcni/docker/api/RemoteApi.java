@@ -152,6 +152,10 @@ public final class RemoteApi {
             case DELETE_ENDPOINT -> network.deleteEndpoint(NetworkCalls.EndpointRef.parse(b));
             case JOIN -> {
                 NetworkCalls.JoinAnswer a = network.join(NetworkCalls.Join.parse(b));
+                Map<String, Object> ifn = new LinkedHashMap<>();
+                ifn.put("SrcName", a.srcName());
+                ifn.put("DstPrefix", "eth");
+                out.put("InterfaceName", ifn);
                 if (a.gateway() != null) out.put("Gateway", a.gateway().toString());
                 if (a.gatewayV6() != null) out.put("GatewayIPv6", a.gatewayV6().toString());
                 out.put("DisableGatewayService", a.disableGatewayService());

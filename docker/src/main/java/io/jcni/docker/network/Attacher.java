@@ -4,16 +4,33 @@ import io.jcni.runtime.RuntimeConf;
 import io.jcni.spec.NetConfList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
-/** The effects of Join, Leave and port publishing: CNI operations and a look into sandboxes. */
+/**
+ * The effects of Join, Leave and port publishing.
+ *
+ * <p>Docker creates a container's network namespace only after Join has answered (runc makes it and
+ * libnetwork's set-key hook hands it over), so the chain cannot run in the sandbox. It runs in a
+ * staging namespace instead; the interface it made is then handed to this namespace under a name
+ * Join answers as {@code InterfaceName.SrcName}, and libnetwork moves it into the sandbox, names it
+ * {@code eth<N>} and gives it its addresses, MAC and routes, exactly as it does for its own drivers.
+ */
 public interface Attacher {
 
-    /** The chain's ADD (libcni's AddNetworkList); the result is cached for DEL and for {@link #publish}. */
-    void add(NetConfList list, RuntimeConf rt);
+    /** The interface name inside the staging namespace, and the CNI_IFNAME of the attachment. */
+    String STAGING_IFNAME = "eth0";
 
-    /** The chain's DEL, in reverse order, with the cached result; idempotent. */
-    void del(NetConfList list, RuntimeConf rt);
+    /**
+     * The chain's ADD (libcni's AddNetworkList) in a fresh staging namespace; afterwards the
+     * container interface is down, in this namespace, named {@code srcName}, and the staging
+     * namespace is gone. The result is cached for DEL and {@link #publish}.
+     */
+    void add(NetConfList list, RuntimeConf rt, String srcName);
+
+    /** The chain's DEL with the cached result, and the interface {@code srcName} if it is back in this namespace; idempotent. */
+    void del(NetConfList list, RuntimeConf rt, String srcName);
+
+    /** Deletes the interface {@code name} (and so its veth peer) if it is in this namespace. */
+    void dropInterface(String name);
 
     /** portmap's ADD alone, with the chain's cached result as prevResult and these portMappings. */
     void publish(NetConfList list, RuntimeConf rt, List<Map<String, Object>> portMappings);
@@ -21,12 +38,15 @@ public interface Attacher {
     /** portmap's DEL alone. */
     void unpublish(NetConfList list, RuntimeConf rt);
 
-    /** A network's leftovers once its last endpoint is gone: CNI GC with no valid attachment, then its bridge. */
-    void removeNetwork(NetConfList list, String bridge);
+    /** Lets the network's bridge through dockerd's FORWARD policy ({@link Forwarding}); idempotent. */
+    void openNetwork(String bridge, boolean internal);
 
-    /** Interface names in a sandbox (to pick the next free ethN). */
-    Set<String> interfaces(String sandboxKey);
+    /**
+     * A network's leftovers once its last endpoint is gone: CNI GC with no valid attachment, its
+     * forwarding rules, and (when {@code deleteBridge}: the bridge is the driver's own) the bridge.
+     */
+    void removeNetwork(NetConfList list, String bridge, boolean internal, boolean deleteBridge);
 
-    /** Whether the sandbox still exists (a namespace file or bind mount). */
+    /** Whether the sandbox exists (a namespace file or bind mount). */
     boolean sandboxExists(String sandboxKey);
 }

@@ -20,8 +20,6 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeSet;
 
 /** {@link Attacher} through the runtime module's {@link Cni}, with jcni's plugins run in-process. */
 public final class CniAttacher implements Attacher {
@@ -38,39 +36,61 @@ public final class CniAttacher implements Attacher {
     }
 
     @Override
-    public void add(NetConfList list, RuntimeConf rt) {
-        try {
-            cni.addNetworkList(list, rt);
+    public void add(NetConfList list, RuntimeConf rt, String srcName) {
+        String name = "jcni-stage-" + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong());
+        try (Netns staging = Netns.create(name); Netns here = Netns.open("/proc/self/ns/net")) {
+            try {
+                cni.addNetworkList(list, new RuntimeConf(rt.containerId(), Netns.pathOf(name).toString(), STAGING_IFNAME, rt.args(),
+                        rt.capabilityArgs()));
+                try (Rtnl nl = Rtnl.open(staging)) {
+                    // Linux renames only links that are down; libnetwork sets it up again in the sandbox.
+                    Link l = nl.link(STAGING_IFNAME);
+                    nl.setDown(l.index());
+                    nl.rename(l.index(), srcName);
+                    nl.setNamespace(l.index(), here);
+                }
+            } finally {
+                Netns.delete(name);
+            }
         } catch (CniException e) {
             throw new DriverException("CNI ADD on " + list.name() + " failed: " + e.getMessage(), e);
         }
     }
 
     @Override
-    public void del(NetConfList list, RuntimeConf rt) {
+    public void del(NetConfList list, RuntimeConf rt, String srcName) {
         try {
-            cni.delNetworkList(list, rt);
+            cni.delNetworkList(list, new RuntimeConf(rt.containerId(), "", STAGING_IFNAME, rt.args(), rt.capabilityArgs()));
         } catch (CniException e) {
             throw new DriverException("CNI DEL on " + list.name() + " failed: " + e.getMessage(), e);
+        }
+        dropInterface(srcName);
+    }
+
+    @Override
+    public void dropInterface(String name) {
+        // Back in this namespace when libnetwork has taken it out of the sandbox; with the sandbox gone it is gone too.
+        try (Rtnl nl = Rtnl.open()) {
+            nl.findLink(name).ifPresent(l -> nl.deleteLink(l.index()));
         }
     }
 
     @Override
     public void publish(NetConfList list, RuntimeConf rt, List<Map<String, Object>> portMappings) {
         PluginConf portmap = portmap(list);
-        Result cached = cni.cachedResult(list, rt).orElseThrow(() -> new DriverException(
+        Result cached = cni.cachedResult(list, staged(rt)).orElseThrow(() -> new DriverException(
                 "ProgramExternalConnectivity: the endpoint has no CNI result (was it joined?)"));
         Map<String, Object> caps = new HashMap<>(rt.capabilityArgs());
         caps.put("portMappings", portMappings);
-        RuntimeConf withPorts = new RuntimeConf(rt.containerId(), rt.netns(), rt.ifName(), rt.args(), caps);
+        RuntimeConf withPorts = new RuntimeConf(rt.containerId(), rt.netns(), STAGING_IFNAME, rt.args(), caps);
         run(portmap, list, cached.toJson(), withPorts, CniCommand.ADD);
     }
 
     @Override
     public void unpublish(NetConfList list, RuntimeConf rt) {
         PluginConf portmap = portmap(list);
-        Map<String, Object> prev = cni.cachedResult(list, rt).map(Result::toJson).orElse(null);
-        run(portmap, list, prev, rt, CniCommand.DEL);
+        Map<String, Object> prev = cni.cachedResult(list, staged(rt)).map(Result::toJson).orElse(null);
+        run(portmap, list, prev, new RuntimeConf(rt.containerId(), rt.netns(), STAGING_IFNAME, rt.args(), rt.capabilityArgs()), CniCommand.DEL);
     }
 
     private void run(PluginConf plugin, NetConfList list, Map<String, Object> prev, RuntimeConf rt, CniCommand cmd) {
@@ -83,6 +103,11 @@ public final class CniAttacher implements Attacher {
         }
     }
 
+    /** The attachment as the cache knows it: CNI_IFNAME is always the staging name. */
+    private static RuntimeConf staged(RuntimeConf rt) {
+        return new RuntimeConf(rt.containerId(), rt.netns(), STAGING_IFNAME, rt.args(), rt.capabilityArgs());
+    }
+
     private static PluginConf portmap(NetConfList list) {
         for (PluginConf p : list.plugins()) if (p.type().equals("portmap")) return p;
         throw new DriverException("published ports need the portmap plugin, and network " + list.name()
@@ -90,26 +115,22 @@ public final class CniAttacher implements Attacher {
     }
 
     @Override
-    public void removeNetwork(NetConfList list, String bridge) {
+    public void openNetwork(String bridge, boolean internal) {
+        Forwarding.open(bridge, internal);
+    }
+
+    @Override
+    public void removeNetwork(NetConfList list, String bridge, boolean internal, boolean deleteBridge) {
         try {
             cni.gcNetworkList(list, List.of());
         } catch (CniException e) {
             throw new DriverException("CNI GC on " + list.name() + " failed: " + e.getMessage(), e);
         }
         if (bridge == null) return;
+        Forwarding.close(bridge, internal);
+        if (!deleteBridge) return;
         try (Rtnl nl = Rtnl.open()) {
             nl.findLink(bridge).ifPresent(l -> nl.deleteLink(l.index()));
-        }
-    }
-
-    @Override
-    public Set<String> interfaces(String sandboxKey) {
-        try (Netns ns = Netns.open(sandboxKey); Rtnl nl = Rtnl.open(ns)) {
-            Set<String> names = new TreeSet<>();
-            for (Link l : nl.links()) names.add(l.name());
-            return names;
-        } catch (RuntimeException e) {
-            throw new DriverException("cannot look into sandbox " + sandboxKey + ": " + e.getMessage(), e);
         }
     }
 

@@ -22,7 +22,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -74,12 +73,19 @@ public final class CniNetworkDriver implements NetworkDriver {
      */
     public int reconcile() {
         int cleaned = 0;
+        for (DockerNetwork n : networks.values()) {
+            try {
+                if (n.linuxBridge() != null) attacher.openNetwork(n.linuxBridge(), n.internal());
+            } catch (RuntimeException ex) {
+                note("reconcile network=" + n.id() + " error=\"" + ex.getMessage() + "\"");
+            }
+        }
         for (Endpoint e : List.copyOf(endpoints.values())) {
             if (!e.joined() || attacher.sandboxExists(e.sandboxKey())) continue;
             ReentrantLock l = lock(e.networkId());
             try {
                 DockerNetwork n = networks.get(e.networkId());
-                if (n != null) attacher.del(Chain.build(n, e), runtime(e, ""));
+                if (n != null) attacher.del(Chain.build(n, e), runtime(e, ""), e.ifName());
                 save(e.left());
                 cleaned++;
                 note("reconcile endpoint=" + e.id() + " sandbox_gone=" + e.sandboxKey());
@@ -110,6 +116,7 @@ public final class CniNetworkDriver implements NetworkDriver {
                     }
                 }
             }
+            if (n.linuxBridge() != null) attacher.openNetwork(n.linuxBridge(), n.internal());
             store.put(NETWORKS, n.id(), n.toJson());
             networks.put(n.id(), n);
         } finally {
@@ -131,7 +138,7 @@ public final class CniNetworkDriver implements NetworkDriver {
             }
             // The chain with a placeholder endpoint: GC needs only the plugins and the network name.
             Endpoint none = new Endpoint("gc", n.id(), null, null, "", null, null, List.of());
-            attacher.removeNetwork(Chain.build(n, none), n.conflist() == null ? n.bridge() : null);
+            attacher.removeNetwork(Chain.build(n, none), n.linuxBridge(), n.internal(), n.conflist() == null);
             store.delete(NETWORKS, n.id());
             networks.remove(n.id());
         } finally {
@@ -186,6 +193,8 @@ public final class CniNetworkDriver implements NetworkDriver {
             if (e == null) return; // deleting twice is not an error
             DockerNetwork n = networks.get(e.networkId());
             if (e.joined() && n != null) leaveLocked(n, e);
+            // libnetwork may hand the interface back after Leave, so it is looked for once more here.
+            attacher.dropInterface(srcName(e.id()));
             store.delete(ENDPOINTS, e.id());
             endpoints.remove(e.id());
         } finally {
@@ -203,25 +212,25 @@ public final class CniNetworkDriver implements NetworkDriver {
                 throw new DriverException("Join: endpoint " + e.id() + " is already joined to " + e.sandboxKey());
             }
             if (!e.joined()) {
-                if (!attacher.sandboxExists(r.sandboxKey())) throw new DriverException("Join: no sandbox at " + r.sandboxKey());
-                Endpoint joined = e.joinedAt(r.sandboxKey(), nextInterface(attacher.interfaces(r.sandboxKey())));
+                Endpoint joined = e.joinedAt(r.sandboxKey(), srcName(e.id()));
                 save(joined); // first, so that a crash during ADD leaves a record for reconcile
                 try {
-                    attacher.add(Chain.build(n, joined), runtime(joined, joined.sandboxKey()));
+                    attacher.add(Chain.build(n, joined), runtime(joined, ""), joined.ifName());
                 } catch (RuntimeException ex) {
                     try {
-                        attacher.del(Chain.build(n, joined), runtime(joined, joined.sandboxKey()));
+                        attacher.del(Chain.build(n, joined), runtime(joined, ""), joined.ifName());
                     } catch (RuntimeException ignored) {
                         // the ADD's error is the one to report
                     }
                     save(e);
                     throw ex;
                 }
+                e = joined;
             }
             Cidr gw4 = n.internal() ? null : n.gateway(false);
             Cidr gw6 = n.internal() || !n.ipv6() ? null : n.gateway(true);
             // DisableGatewayService: never attach the container to docker_gwbridge; our chain is its way out.
-            return new JoinAnswer(gw4 == null ? null : gw4.address(), gw6 == null ? null : gw6.address(), true);
+            return new JoinAnswer(e.ifName(), gw4 == null ? null : gw4.address(), gw6 == null ? null : gw6.address(), true);
         } finally {
             l.unlock();
         }
@@ -240,8 +249,7 @@ public final class CniNetworkDriver implements NetworkDriver {
     }
 
     private void leaveLocked(DockerNetwork n, Endpoint e) {
-        String netns = attacher.sandboxExists(e.sandboxKey()) ? e.sandboxKey() : "";
-        attacher.del(Chain.build(n, e), runtime(e, netns));
+        attacher.del(Chain.build(n, e), runtime(e, ""), e.ifName());
         save(e.left());
     }
 
@@ -307,9 +315,9 @@ public final class CniNetworkDriver implements NetworkDriver {
         return Map.copyOf(endpoints);
     }
 
-    /** The lowest ethN not in the sandbox: Docker names its own interfaces the same way. */
-    static String nextInterface(Set<String> present) {
-        for (int i = 0; ; i++) if (!present.contains("eth" + i)) return "eth" + i;
+    /** The interface's name between ADD and libnetwork's move into the sandbox: unique per endpoint, 14 characters. */
+    static String srcName(String endpointId) {
+        return "jcv" + endpointId.substring(0, Math.min(11, endpointId.length()));
     }
 
     private static RuntimeConf runtime(Endpoint e, String netns) {

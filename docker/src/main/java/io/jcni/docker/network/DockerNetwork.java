@@ -108,6 +108,16 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
         return Boolean.TRUE.equals(v) || "true".equals(v);
     }
 
+    /** The Linux bridge the chain uses: ours, or a copied conflist's bridge plugin's; null when it has none. */
+    public String linuxBridge() {
+        if (conflist == null) return bridge;
+        for (Object o : Json.asList(conflist.get("plugins"))) {
+            Map<String, Object> p = Json.asObject(o);
+            if ("bridge".equals(p.get("type"))) return p.get("bridge") instanceof String b ? b : "cni0";
+        }
+        return null;
+    }
+
     /** The first gateway of the given family, without its prefix; null when there is none. */
     public Cidr gateway(boolean v6) {
         for (Subnet s : subnets) if (s.pool().isV6() == v6 && s.gateway() != null) return s.gateway();

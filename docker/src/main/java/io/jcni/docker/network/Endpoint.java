@@ -12,7 +12,7 @@ import java.util.Map;
  *
  * @param sandboxKey the container's network namespace; null until Join (written before the ADD runs,
  *                   so that a crash in the middle leaves something to clean up)
- * @param ifName     the interface the chain made in the sandbox
+ * @param ifName     the container interface's name outside the sandbox (Join's InterfaceName.SrcName)
  * @param ports      the published ports as libnetwork sent them (for EndpointOperInfo)
  */
 public record Endpoint(String id, String networkId, Cidr address, Cidr addressV6, String mac, String sandboxKey, String ifName,

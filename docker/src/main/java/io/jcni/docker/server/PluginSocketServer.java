@@ -17,7 +17,6 @@ import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
-import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
@@ -70,7 +69,7 @@ public final class PluginSocketServer implements AutoCloseable {
         HttpConfiguration http = new HttpConfiguration();
         http.setSendServerVersion(false);
         http.setSendDateHeader(false);
-        UnixDomainServerConnector c = new UnixDomainServerConnector(server, 1, 1, new HttpConnectionFactory(http));
+        UnixDomainServerConnector c = new UnixDomainServerConnector(server, 1, 1, new BlankHostTolerantFactory(http));
         c.setUnixDomainPath(tmp);
         server.addConnector(c);
         server.setHandler(new ApiHandler(api));
