@@ -76,8 +76,11 @@ public record Pool(String id, String space, Cidr pool, Cidr range, boolean v6, i
         BigInteger end = range.last().toBigInteger();
         IpAddr a = range.network();
         // Each step skips an address that is taken or reserved, so this ends within allocated + 3 steps.
-        for (int i = 0, max = allocated.size() + 3; i <= max && a.toBigInteger().compareTo(end) <= 0; i++) {
-            if (!reserved(a) && !allocated.contains(a)) return a;
+        // An --ip-range's own .0 and .255 are skipped too (many tools dislike them); --ip may still take them.
+        boolean edges = !v6 && range.prefix() < 31;
+        for (int i = 0, max = allocated.size() + 5; i <= max && a.toBigInteger().compareTo(end) <= 0; i++) {
+            boolean edge = edges && (a.equals(range.network()) || a.equals(range.last()));
+            if (!edge && !reserved(a) && !allocated.contains(a)) return a;
             if (a.equals(range.last())) break;
             a = a.next();
         }
