@@ -66,6 +66,7 @@ public final class DockerDriver implements AutoCloseable {
         path.addAll(o.cniPath());
         CniAttacher attacher = new CniAttacher(path, o.stateDir().resolve("results"));
         CniNetworkDriver network = new CniNetworkDriver(store, attacher, name -> conflist(o.confDir(), name), "local", log);
+        network.dataDir(o.stateDir().resolve("nft").toString());
         JcniIpam ipam = new JcniIpam(store);
         int cleaned = network.reconcile();
         PluginSocketServer server = PluginSocketServer.start(o.socket(), new RemoteApi(network, ipam, log));

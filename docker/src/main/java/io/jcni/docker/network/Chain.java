@@ -28,6 +28,14 @@ public final class Chain {
     public static final String CNI_VERSION = "1.1.0";
 
     public static NetConfList build(DockerNetwork net, Endpoint ep) {
+        return build(net, ep, null);
+    }
+
+    /**
+     * @param dataDir where bridge (masquerade), portmap and firewall keep their nftables ownership
+     *                state; null for the plugins' default (/var/lib/cni/jcni/nft)
+     */
+    public static NetConfList build(DockerNetwork net, Endpoint ep, String dataDir) {
         Map<String, Object> list;
         if (net.conflist() != null) {
             list = Json.asObject(Json.deepCopy(net.conflist()));
@@ -40,7 +48,11 @@ public final class Chain {
             list = new LinkedHashMap<>();
             list.put("cniVersion", CNI_VERSION);
             List<Object> plugins = new ArrayList<>();
-            for (String type : net.plugins()) plugins.add(plugin(type, net, ep));
+            for (String type : net.plugins()) {
+                Map<String, Object> p = plugin(type, net, ep);
+                if (dataDir != null && !type.equals("bandwidth") && !type.equals("tuning")) p.put("dataDir", dataDir);
+                plugins.add(p);
+            }
             list.put("plugins", plugins);
         }
         list.put("name", net.cniName());

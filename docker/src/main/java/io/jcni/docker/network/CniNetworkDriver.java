@@ -40,6 +40,7 @@ public final class CniNetworkDriver implements NetworkDriver {
     private final Function<String, Map<String, Object>> conflists;
     private final String scope;
     private final PrintStream log;
+    private volatile String dataDir;
     private final Map<String, DockerNetwork> networks = new ConcurrentHashMap<>();
     private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
     private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
@@ -85,7 +86,7 @@ public final class CniNetworkDriver implements NetworkDriver {
             ReentrantLock l = lock(e.networkId());
             try {
                 DockerNetwork n = networks.get(e.networkId());
-                if (n != null) attacher.del(Chain.build(n, e), runtime(e, ""), e.ifName());
+                if (n != null) attacher.del(chain(n, e), runtime(e, ""), e.ifName());
                 save(e.left());
                 cleaned++;
                 note("reconcile endpoint=" + e.id() + " sandbox_gone=" + e.sandboxKey());
@@ -138,7 +139,7 @@ public final class CniNetworkDriver implements NetworkDriver {
             }
             // The chain with a placeholder endpoint: GC needs only the plugins and the network name.
             Endpoint none = new Endpoint("gc", n.id(), null, null, "", null, null, List.of());
-            attacher.removeNetwork(Chain.build(n, none), n.linuxBridge(), n.internal(), n.conflist() == null);
+            attacher.removeNetwork(chain(n, none), n.linuxBridge(), n.internal(), n.conflist() == null);
             store.delete(NETWORKS, n.id());
             networks.remove(n.id());
         } finally {
@@ -215,10 +216,10 @@ public final class CniNetworkDriver implements NetworkDriver {
                 Endpoint joined = e.joinedAt(r.sandboxKey(), srcName(e.id()));
                 save(joined); // first, so that a crash during ADD leaves a record for reconcile
                 try {
-                    attacher.add(Chain.build(n, joined), runtime(joined, ""), joined.ifName());
+                    attacher.add(chain(n, joined), runtime(joined, ""), joined.ifName());
                 } catch (RuntimeException ex) {
                     try {
-                        attacher.del(Chain.build(n, joined), runtime(joined, ""), joined.ifName());
+                        attacher.del(chain(n, joined), runtime(joined, ""), joined.ifName());
                     } catch (RuntimeException ignored) {
                         // the ADD's error is the one to report
                     }
@@ -249,7 +250,7 @@ public final class CniNetworkDriver implements NetworkDriver {
     }
 
     private void leaveLocked(DockerNetwork n, Endpoint e) {
-        attacher.del(Chain.build(n, e), runtime(e, ""), e.ifName());
+        attacher.del(chain(n, e), runtime(e, ""), e.ifName());
         save(e.left());
     }
 
@@ -276,7 +277,7 @@ public final class CniNetworkDriver implements NetworkDriver {
                 mappings.add(m);
                 raw.add(p.raw());
             }
-            attacher.publish(Chain.build(n, e), runtime(e, e.sandboxKey()), mappings);
+            attacher.publish(chain(n, e), runtime(e, e.sandboxKey()), mappings);
             save(e.withPorts(raw));
         } finally {
             l.unlock();
@@ -290,7 +291,7 @@ public final class CniNetworkDriver implements NetworkDriver {
             Endpoint e = endpoints.get(r.endpointId());
             if (e == null || !e.joined() || e.ports().isEmpty()) return;
             DockerNetwork n = network("RevokeExternalConnectivity", r.networkId());
-            attacher.unpublish(Chain.build(n, e), runtime(e, e.sandboxKey()));
+            attacher.unpublish(chain(n, e), runtime(e, e.sandboxKey()));
             save(e.withPorts(List.of()));
         } finally {
             l.unlock();
@@ -304,6 +305,15 @@ public final class CniNetworkDriver implements NetworkDriver {
 
     @Override
     public void discoverDelete(Discovery r) {
+    }
+
+    /** Where the generated chains' plugins keep their nftables state (null: the plugins' default). */
+    public void dataDir(String dir) {
+        this.dataDir = dir;
+    }
+
+    private NetConfList chain(DockerNetwork n, Endpoint e) {
+        return Chain.build(n, e, dataDir);
     }
 
     /** For tests and status. */
