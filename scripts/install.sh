@@ -104,6 +104,7 @@ for t in $TYPES; do
 done
 FULL_CP="$FULL_CP:$DOCKER_CP" OPTS=$DAEMON_OPTS write_launcher "$PREFIX/bin/jcnid" 'io.jcni.daemon.Jcnid "$@"'
 sed -e "s:/opt/jcni/:$PREFIX/:g" -e "s:/run/jcni/jcnid.sock:$SOCKET:g" daemon/src/main/dist/jcnid.service > "$PREFIX/share/jcnid.service"
+sed -e "s:/opt/jcni/:$PREFIX/:g" -e "s:/run/jcni/jcnid.sock:$SOCKET:g" docker/src/main/dist/jcnid-docker.conf > "$PREFIX/share/jcnid-docker.conf"
 FULL_CP="$FULL_CP:$DOCKER_CP" write_launcher "$CMD_DIR/jcni" 'io.jcni.cli.Main "$@"'
 MODE=$([ "$SHIM" = 1 ] && echo "shims (jcnid socket $SOCKET, fallback $PREFIX/libexec)" || echo "standalone launchers")
 echo "jcni $VERSION installed: plugins [$(echo $TYPES)] in $BIN_DIR as $MODE, jcnid in $PREFIX/bin, jcni in $CMD_DIR, libraries in $LIB"

@@ -38,12 +38,9 @@ public final class PluginSocketServer implements AutoCloseable {
 
     private final Path socket;
     private final Server server;
-    private final Path staging;
-
-    private PluginSocketServer(Path socket, Server server, Path staging) {
+    private PluginSocketServer(Path socket, Server server) {
         this.socket = socket;
         this.server = server;
-        this.staging = staging;
     }
 
     /** Binds {@code socket} (a stale socket file is replaced, a live one is an error) and starts serving. */
@@ -58,6 +55,7 @@ public final class PluginSocketServer implements AutoCloseable {
             if (live(sock)) throw new IOException("another driver is serving " + sock);
             Files.delete(sock);
         }
+        removeStaleStaging(dir, "." + sock.getFileName() + ".");
         Path staging = Files.createTempDirectory(dir, "." + sock.getFileName() + ".",
                 PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         Path tmp = staging.resolve("s");
@@ -77,12 +75,13 @@ public final class PluginSocketServer implements AutoCloseable {
             server.start();
             Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-------"));
             Files.move(tmp, sock, StandardCopyOption.ATOMIC_MOVE);
+            deleteTree(staging); // empty now; a driver killed before this line leaves it for removeStaleStaging
         } catch (Exception e) {
             stopQuietly(server);
             deleteTree(staging);
             throw e instanceof IOException io ? io : new IOException("cannot serve " + sock + ": " + e.getMessage(), e);
         }
-        return new PluginSocketServer(sock, server, staging);
+        return new PluginSocketServer(sock, server);
     }
 
     public Path socket() {
@@ -98,7 +97,13 @@ public final class PluginSocketServer implements AutoCloseable {
             // it goes with the next start's stale-socket check
         }
         stopQuietly(server);
-        deleteTree(staging);
+    }
+
+    /** Staging directories of this socket name left by a driver killed while it started (no live one: checked before). */
+    private static void removeStaleStaging(Path dir, String prefix) throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            for (Path p : s.filter(p -> p.getFileName().toString().startsWith(prefix)).toList()) deleteTree(p);
+        }
     }
 
     private static boolean live(Path sock) {
