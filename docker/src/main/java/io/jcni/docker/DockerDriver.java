@@ -69,11 +69,13 @@ public final class DockerDriver implements AutoCloseable {
         network.dataDir(o.stateDir().resolve("nft").toString());
         JcniIpam ipam = new JcniIpam(store);
         int cleaned = network.reconcile();
+        long t1 = System.nanoTime();
         PluginSocketServer server = PluginSocketServer.start(o.socket(), new RemoteApi(network, ipam, log));
         if (log != null) {
             log.println(Instant.now() + " jcnid docker started name=" + o.name() + " socket=" + o.socket() + " networks="
                     + network.networks().size() + " endpoints=" + network.endpoints().size() + " reconciled=" + cleaned
-                    + " start_ms=" + String.format("%.1f", (System.nanoTime() - t0) / 1e6));
+                    + " start_ms=" + String.format("%.1f", (System.nanoTime() - t0) / 1e6) + " http_ms="
+                    + String.format("%.1f", (System.nanoTime() - t1) / 1e6));
         }
         return new DockerDriver(o, network, ipam, server);
     }
