@@ -208,6 +208,7 @@ class DockerEndToEndTest {
         assertFalse(nft.contains("10.23"), "no nft element of a test network:\n" + nft);
         String fwd = docker.inHost("iptables", "-S", "JCNI-FORWARD").out();
         assertEquals("-N JCNI-FORWARD", fwd.strip());
+        assertEquals("-N JCNI-MASQ", docker.inHost("iptables", "-t", "nat", "-S", "JCNI-MASQ").out().strip());
         for (String kind : List.of("networks", "endpoints", "pools")) {
             Path d = state.resolve("state").resolve(kind);
             if (!Files.isDirectory(d)) continue;

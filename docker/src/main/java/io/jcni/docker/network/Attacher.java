@@ -29,8 +29,12 @@ public interface Attacher {
     /** The chain's DEL with the cached result, and the interface {@code srcName} if it is back in this namespace; idempotent. */
     void del(NetConfList list, RuntimeConf rt, String srcName);
 
-    /** Deletes the interface {@code name} (and so its veth peer) if it is in this namespace. */
-    void dropInterface(String name);
+    /**
+     * Deletes the interface {@code name} (and so its veth peer) if it is in this namespace. The
+     * kernel takes 15-30 ms to delete a veth; with {@code background} that happens after the call
+     * has been answered.
+     */
+    void dropInterface(String name, boolean background);
 
     /** portmap's ADD alone, with the chain's cached result as prevResult and these portMappings. */
     void publish(NetConfList list, RuntimeConf rt, List<Map<String, Object>> portMappings);
@@ -38,14 +42,20 @@ public interface Attacher {
     /** portmap's DEL alone. */
     void unpublish(NetConfList list, RuntimeConf rt);
 
-    /** Lets the network's bridge through dockerd's FORWARD policy ({@link Forwarding}); idempotent. */
-    void openNetwork(String bridge, boolean internal);
+    /**
+     * Lets the network's bridge through dockerd's FORWARD policy and masquerades the given subnets
+     * ({@link Forwarding}); idempotent.
+     */
+    void openNetwork(String bridge, boolean internal, List<String> masquerade);
 
     /**
      * A network's leftovers once its last endpoint is gone: CNI GC with no valid attachment, its
      * forwarding rules, and (when {@code deleteBridge}: the bridge is the driver's own) the bridge.
      */
-    void removeNetwork(NetConfList list, String bridge, boolean internal, boolean deleteBridge);
+    void removeNetwork(NetConfList list, String bridge, boolean internal, List<String> masquerade, boolean deleteBridge);
+
+    /** Waits for interface deletions still running in the background ({@link #dropInterface}). */
+    void settle();
 
     /** Whether the sandbox exists (a namespace file or bind mount). */
     boolean sandboxExists(String sandboxKey);

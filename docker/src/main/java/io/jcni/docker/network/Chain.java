@@ -17,6 +17,10 @@ import java.util.Map;
  * plugin gets the {@code static} IPAM with exactly those addresses, and in a copied conflist any
  * other IPAM section is replaced the same way.
  *
+ * <p>Masquerading and forwarding are the network's ({@link Forwarding}), so the generated bridge has
+ * {@code ipMasq: false} and no per-container firewall is needed (add {@code firewall} to
+ * {@code jcni.plugins} for CNI's per-container rules).
+ *
  * <p>The default route is Docker's too: Join answers the gateway and libnetwork installs the route
  * on the one endpoint it picks as the container's gateway, so a container on two networks gets one
  * default route. The chain therefore never adds one (no {@code isDefaultGateway}, no 0.0.0.0/0 or
@@ -66,7 +70,9 @@ public final class Chain {
             case "bridge" -> {
                 p.put("bridge", net.bridge());
                 p.put("isGateway", !net.internal());
-                p.put("ipMasq", !net.internal());
+                // Masquerading is per network, like Docker's bridge (Forwarding), not per container:
+                // one rule when the network is created instead of an nftables transaction per Join.
+                p.put("ipMasq", false);
                 p.put("hairpinMode", true);
                 if (net.mtu() > 0) p.put("mtu", (long) net.mtu());
                 if (!ep.mac().isEmpty()) p.put("args", Map.of("cni", Map.of("mac", ep.mac())));

@@ -64,11 +64,41 @@ public final class CniAttacher implements Attacher {
         } catch (CniException e) {
             throw new DriverException("CNI DEL on " + list.name() + " failed: " + e.getMessage(), e);
         }
-        dropInterface(srcName);
+        dropInterface(srcName, false);
     }
 
     @Override
-    public void dropInterface(String name) {
+    public void dropInterface(String name, boolean background) {
+        if (!background) {
+            deleteLink(name);
+            return;
+        }
+        java.util.concurrent.Future<?> f = background().submit(() -> deleteLink(name));
+        pending.add(f);
+        pending.removeIf(java.util.concurrent.Future::isDone);
+    }
+
+    @Override
+    public void settle() {
+        for (java.util.concurrent.Future<?> f : List.copyOf(pending)) {
+            try {
+                f.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (Exception ignored) {
+                // a failed background deletion leaves a link that the next GC or network removal finds
+            }
+            pending.remove(f);
+        }
+    }
+
+    private final java.util.Set<java.util.concurrent.Future<?>> pending = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private java.util.concurrent.ExecutorService background;
+
+    private synchronized java.util.concurrent.ExecutorService background() {
+        if (background == null) background = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor();
+        return background;
+    }
+
+    private static void deleteLink(String name) {
         // Back in this namespace when libnetwork has taken it out of the sandbox; with the sandbox gone it is gone too.
         try (Rtnl nl = Rtnl.open()) {
             nl.findLink(name).ifPresent(l -> nl.deleteLink(l.index()));
@@ -115,19 +145,24 @@ public final class CniAttacher implements Attacher {
     }
 
     @Override
-    public void openNetwork(String bridge, boolean internal) {
-        Forwarding.open(bridge, internal);
+    public void openNetwork(String bridge, boolean internal, List<String> masquerade) {
+        Forwarding.open(bridge, internal, family(masquerade, false), family(masquerade, true));
+    }
+
+    private static List<String> family(List<String> subnets, boolean v6) {
+        return subnets.stream().filter(s -> s.contains(":") == v6).toList();
     }
 
     @Override
-    public void removeNetwork(NetConfList list, String bridge, boolean internal, boolean deleteBridge) {
+    public void removeNetwork(NetConfList list, String bridge, boolean internal, List<String> masquerade, boolean deleteBridge) {
+        settle();
         try {
             cni.gcNetworkList(list, List.of());
         } catch (CniException e) {
             throw new DriverException("CNI GC on " + list.name() + " failed: " + e.getMessage(), e);
         }
         if (bridge == null) return;
-        Forwarding.close(bridge, internal);
+        Forwarding.close(bridge, internal, family(masquerade, false), family(masquerade, true));
         if (!deleteBridge) return;
         try (Rtnl nl = Rtnl.open()) {
             nl.findLink(bridge).ifPresent(l -> nl.deleteLink(l.index()));

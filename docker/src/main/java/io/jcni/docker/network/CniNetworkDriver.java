@@ -76,7 +76,7 @@ public final class CniNetworkDriver implements NetworkDriver {
         int cleaned = 0;
         for (DockerNetwork n : networks.values()) {
             try {
-                if (n.linuxBridge() != null) attacher.openNetwork(n.linuxBridge(), n.internal());
+                if (n.linuxBridge() != null) attacher.openNetwork(n.linuxBridge(), n.internal(), n.masqueraded());
             } catch (RuntimeException ex) {
                 note("reconcile network=" + n.id() + " error=\"" + ex.getMessage() + "\"");
             }
@@ -117,7 +117,7 @@ public final class CniNetworkDriver implements NetworkDriver {
                     }
                 }
             }
-            if (n.linuxBridge() != null) attacher.openNetwork(n.linuxBridge(), n.internal());
+            if (n.linuxBridge() != null) attacher.openNetwork(n.linuxBridge(), n.internal(), n.masqueraded());
             store.put(NETWORKS, n.id(), n.toJson());
             networks.put(n.id(), n);
         } finally {
@@ -139,7 +139,7 @@ public final class CniNetworkDriver implements NetworkDriver {
             }
             // The chain with a placeholder endpoint: GC needs only the plugins and the network name.
             Endpoint none = new Endpoint("gc", n.id(), null, null, "", null, null, List.of());
-            attacher.removeNetwork(chain(n, none), n.linuxBridge(), n.internal(), n.conflist() == null);
+            attacher.removeNetwork(chain(n, none), n.linuxBridge(), n.internal(), n.masqueraded(), n.conflist() == null);
             store.delete(NETWORKS, n.id());
             networks.remove(n.id());
         } finally {
@@ -195,7 +195,7 @@ public final class CniNetworkDriver implements NetworkDriver {
             DockerNetwork n = networks.get(e.networkId());
             if (e.joined() && n != null) leaveLocked(n, e);
             // libnetwork may hand the interface back after Leave, so it is looked for once more here.
-            attacher.dropInterface(srcName(e.id()));
+            attacher.dropInterface(srcName(e.id()), true);
             store.delete(ENDPOINTS, e.id());
             endpoints.remove(e.id());
         } finally {

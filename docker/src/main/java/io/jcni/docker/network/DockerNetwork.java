@@ -35,7 +35,7 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
     static final String OPT_GENERIC = "com.docker.network.generic";
     static final String OPT_IPV6 = "com.docker.network.enable_ipv6";
     static final String OPT_INTERNAL = "com.docker.network.internal";
-    public static final List<String> DEFAULT_PLUGINS = List.of("bridge", "portmap", "firewall");
+    public static final List<String> DEFAULT_PLUGINS = List.of("bridge", "portmap");
     /** The first plugin makes the interface; the others are chained after it. */
     static final Set<String> CHAINED = Set.of("portmap", "bandwidth", "firewall", "tuning");
 
@@ -116,6 +116,12 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
             if ("bridge".equals(p.get("type"))) return p.get("bridge") instanceof String b ? b : "cni0";
         }
         return null;
+    }
+
+    /** The subnets the driver masquerades: a generated, non-internal network's (a conflist keeps its own ipMasq). */
+    public List<String> masqueraded() {
+        if (internal || conflist != null) return List.of();
+        return subnets.stream().map(s -> s.pool().masked().toString()).toList();
     }
 
     /** The first gateway of the given family, without its prefix; null when there is none. */

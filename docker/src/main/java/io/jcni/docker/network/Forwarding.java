@@ -17,10 +17,13 @@ import java.util.concurrent.TimeUnit;
  * so the driver adds what Docker's bridge driver adds for docker0, in a chain of its own:
  * {@code -A FORWARD -j JCNI-FORWARD}, then per bridge traffic out of it (not for --internal, which
  * only gets traffic within the bridge), and replies and published-port connections into it.
+ * A generated, non-internal network is also masqueraded here, once, as Docker does for docker0:
+ * {@code -t nat -A POSTROUTING -j JCNI-MASQ}, {@code -A JCNI-MASQ -s SUBNET ! -o BRIDGE -j MASQUERADE}.
  * Nothing is done when there is no iptables or no filter table.
  */
 public final class Forwarding {
     static final String CHAIN = "JCNI-FORWARD";
+    static final String MASQ = "JCNI-MASQ";
     private static final List<String> TOOLS = List.of("/usr/sbin/iptables", "/usr/sbin/ip6tables");
 
     private Forwarding() {}
@@ -37,7 +40,28 @@ public final class Forwarding {
         return r;
     }
 
-    public static void open(String bridge, boolean internal) {
+    /** The masquerade rules for a network's subnets of one family, as arguments after {@code -A JCNI-MASQ} (pure). */
+    static List<List<String>> masquerade(String bridge, List<String> subnets) {
+        List<List<String>> r = new ArrayList<>();
+        for (String s : subnets) r.add(List.of("-s", s, "!", "-o", bridge, "-j", "MASQUERADE"));
+        return r;
+    }
+
+    /**
+     * @param masq4 IPv4 subnets to masquerade (empty for none)
+     * @param masq6 IPv6 subnets to masquerade
+     */
+    public static void open(String bridge, boolean internal, List<String> masq4, List<String> masq6) {
+        for (String tool : TOOLS) {
+            List<String> masq = tool.endsWith("ip6tables") ? masq6 : masq4;
+            if (!masq.isEmpty() && Files.isExecutable(Path.of(tool)) && run(tool, "-w", "-t", "nat", "-S", "POSTROUTING") == 0) {
+                if (run(tool, "-w", "-t", "nat", "-S", MASQ) != 0) mustRun(tool, "-w", "-t", "nat", "-N", MASQ);
+                if (run(tool, "-w", "-t", "nat", "-C", "POSTROUTING", "-j", MASQ) != 0) mustRun(tool, "-w", "-t", "nat", "-A", "POSTROUTING", "-j", MASQ);
+                for (List<String> rule : masquerade(bridge, masq)) {
+                    if (run(nat(tool, "-C", rule)) != 0) mustRun(nat(tool, "-A", rule).toArray(String[]::new));
+                }
+            }
+        }
         for (String tool : TOOLS) {
             if (!Files.isExecutable(Path.of(tool))) continue;
             if (run(tool, "-w", "-S", "FORWARD") != 0) continue; // no filter table here
@@ -51,7 +75,16 @@ public final class Forwarding {
         }
     }
 
-    public static void close(String bridge, boolean internal) {
+    public static void close(String bridge, boolean internal, List<String> masq4, List<String> masq6) {
+        for (String tool : TOOLS) {
+            List<String> masq = tool.endsWith("ip6tables") ? masq6 : masq4;
+            if (masq.isEmpty() || !Files.isExecutable(Path.of(tool)) || run(tool, "-w", "-t", "nat", "-S", MASQ) != 0) continue;
+            for (List<String> rule : masquerade(bridge, masq)) {
+                while (run(nat(tool, "-D", rule)) == 0) {
+                    // a rule added twice goes twice
+                }
+            }
+        }
         for (String tool : TOOLS) {
             if (!Files.isExecutable(Path.of(tool)) || run(tool, "-w", "-S", CHAIN) != 0) continue;
             for (List<String> rule : rules(bridge, internal)) {
@@ -64,6 +97,12 @@ public final class Forwarding {
 
     private static List<String> concat(String tool, String op, List<String> rule) {
         List<String> a = new ArrayList<>(List.of(tool, "-w", op, CHAIN));
+        a.addAll(rule);
+        return a;
+    }
+
+    private static List<String> nat(String tool, String op, List<String> rule) {
+        List<String> a = new ArrayList<>(List.of(tool, "-w", "-t", "nat", op, MASQ));
         a.addAll(rule);
         return a;
     }

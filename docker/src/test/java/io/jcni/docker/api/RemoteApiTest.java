@@ -239,7 +239,7 @@ class RemoteApiTest {
         assertEquals("br-test", n.bridge());
         assertEquals(1400, n.mtu());
         assertFalse(n.internal());
-        assertEquals(List.of("open br-test"), attacher.calls);
+        assertEquals(List.of("open br-test masquerade [10.0.0.0/24]"), attacher.calls);
         ok("/NetworkDriver.CreateNetwork", createNetwork("{\"com.docker.network.generic\":{}}")); // repeated: kept as it was
         assertEquals("br-test", network.networks().get(NET).bridge());
         assertTrue(store.get("networks", NET).isPresent());
@@ -250,7 +250,7 @@ class RemoteApiTest {
         ok("/NetworkDriver.CreateNetwork", createNetwork("{\"com.docker.network.internal\":true,\"com.docker.network.generic\":{}}"));
         var n = network.networks().get(NET);
         assertTrue(n.internal());
-        assertEquals(List.of("bridge", "portmap", "firewall"), n.plugins());
+        assertEquals(List.of("bridge", "portmap"), n.plugins());
         assertEquals("jc-aaaaaaaaaaaa", n.bridge());
         assertEquals(List.of("open jc-aaaaaaaaaaaa internal"), attacher.calls);
     }
@@ -313,6 +313,7 @@ class RemoteApiTest {
         var ipam = (Map<?, ?>) list.plugins().getFirst().raw().get("ipam");
         assertEquals("static", ipam.get("type"));
         assertEquals(List.of(Map.of("address", "10.0.0.2/24", "gateway", "10.0.0.1")), ipam.get("addresses"));
+        assertEquals(false, list.plugins().getFirst().raw().get("ipMasq"), "masqueraded per network, not per container");
         assertEquals(join(EP), j, "joining the same sandbox again answers the same");
         assertEquals(1, attacher.added.size());
 
@@ -330,11 +331,11 @@ class RemoteApiTest {
         ok("/NetworkDriver.Leave", ref(EP));
         ok("/NetworkDriver.DeleteEndpoint", ref(EP));
         ok("/NetworkDriver.DeleteEndpoint", ref(EP));
-        assertEquals(List.of("open jc-aaaaaaaaaaaa", "add " + EP + " jcveeeeeeeeeee", "publish " + EP, "unpublish " + EP,
-                "del " + EP + " jcveeeeeeeeeee", "drop jcveeeeeeeeeee"), attacher.calls);
+        assertEquals(List.of("open jc-aaaaaaaaaaaa masquerade [10.0.0.0/24]", "add " + EP + " jcveeeeeeeeeee", "publish " + EP,
+                "unpublish " + EP, "del " + EP + " jcveeeeeeeeeee", "drop jcveeeeeeeeeee later"), attacher.calls);
         ok("/NetworkDriver.DeleteNetwork", "{\"NetworkID\":\"" + NET + "\"}");
         ok("/NetworkDriver.DeleteNetwork", "{\"NetworkID\":\"" + NET + "\"}");
-        assertEquals("remove docker-aaaaaaaaaaaa jc-aaaaaaaaaaaa delete-bridge", attacher.calls.getLast());
+        assertEquals("remove docker-aaaaaaaaaaaa jc-aaaaaaaaaaaa masquerade [10.0.0.0/24] delete-bridge", attacher.calls.getLast());
         assertTrue(store.list("endpoints").isEmpty());
         assertTrue(store.list("networks").isEmpty());
     }
@@ -443,7 +444,7 @@ class RemoteApiTest {
         CniNetworkDriver restarted = new CniNetworkDriver(store, attacher, n -> null, "local", null);
         assertEquals(2, restarted.endpoints().size());
         assertEquals(1, restarted.reconcile());
-        assertEquals(List.of("open jc-aaaaaaaaaaaa", "del " + EP + " jcveeeeeeeeeee"), attacher.calls);
+        assertEquals(List.of("open jc-aaaaaaaaaaaa masquerade [10.0.0.0/24]", "del " + EP + " jcveeeeeeeeeee"), attacher.calls);
         assertFalse(restarted.endpoints().get(EP).joined());
         assertTrue(restarted.endpoints().get(EP2).joined());
     }

@@ -29,8 +29,12 @@ public final class FakeAttacher implements Attacher {
     }
 
     @Override
-    public void dropInterface(String name) {
-        calls.add("drop " + name);
+    public void dropInterface(String name, boolean background) {
+        calls.add("drop " + name + (background ? " later" : ""));
+    }
+
+    @Override
+    public void settle() {
     }
 
     @Override
@@ -45,13 +49,14 @@ public final class FakeAttacher implements Attacher {
     }
 
     @Override
-    public void openNetwork(String bridge, boolean internal) {
-        calls.add("open " + bridge + (internal ? " internal" : ""));
+    public void openNetwork(String bridge, boolean internal, List<String> masquerade) {
+        calls.add("open " + bridge + (internal ? " internal" : "") + (masquerade.isEmpty() ? "" : " masquerade " + masquerade));
     }
 
     @Override
-    public void removeNetwork(NetConfList list, String bridge, boolean internal, boolean deleteBridge) {
-        calls.add("remove " + list.name() + " " + bridge + (deleteBridge ? " delete-bridge" : ""));
+    public void removeNetwork(NetConfList list, String bridge, boolean internal, List<String> masquerade, boolean deleteBridge) {
+        calls.add("remove " + list.name() + " " + bridge + (masquerade.isEmpty() ? "" : " masquerade " + masquerade)
+                + (deleteBridge ? " delete-bridge" : ""));
     }
 
     @Override
