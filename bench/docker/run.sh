@@ -4,8 +4,8 @@
 # root namespace. Prints medians and ratios:
 #   1. jcnid start-up: time until it answers, without and with --docker-driver (what the driver adds)
 #   2. `docker run --rm IMAGE true` on a jcni network vs a user-defined bridge network (goal <= 1.05x)
-#   3. `docker run -d -p PORT:80` with 0 and with P (500) published ports already on the network,
-#      for each driver (goal for jcni: at P, adding one costs <= 1.2x what it costs at 0)
+#   3. `docker run -d -p PORT:80` with 0 and with P (500) published ports already on each network
+#      (rounds alternate between the two networks) (goal for jcni: at P, adding one costs <= 1.2x what it costs at 0)
 # dockerd runs with --userland-proxy=false, so that P published ports on Docker's bridge are P
 # iptables rules rather than P docker-proxy processes (the rules are what moby#53466 is about).
 # Needs root and a build (mvn -B -ntp -q -DskipTests package). Usage: bench/docker/run.sh [-n N] [-k K] [-p P]
@@ -93,19 +93,22 @@ run_p() { # run_p NET NAME -> ms of `docker run -d -p 18080:80`
   local s e; s=$(date +%s%N); $DOCKER run -d --name "$2" --network "$1" -p 18080:80 bb sleep 600 >/dev/null; e=$(date +%s%N)
   ms "$s" "$e"
 }
-ports_level() { # ports_level NET -> median ms over K
-  local a=() i
-  for i in $(seq "$K"); do a+=("$(run_p "$1" pt$ID)"); $DOCKER rm -f pt$ID >/dev/null; done
-  printf '%s\n' "${a[@]}" | median
+ports_level() { # ports_level LEVEL: K rounds alternating the two networks, medians into PM[net,LEVEL]
+  local aj=() ab=() i
+  for i in $(seq "$K"); do
+    aj+=("$(run_p bj$ID pt$ID)"); $DOCKER rm -f pt$ID >/dev/null
+    ab+=("$(run_p bb$ID pt$ID)"); $DOCKER rm -f pt$ID >/dev/null
+  done
+  PM[bj$ID,$1]=$(printf '%s\n' "${aj[@]}" | median); PM[bb$ID,$1]=$(printf '%s\n' "${ab[@]}" | median)
 }
 declare -A PM
-for net in bj$ID bb$ID; do
-  run_p "$net" pt$ID >/dev/null; $DOCKER rm -f pt$ID >/dev/null   # warm-up
-  PM[$net,0]=$(ports_level "$net")
-  $DOCKER run -d --name bulk$ID --network "$net" -p "20000-$((20000 + P - 1)):20000-$((20000 + P - 1))" bb sleep 3600 >/dev/null
-  PM[$net,$P]=$(ports_level "$net")
-  $DOCKER rm -f bulk$ID >/dev/null
-done
+for net in bj$ID bb$ID; do run_p "$net" pt$ID >/dev/null; $DOCKER rm -f pt$ID >/dev/null; done   # warm-up
+ports_level 0
+# P published ports on each network: one container each, distinct host ports
+$DOCKER run -d --name bulkj$ID --network bj$ID -p "20000-$((20000 + P - 1)):20000-$((20000 + P - 1))" bb sleep 3600 >/dev/null
+$DOCKER run -d --name bulkb$ID --network bb$ID -p "30000-$((30000 + P - 1)):30000-$((30000 + P - 1))" bb sleep 3600 >/dev/null
+ports_level "$P"
+$DOCKER rm -f bulkj$ID bulkb$ID >/dev/null
 
 echo "bench/docker: dockerd $($DOCKER version -f '{{.Server.Version}}') in netns $NS, image busybox, load $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '| %-58s | %10s | %10s | %6s |\n' "what (median ms)" "jcni" "Docker" "ratio"

@@ -200,6 +200,21 @@ class DockerEndToEndTest {
 
     @Test
     @Order(6)
+    void networksSurviveADockerdRestart() throws Exception {
+        String net = "jr" + ID;
+        docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.238.0.0/24", net);
+        docker.ok("run", "-d", "--name", "rs" + ID, "--network", net, IMAGE, "sleep", "300");
+        docker.restart(); // SIGTERM: dockerd stops the container, and so Leaves and deletes its endpoint
+        assertEquals(net, docker.ok("network", "ls", "-q", "--filter", "name=" + net, "--format", "{{.Name}}"));
+        docker.ok("start", "rs" + ID);
+        String out = docker.ok("run", "--rm", "--network", net, IMAGE, "ping", "-c1", "-W2", "rs" + ID);
+        assertTrue(out.contains("1 packets received"), out);
+        docker.ok("rm", "-f", "rs" + ID);
+        docker.ok("network", "rm", net);
+    }
+
+    @Test
+    @Order(7)
     void nothingIsLeftBehind() throws Exception {
         assertEquals("", docker.ok("network", "ls", "-q", "--filter", "driver=" + DRIVER));
         String links = docker.inHost("ip", "-o", "link").out();

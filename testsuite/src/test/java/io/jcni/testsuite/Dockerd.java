@@ -20,7 +20,7 @@ public final class Dockerd implements AutoCloseable {
     public final Path dir;
     public final Path socket;
     private final Path pidFile;
-    private final Process process;
+    private Process process;
 
     public Dockerd(String netns) throws IOException {
         this.netns = netns;
@@ -29,9 +29,15 @@ public final class Dockerd implements AutoCloseable {
         dir = Files.createTempDirectory("jcni-dockerd-");
         socket = dir.resolve("docker.sock");
         pidFile = dir.resolve("docker.pid");
+        start();
+        importBusybox();
+    }
+
+    private void start() throws IOException {
         process = new ProcessBuilder("nsenter", "--net=/var/run/netns/" + netns, "dockerd", "--data-root", dir.resolve("data").toString(),
                 "--exec-root", dir.resolve("exec").toString(), "-H", "unix://" + socket, "--pidfile", pidFile.toString())
-                .redirectErrorStream(true).redirectOutput(dir.resolve("dockerd.log").toFile()).redirectInput(new File("/dev/null")).start();
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("dockerd.log").toFile()))
+                .redirectInput(new File("/dev/null")).start();
         long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
         while (run("version").rc() != 0) {
             if (System.nanoTime() > deadline || !process.isAlive()) {
@@ -39,7 +45,21 @@ public final class Dockerd implements AutoCloseable {
             }
             sleep(200);
         }
-        importBusybox();
+    }
+
+    /** Stops dockerd by its pid (SIGTERM: it stops its containers) and starts it again on the same directories. */
+    public void restart() throws IOException {
+        stop();
+        start();
+    }
+
+    private void stop() {
+        ProcessHandle.of(process.pid()).ifPresent(ProcessHandle::destroy);
+        try {
+            if (!process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) process.destroyForcibly().waitFor();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     public Sh.Run run(String... args) {
@@ -78,12 +98,7 @@ public final class Dockerd implements AutoCloseable {
         } catch (AssertionError ignored) {
             // stopping goes on
         }
-        ProcessHandle.of(process.pid()).ifPresent(ProcessHandle::destroy);
-        try {
-            if (!process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) process.destroyForcibly().waitFor();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        stop();
         // dockerd unmounts its overlays when it stops; anything still mounted below dir goes now.
         for (String m : Sh.lines(Sh.run("findmnt", "-rn", "-o", "TARGET").out())) {
             if (m.startsWith(dir.toString())) Sh.quiet("umount", "-l", m);
