@@ -3,22 +3,31 @@
 # "host" network namespace connects two "containers" (network namespaces) to one bridge network
 # with `jcni add`, prints their addresses, pings one from the other, and tears everything down with
 # `jcni del`, showing that no allocation, cache file or interface is left behind. Then the same
-# again with the jcnid daemon serving the plugin calls (the fast path), and its metrics. Last, two
+# again with the jcnid daemon serving the plugin calls (the fast path), and its metrics. Then Docker:
+# a private dockerd in the host namespace gets jcni as its network driver (jcnid --docker-driver),
+# two containers on a jcni network ping each other by name, and a published port answers. Last, two
 # "hosts" on one underlay with a real etcd, each running `jcnid --overlay`: pods on different hosts
 # ping each other over VXLAN (the flannel plugin delegating to bridge + host-local).
 #
-# Usage: scripts/demo.sh [--reference]     (--reference: drive the reference Go plugins instead)
+# Usage: scripts/demo.sh [--reference] [--no-docker]
+#   --reference: drive the reference Go plugins instead (no jcnid, no Docker part)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 [ "$(id -u)" -eq 0 ] || { echo "demo: needs root (it creates network namespaces)" >&2; exit 1; }
 need_packages "${JCNI_BUILD_PACKAGES[@]}" iputils-ping containernetworking-plugins etcd-server etcd-client
 
-PLUGINS=jcni
-[ "${1:-}" = "--reference" ] && PLUGINS=reference
+PLUGINS=jcni DOCKER=1
+for a in "$@"; do
+  case "$a" in --reference) PLUGINS=reference ;; --no-docker) DOCKER=0 ;; *) echo "usage: $0 [--reference] [--no-docker]" >&2; exit 2 ;; esac
+done
+[ "$PLUGINS" = jcni ] || DOCKER=0
+[ "$DOCKER" = 1 ] && need_packages docker.io busybox-static curl
+DRIVER=jcnidemo$$ DOCKERD_PID= DRIVER_PID=
 
 ID=$$
 WORK=$(mktemp -d /tmp/jcni-demo.XXXXXX)
+DOCKER_CLI="/usr/bin/docker -H unix://$WORK/docker.sock"
 HOST=jcni-demo-host-$ID A=jcni-demo-a-$ID B=jcni-demo-b-$ID
 OV_NS=() ETCD_PID=
 cleanup() {
@@ -26,6 +35,15 @@ cleanup() {
   for h in 1 2; do [ -S "$WORK/ov/h$h.sock" ] && nsenter --net="/var/run/netns/jcni-demo-h$h-$ID" "$WORK/jcni/bin/jcnid" stop --socket "$WORK/ov/h$h.sock" --pid-file "$WORK/ov/h$h.pid" >/dev/null 2>&1; done
   [ -n "$ETCD_PID" ] && kill "$ETCD_PID" 2>/dev/null && wait "$ETCD_PID" 2>/dev/null
   for ns in "${OV_NS[@]}"; do ip netns del "$ns" 2>/dev/null; done
+  if [ -n "$DOCKERD_PID" ]; then
+    $DOCKER_CLI rm -f jcni-demo-web jcni-demo-client >/dev/null 2>&1
+    $DOCKER_CLI network rm jcni-demo >/dev/null 2>&1
+    kill "$DOCKERD_PID" 2>/dev/null
+    for i in $(seq 100); do kill -0 "$DOCKERD_PID" 2>/dev/null || break; sleep 0.2; done
+    findmnt -rn -o TARGET | grep "^$WORK" | sort -r | xargs -r -n1 umount -l 2>/dev/null
+  fi
+  [ -n "$DRIVER_PID" ] && kill "$DRIVER_PID" 2>/dev/null && wait "$DRIVER_PID" 2>/dev/null
+  rm -f "/run/docker/plugins/$DRIVER.sock"
   [ -x "$WORK/jcni/bin/jcnid" ] && "$WORK/jcni/bin/jcnid" stop --socket "$WORK/run/jcnid.sock" >/dev/null 2>&1
   for ns in "$A" "$B" "$HOST"; do ip netns del "$ns" 2>/dev/null; done
   rm -rf "$WORK"
@@ -103,6 +121,34 @@ if [ "$PLUGINS" = jcni ]; then
   "$WORK/jcni/bin/jcnid" stop --socket "$WORK/run/jcnid.sock" >/dev/null
   left=$(ls "$WORK/ipam/demo" 2>/dev/null | grep -v -e '^lock$' -e '^last_reserved_ip' || true)
   [ -z "$left" ] && [ "$(ip -n "$HOST" -o link show type veth | wc -l)" -eq 0 ] || { echo "demo: something was left behind" >&2; exit 1; }
+fi
+if [ "$DOCKER" = 1 ]; then
+  step "Docker: a private dockerd in the host namespace, with jcni as its network and IPAM driver"
+  nsenter --net="/var/run/netns/$HOST" dockerd --data-root "$WORK/docker" --exec-root "$WORK/docker-exec" \
+    -H "unix://$WORK/docker.sock" --pidfile "$WORK/docker.pid" >"$WORK/dockerd.log" 2>&1 &
+  DOCKERD_PID=$!
+  nsenter --net="/var/run/netns/$HOST" "$WORK/jcni/bin/jcnid" start --foreground --socket "$WORK/run/jcnid.sock" \
+    --docker-driver "$DRIVER" --docker-state-dir "$WORK/docker-driver" >"$WORK/jcnid-docker.log" 2>&1 &
+  DRIVER_PID=$!
+  for i in $(seq 300); do $DOCKER_CLI version >/dev/null 2>&1 && [ -S "/run/docker/plugins/$DRIVER.sock" ] && break; sleep 0.2; done
+  mkdir -p "$WORK/bb"/{bin,etc,proc,sys,dev,tmp,root}; cp /bin/busybox "$WORK/bb/bin/"
+  for a in $(/bin/busybox --list); do [ "$a" = busybox ] || ln -sf busybox "$WORK/bb/bin/$a"; done
+  echo 'root:x:0:0:root:/root:/bin/sh' >"$WORK/bb/etc/passwd"; echo 'root:x:0:' >"$WORK/bb/etc/group"
+  tar -C "$WORK/bb" -cf "$WORK/bb.tar" .; $DOCKER_CLI import -c 'CMD ["/bin/sh"]' "$WORK/bb.tar" bb >/dev/null
+  echo "\$ docker network create -d $DRIVER --ipam-driver $DRIVER --subnet 10.124.0.0/24 jcni-demo"
+  $DOCKER_CLI network create -d "$DRIVER" --ipam-driver "$DRIVER" --subnet 10.124.0.0/24 jcni-demo >/dev/null
+  echo "\$ docker run -d --name jcni-demo-web --network jcni-demo -p 8080:80 bb httpd -f -p 80 -h /www"
+  $DOCKER_CLI run -d --name jcni-demo-web --network jcni-demo -p 8080:80 bb \
+    sh -c 'mkdir /www && echo "hello from a container on a jcni network" >/www/index.html && exec httpd -f -p 80 -h /www' >/dev/null
+  echo "\$ docker run --rm --network jcni-demo bb ping -c 1 jcni-demo-web"
+  $DOCKER_CLI run --rm --network jcni-demo bb ping -c 1 -W 2 jcni-demo-web | grep -e PING -e 'bytes from'
+  echo "\$ curl http://127.0.0.1:8080/   (in the host namespace: the published port, through jcni's portmap)"
+  ip netns exec "$HOST" curl -s -m 5 http://127.0.0.1:8080/
+  echo "the driver's calls (jcnid log):"; grep 'docker call=' "$WORK/jcnid-docker.log" | awk '{print $4}' | sort | uniq -c | sort -rn | head -8
+  $DOCKER_CLI rm -f jcni-demo-web >/dev/null
+  $DOCKER_CLI network rm jcni-demo >/dev/null
+  [ "$(ip -n "$HOST" -o link show type veth | wc -l)" -eq 0 ] || { echo "demo: a veth was left behind" >&2; exit 1; }
+  echo "network removed; no veth left in the host namespace"
 fi
 if [ "$PLUGINS" = jcni ]; then
   step "multi-host: an underlay, a real etcd, two hosts running 'jcnid start --overlay' (flannel-compatible, VXLAN)"

@@ -33,11 +33,16 @@ fi
 VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 LIB="$PREFIX/lib"
 mkdir -p "$LIB" "$BIN_DIR" "$CMD_DIR" "$PREFIX/libexec" "$PREFIX/bin" "$PREFIX/share"
-for m in spec linux etcd runtime plugins daemon overlay cli; do
+for m in spec linux etcd runtime plugins daemon overlay docker cli; do
   jar="$m/target/jcni-$m-$VERSION.jar"
   [ -f "$jar" ] || { echo "install.sh: $jar missing: build first (drop --no-build)" >&2; exit 1; }
   install -m 0644 "$jar" "$LIB/jcni-$m.jar"
 done
+# The Docker driver's own libraries (Jetty); only jcnid and the jcni command load them.
+mkdir -p "$LIB/docker"
+rm -f "$LIB"/docker/*.jar
+install -m 0644 docker/target/lib/*.jar "$LIB/docker/"
+DOCKER_CP="$LIB/jcni-docker.jar$(for j in "$LIB"/docker/*.jar; do printf ':%s' "$j"; done)"
 so=$(ls linux/target/classes/io/jcni/linux/native/libjcni.so 2>/dev/null || true)
 [ -n "$so" ] && install -m 0755 "$so" "$LIB/libjcni.so"
 
@@ -97,8 +102,9 @@ for t in $TYPES; do
     install -m 0755 "$PREFIX/libexec/$t" "$BIN_DIR/$t.tmp.$$" && mv -f "$BIN_DIR/$t.tmp.$$" "$BIN_DIR/$t"
   fi
 done
-OPTS=$DAEMON_OPTS write_launcher "$PREFIX/bin/jcnid" 'io.jcni.daemon.Jcnid "$@"'
+FULL_CP="$FULL_CP:$DOCKER_CP" OPTS=$DAEMON_OPTS write_launcher "$PREFIX/bin/jcnid" 'io.jcni.daemon.Jcnid "$@"'
 sed -e "s:/opt/jcni/:$PREFIX/:g" -e "s:/run/jcni/jcnid.sock:$SOCKET:g" daemon/src/main/dist/jcnid.service > "$PREFIX/share/jcnid.service"
-write_launcher "$CMD_DIR/jcni" 'io.jcni.cli.Main "$@"'
+sed -e "s:/opt/jcni/:$PREFIX/:g" -e "s:/run/jcni/jcnid.sock:$SOCKET:g" docker/src/main/dist/jcnid-docker.conf > "$PREFIX/share/jcnid-docker.conf"
+FULL_CP="$FULL_CP:$DOCKER_CP" write_launcher "$CMD_DIR/jcni" 'io.jcni.cli.Main "$@"'
 MODE=$([ "$SHIM" = 1 ] && echo "shims (jcnid socket $SOCKET, fallback $PREFIX/libexec)" || echo "standalone launchers")
 echo "jcni $VERSION installed: plugins [$(echo $TYPES)] in $BIN_DIR as $MODE, jcnid in $PREFIX/bin, jcni in $CMD_DIR, libraries in $LIB"

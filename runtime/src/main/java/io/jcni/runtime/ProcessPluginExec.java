@@ -111,7 +111,7 @@ public final class ProcessPluginExec implements PluginExec {
     }
 
     /** Turns a non-zero exit into the plugin's own error, or a description of what went wrong. */
-    static PluginException failure(String name, int status, byte[] stdoutBytes, String stderr) {
+    public static PluginException failure(String name, int status, byte[] stdoutBytes, String stderr) {
         String exit = describeExit(status);
         String stdout = new String(stdoutBytes, StandardCharsets.UTF_8).strip();
         if (stdout.isEmpty()) {

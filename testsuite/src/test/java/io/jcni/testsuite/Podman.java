@@ -57,16 +57,7 @@ public final class Podman implements AutoCloseable {
     }
 
     private void importBusybox() throws IOException {
-        Path rootfs = dir.resolve("rootfs");
-        for (String d : List.of("bin", "etc", "proc", "sys", "dev", "tmp", "root")) Files.createDirectories(rootfs.resolve(d));
-        Files.copy(Path.of("/bin/busybox"), rootfs.resolve("bin/busybox"));
-        for (String applet : Sh.lines(Sh.ok("/bin/busybox", "--list"))) {
-            if (!applet.equals("busybox")) Files.createSymbolicLink(rootfs.resolve("bin").resolve(applet), Path.of("busybox"));
-        }
-        Files.writeString(rootfs.resolve("etc/passwd"), "root:x:0:0:root:/root:/bin/sh\n");
-        Files.writeString(rootfs.resolve("etc/group"), "root:x:0:\n");
-        Path tar = dir.resolve("bb.tar");
-        Sh.ok("tar", "-C", rootfs.toString(), "-cf", tar.toString(), ".");
+        Path tar = BusyboxImage.tarball(dir);
         ok("import", "--change", "CMD [\"/bin/sh\"]", tar.toString(), "localhost/jcni-bb");
     }
 

@@ -1,0 +1,125 @@
+package io.jcni.docker;
+
+import io.jcni.docker.api.DriverException;
+import io.jcni.docker.api.RemoteApi;
+import io.jcni.docker.ipam.JcniIpam;
+import io.jcni.docker.network.CniAttacher;
+import io.jcni.docker.network.CniNetworkDriver;
+import io.jcni.docker.server.PluginSocketServer;
+import io.jcni.docker.store.FileStore;
+import io.jcni.runtime.ConfigLoader;
+import io.jcni.runtime.PluginExec;
+import io.jcni.spec.CniException;
+import io.jcni.spec.Json;
+import io.jcni.spec.NetConfList;
+import io.jcni.spec.PluginConf;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The Docker driver assembled: state, IPAM, network driver, and the plugin socket. */
+public final class DockerDriver implements AutoCloseable {
+
+    /**
+     * @param name      the plugin name: {@code docker network create -d NAME --ipam-driver NAME}
+     * @param pluginDir where dockerd looks for {@code NAME.sock}
+     * @param stateDir  persisted state ({@code state/}) and the CNI result cache ({@code results/})
+     * @param confDir   where {@code -o jcni.conflist=NAME} is looked up
+     * @param cniPath   where plugins that are not jcni's own are found
+     */
+    public record Options(String name, Path pluginDir, Path stateDir, Path confDir, List<Path> cniPath) {
+        public static Options of(String name, Path pluginDir, Path stateDir) {
+            String conf = System.getenv("NETCONFPATH");
+            String path = System.getenv("CNI_PATH");
+            return new Options(name, pluginDir, stateDir, conf == null || conf.isEmpty() ? ConfigLoader.DEFAULT_DIR : Path.of(conf),
+                    path == null || path.isEmpty() ? List.of(Path.of("/opt/cni/bin"), Path.of("/usr/lib/cni")) : PluginExec.splitPath(path));
+        }
+
+        public Path socket() {
+            return pluginDir.resolve(name + ".sock");
+        }
+    }
+
+    private final Options options;
+    private final CniNetworkDriver network;
+    private final JcniIpam ipam;
+    private final PluginSocketServer server;
+
+    private DockerDriver(Options options, CniNetworkDriver network, JcniIpam ipam, PluginSocketServer server) {
+        this.options = options;
+        this.network = network;
+        this.ipam = ipam;
+        this.server = server;
+    }
+
+    /** Loads the state, cleans up after endpoints whose containers are gone, then serves the socket. */
+    public static DockerDriver start(Options o, PrintStream log) throws IOException {
+        long t0 = System.nanoTime();
+        FileStore store = new FileStore(o.stateDir().resolve("state"));
+        List<Path> path = new ArrayList<>();
+        path.add(Launchers.write(o.stateDir().resolve("bin")));
+        path.addAll(o.cniPath());
+        CniAttacher attacher = new CniAttacher(path, o.stateDir().resolve("results"));
+        CniNetworkDriver network = new CniNetworkDriver(store, attacher, name -> conflist(o.confDir(), name), "local", log);
+        network.dataDir(o.stateDir().resolve("nft").toString());
+        JcniIpam ipam = new JcniIpam(store);
+        int cleaned = network.reconcile();
+        long t1 = System.nanoTime();
+        PluginSocketServer server = PluginSocketServer.start(o.socket(), new RemoteApi(network, ipam, log));
+        if (log != null) {
+            log.println(Instant.now() + " jcnid docker started name=" + o.name() + " socket=" + o.socket() + " networks="
+                    + network.networks().size() + " endpoints=" + network.endpoints().size() + " reconciled=" + cleaned
+                    + " start_ms=" + String.format("%.1f", (System.nanoTime() - t0) / 1e6) + " http_ms="
+                    + String.format("%.1f", (System.nanoTime() - t1) / 1e6));
+        }
+        return new DockerDriver(o, network, ipam, server);
+    }
+
+    /** {@code -o jcni.conflist=NAME}: the list as it is now (copied into the network, so later edits do not split ADD from DEL). */
+    static Map<String, Object> conflist(Path dir, String name) {
+        NetConfList l;
+        try {
+            l = ConfigLoader.load(dir, name);
+        } catch (CniException e) {
+            throw new DriverException("CreateNetwork: jcni.conflist=" + name + ": " + e.getMessage());
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("cniVersion", l.cniVersion());
+        List<Object> plugins = new ArrayList<>();
+        for (PluginConf p : l.plugins()) plugins.add(Json.deepCopy(p.raw()));
+        m.put("plugins", plugins);
+        return m;
+    }
+
+    public Options options() {
+        return options;
+    }
+
+    public Path socket() {
+        return server.socket();
+    }
+
+    public CniNetworkDriver network() {
+        return network;
+    }
+
+    public JcniIpam ipam() {
+        return ipam;
+    }
+
+    /** A line for {@code jcnid status}. */
+    public String status() {
+        return "docker_driver " + options.name() + " socket " + server.socket() + " networks " + network.networks().size()
+                + " endpoints " + network.endpoints().size() + " pools " + ipam.pools().size() + "\n";
+    }
+
+    @Override
+    public void close() {
+        server.close();
+    }
+}

@@ -1,0 +1,36 @@
+package io.jcni.docker;
+
+import io.jcni.plugins.PluginRegistry;
+import io.jcni.plugins.common.Delegation;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+
+/**
+ * A directory of jcni plugin launchers put first on the driver's CNI path. The driver runs jcni's
+ * plugins in-process anyway; these files are there so that a plugin's own delegation (bridge to its
+ * IPAM plugin) finds a jcni executable first and so also stays in-process ({@link Delegation}),
+ * whatever else is installed in /opt/cni/bin or /usr/lib/cni. Run directly, they work as the
+ * standalone plugins.
+ */
+final class Launchers {
+    private Launchers() {}
+
+    static Path write(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String cp = System.getProperty("java.class.path");
+        for (String type : PluginRegistry.types()) {
+            String script = "#!/bin/sh\n# " + Delegation.MARKER + ": written by jcnid's Docker driver\n"
+                    + "exec '" + java + "' -Xlog:disable -Xlog:all=warning:stderr --enable-native-access=ALL-UNNAMED -cp '" + cp
+                    + "' io.jcni.plugins.PluginMain " + type + "\n";
+            Path tmp = dir.resolve("." + type + ".tmp");
+            Files.writeString(tmp, script);
+            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
+            Files.move(tmp, dir.resolve(type), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        }
+        return dir;
+    }
+}

@@ -1,0 +1,62 @@
+package io.jcni.docker.network;
+
+import io.jcni.runtime.RuntimeConf;
+import io.jcni.spec.NetConfList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The effects of Join, Leave and port publishing.
+ *
+ * <p>Docker creates a container's network namespace only after Join has answered (runc makes it and
+ * libnetwork's set-key hook hands it over), so the chain cannot run in the sandbox. It runs in a
+ * staging namespace instead; the interface it made is then handed to this namespace under a name
+ * Join answers as {@code InterfaceName.SrcName}, and libnetwork moves it into the sandbox, names it
+ * {@code eth<N>} and gives it its addresses, MAC and routes, exactly as it does for its own drivers.
+ */
+public interface Attacher {
+
+    /** The interface name inside the staging namespace, and the CNI_IFNAME of the attachment. */
+    String STAGING_IFNAME = "eth0";
+
+    /**
+     * The chain's ADD (libcni's AddNetworkList) in a fresh staging namespace; afterwards the
+     * container interface is down, in this namespace, named {@code srcName}, and the staging
+     * namespace is gone. The result is cached for DEL and {@link #publish}.
+     */
+    void add(NetConfList list, RuntimeConf rt, String srcName);
+
+    /** The chain's DEL with the cached result, and the interface {@code srcName} if it is back in this namespace; idempotent. */
+    void del(NetConfList list, RuntimeConf rt, String srcName);
+
+    /**
+     * Deletes the interface {@code name} (and so its veth peer) if it is in this namespace. The
+     * kernel takes 15-30 ms to delete a veth; with {@code background} that happens after the call
+     * has been answered.
+     */
+    void dropInterface(String name, boolean background);
+
+    /** portmap's ADD alone, with the chain's cached result as prevResult and these portMappings. */
+    void publish(NetConfList list, RuntimeConf rt, List<Map<String, Object>> portMappings);
+
+    /** portmap's DEL alone. */
+    void unpublish(NetConfList list, RuntimeConf rt);
+
+    /**
+     * Lets the network's bridge through dockerd's FORWARD policy and masquerades the given subnets
+     * ({@link Forwarding}); idempotent.
+     */
+    void openNetwork(String bridge, boolean internal, List<String> masquerade);
+
+    /**
+     * A network's leftovers once its last endpoint is gone: CNI GC with no valid attachment, its
+     * forwarding rules, and (when {@code deleteBridge}: the bridge is the driver's own) the bridge.
+     */
+    void removeNetwork(NetConfList list, String bridge, boolean internal, List<String> masquerade, boolean deleteBridge);
+
+    /** Waits for interface deletions still running in the background ({@link #dropInterface}). */
+    void settle();
+
+    /** Whether the sandbox exists (a namespace file or bind mount). */
+    boolean sandboxExists(String sandboxKey);
+}

@@ -1,0 +1,365 @@
+package io.jcni.docker.network;
+
+import io.jcni.docker.api.DriverException;
+import io.jcni.docker.api.NetworkCalls.AllocateNetwork;
+import io.jcni.docker.api.NetworkCalls.CreateEndpoint;
+import io.jcni.docker.api.NetworkCalls.CreateNetwork;
+import io.jcni.docker.api.NetworkCalls.Discovery;
+import io.jcni.docker.api.NetworkCalls.EndpointRef;
+import io.jcni.docker.api.NetworkCalls.Join;
+import io.jcni.docker.api.NetworkCalls.JoinAnswer;
+import io.jcni.docker.api.NetworkCalls.NetworkRef;
+import io.jcni.docker.api.NetworkCalls.PortBinding;
+import io.jcni.docker.api.NetworkCalls.ProgramExternalConnectivity;
+import io.jcni.docker.api.NetworkDriver;
+import io.jcni.docker.store.StateStore;
+import io.jcni.runtime.RuntimeConf;
+import io.jcni.spec.Cidr;
+import io.jcni.spec.NetConfList;
+import java.io.PrintStream;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+
+/**
+ * The NetworkDriver: a Docker network is a CNI network list ({@link Chain}), an endpoint is one CNI
+ * attachment (container ID = endpoint ID, netns = SandboxKey), Join is ADD and Leave is DEL.
+ * Calls on one network run one at a time; calls on different networks run in parallel.
+ */
+public final class CniNetworkDriver implements NetworkDriver {
+    static final String NETWORKS = "networks";
+    static final String ENDPOINTS = "endpoints";
+
+    private final StateStore store;
+    private final Attacher attacher;
+    private final Function<String, Map<String, Object>> conflists;
+    private final String scope;
+    private final PrintStream log;
+    private volatile String dataDir;
+    private final Map<String, DockerNetwork> networks = new ConcurrentHashMap<>();
+    private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
+    private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
+
+    /**
+     * @param conflists loads {@code -o jcni.conflist=NAME} from the CNI configuration directory
+     * @param scope     "local" (the default) or "global"
+     */
+    public CniNetworkDriver(StateStore store, Attacher attacher, Function<String, Map<String, Object>> conflists, String scope,
+            PrintStream log) {
+        this.store = store;
+        this.attacher = attacher;
+        this.conflists = conflists;
+        this.scope = scope;
+        this.log = log;
+        store.list(NETWORKS).values().forEach(d -> {
+            DockerNetwork n = DockerNetwork.fromJson(d);
+            networks.put(n.id(), n);
+        });
+        store.list(ENDPOINTS).values().forEach(d -> {
+            Endpoint e = Endpoint.fromJson(d);
+            endpoints.put(e.id(), e);
+        });
+    }
+
+    /**
+     * After a restart: an endpoint whose sandbox is gone (its container ended while the driver was
+     * down) gets its CNI DEL now, so no veth, address or port mapping outlives it.
+     *
+     * @return how many attachments were cleaned up
+     */
+    public int reconcile() {
+        int cleaned = 0;
+        for (DockerNetwork n : networks.values()) {
+            try {
+                if (n.linuxBridge() != null) attacher.openNetwork(n.linuxBridge(), n.internal(), n.masqueraded());
+            } catch (RuntimeException ex) {
+                note("reconcile network=" + n.id() + " error=\"" + ex.getMessage() + "\"");
+            }
+        }
+        for (Endpoint e : List.copyOf(endpoints.values())) {
+            if (!e.joined() || attacher.sandboxExists(e.sandboxKey())) continue;
+            ReentrantLock l = lock(e.networkId());
+            try {
+                DockerNetwork n = networks.get(e.networkId());
+                if (n != null) attacher.del(chain(n, e), runtime(e, ""), e.ifName());
+                save(e.left());
+                cleaned++;
+                note("reconcile endpoint=" + e.id() + " sandbox_gone=" + e.sandboxKey());
+            } catch (RuntimeException ex) {
+                note("reconcile endpoint=" + e.id() + " error=\"" + ex.getMessage() + "\"");
+            } finally {
+                l.unlock();
+            }
+        }
+        return cleaned;
+    }
+
+    @Override
+    public String scope() {
+        return scope;
+    }
+
+    @Override
+    public void createNetwork(CreateNetwork r) {
+        DockerNetwork n = DockerNetwork.fromCreate(r, conflists);
+        ReentrantLock l = lock(r.networkId());
+        try {
+            if (networks.containsKey(n.id())) return; // a repeated call: the network is there already
+            if (n.conflist() == null) {
+                for (DockerNetwork other : networks.values()) {
+                    if (other.conflist() == null && other.bridge().equals(n.bridge())) {
+                        throw new DriverException("CreateNetwork: bridge " + n.bridge() + " is already used by network " + other.id());
+                    }
+                }
+            }
+            if (n.linuxBridge() != null) attacher.openNetwork(n.linuxBridge(), n.internal(), n.masqueraded());
+            store.put(NETWORKS, n.id(), n.toJson());
+            networks.put(n.id(), n);
+        } finally {
+            l.unlock();
+        }
+    }
+
+    @Override
+    public void deleteNetwork(NetworkRef r) {
+        ReentrantLock l = lock(r.networkId());
+        try {
+            DockerNetwork n = networks.get(r.networkId());
+            if (n == null) return;
+            for (Endpoint e : List.copyOf(endpoints.values())) {
+                if (!e.networkId().equals(n.id())) continue;
+                if (e.joined()) leaveLocked(n, e);
+                store.delete(ENDPOINTS, e.id());
+                endpoints.remove(e.id());
+            }
+            // The chain with a placeholder endpoint: GC needs only the plugins and the network name.
+            Endpoint none = new Endpoint("gc", n.id(), null, null, "", null, null, List.of());
+            attacher.removeNetwork(chain(n, none), n.linuxBridge(), n.internal(), n.masqueraded(), n.conflist() == null);
+            store.delete(NETWORKS, n.id());
+            networks.remove(n.id());
+        } finally {
+            l.unlock();
+        }
+    }
+
+    @Override
+    public Map<String, String> allocateNetwork(AllocateNetwork r) {
+        return Map.of(); // nothing to share between nodes until state lives in etcd (README, "Global scope")
+    }
+
+    @Override
+    public void freeNetwork(NetworkRef r) {
+    }
+
+    @Override
+    public void createEndpoint(CreateEndpoint r) {
+        ReentrantLock l = lock(r.networkId());
+        try {
+            network("CreateEndpoint", r.networkId());
+            if (r.iface().address() == null && r.iface().addressV6() == null) {
+                throw new DriverException("CreateEndpoint: Interface has no Address: jcni uses the addresses of the network's IPAM driver");
+            }
+            Endpoint e = new Endpoint(r.endpointId(), r.networkId(), r.iface().address(), r.iface().addressV6(), r.iface().macAddress(),
+                    null, null, List.of());
+            Endpoint old = endpoints.get(e.id());
+            if (old != null) {
+                if (old.networkId().equals(e.networkId()) && java.util.Objects.equals(old.address(), e.address())) return;
+                throw new DriverException("CreateEndpoint: endpoint " + e.id() + " exists already with other settings");
+            }
+            save(e);
+        } finally {
+            l.unlock();
+        }
+    }
+
+    @Override
+    public Map<String, Object> endpointOperInfo(EndpointRef r) {
+        Endpoint e = endpoint("EndpointOperInfo", r);
+        Map<String, Object> v = new LinkedHashMap<>();
+        if (!e.ports().isEmpty()) v.put("com.docker.network.portmap", new ArrayList<Object>(e.ports()));
+        if (e.joined()) v.put("jcni.interface", e.ifName());
+        return v;
+    }
+
+    @Override
+    public void deleteEndpoint(EndpointRef r) {
+        ReentrantLock l = lock(r.networkId());
+        try {
+            Endpoint e = endpoints.get(r.endpointId());
+            if (e == null) return; // deleting twice is not an error
+            DockerNetwork n = networks.get(e.networkId());
+            if (e.joined() && n != null) leaveLocked(n, e);
+            // libnetwork may hand the interface back after Leave, so it is looked for once more here.
+            attacher.dropInterface(srcName(e.id()), true);
+            store.delete(ENDPOINTS, e.id());
+            endpoints.remove(e.id());
+        } finally {
+            l.unlock();
+        }
+    }
+
+    @Override
+    public JoinAnswer join(Join r) {
+        ReentrantLock l = lock(r.networkId());
+        try {
+            DockerNetwork n = network("Join", r.networkId());
+            Endpoint e = endpoint("Join", new EndpointRef(r.networkId(), r.endpointId()));
+            if (e.joined() && !e.sandboxKey().equals(r.sandboxKey())) {
+                throw new DriverException("Join: endpoint " + e.id() + " is already joined to " + e.sandboxKey());
+            }
+            if (!e.joined()) {
+                Endpoint joined = e.joinedAt(r.sandboxKey(), srcName(e.id()));
+                save(joined); // first, so that a crash during ADD leaves a record for reconcile
+                try {
+                    attacher.add(chain(n, joined), runtime(joined, ""), joined.ifName());
+                } catch (RuntimeException ex) {
+                    try {
+                        attacher.del(chain(n, joined), runtime(joined, ""), joined.ifName());
+                    } catch (RuntimeException ignored) {
+                        // the ADD's error is the one to report
+                    }
+                    save(e);
+                    throw ex;
+                }
+                e = joined;
+            }
+            Cidr gw4 = n.internal() ? null : n.gateway(false);
+            Cidr gw6 = n.internal() || !n.ipv6() ? null : n.gateway(true);
+            // DisableGatewayService: never attach the container to docker_gwbridge; our chain is its way out.
+            return new JoinAnswer(e.ifName(), gw4 == null ? null : gw4.address(), gw6 == null ? null : gw6.address(), true);
+        } finally {
+            l.unlock();
+        }
+    }
+
+    @Override
+    public void leave(EndpointRef r) {
+        ReentrantLock l = lock(r.networkId());
+        try {
+            Endpoint e = endpoint("Leave", r);
+            if (!e.joined()) return;
+            leaveLocked(network("Leave", r.networkId()), e);
+        } finally {
+            l.unlock();
+        }
+    }
+
+    private void leaveLocked(DockerNetwork n, Endpoint e) {
+        attacher.del(chain(n, e), runtime(e, ""), e.ifName());
+        save(e.left());
+    }
+
+    @Override
+    public void programExternalConnectivity(ProgramExternalConnectivity r) {
+        ReentrantLock l = lock(r.networkId());
+        try {
+            DockerNetwork n = network("ProgramExternalConnectivity", r.networkId());
+            Endpoint e = endpoint("ProgramExternalConnectivity", new EndpointRef(r.networkId(), r.endpointId()));
+            if (!e.joined()) throw new DriverException("ProgramExternalConnectivity: endpoint " + e.id() + " is not joined");
+            if (r.ports().isEmpty()) return;
+            List<Map<String, Object>> mappings = new ArrayList<>();
+            List<Map<String, Object>> raw = new ArrayList<>();
+            for (PortBinding p : r.ports()) {
+                if (p.hostPort() == 0) {
+                    throw new DriverException("ProgramExternalConnectivity: port " + p.containerPort() + "/" + p.protocol()
+                            + " has no host port; jcni publishes only -p HOSTPORT:PORT (no -P or random host ports yet)");
+                }
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("hostPort", (long) p.hostPort());
+                m.put("containerPort", (long) p.containerPort());
+                m.put("protocol", p.protocol());
+                if (!p.hostIp().isEmpty()) m.put("hostIP", p.hostIp());
+                mappings.add(m);
+                raw.add(p.raw());
+            }
+            attacher.publish(chain(n, e), runtime(e, e.sandboxKey()), mappings);
+            save(e.withPorts(raw));
+        } finally {
+            l.unlock();
+        }
+    }
+
+    @Override
+    public void revokeExternalConnectivity(EndpointRef r) {
+        ReentrantLock l = lock(r.networkId());
+        try {
+            Endpoint e = endpoints.get(r.endpointId());
+            if (e == null || !e.joined() || e.ports().isEmpty()) return;
+            DockerNetwork n = network("RevokeExternalConnectivity", r.networkId());
+            attacher.unpublish(chain(n, e), runtime(e, e.sandboxKey()));
+            save(e.withPorts(List.of()));
+        } finally {
+            l.unlock();
+        }
+    }
+
+    @Override
+    public void discoverNew(Discovery r) {
+        // Node and datastore announcements: a local driver keeps its own state and needs neither.
+    }
+
+    @Override
+    public void discoverDelete(Discovery r) {
+    }
+
+    /** Where the generated chains' plugins keep their nftables state (null: the plugins' default). */
+    public void dataDir(String dir) {
+        this.dataDir = dir;
+    }
+
+    private NetConfList chain(DockerNetwork n, Endpoint e) {
+        return Chain.build(n, e, dataDir);
+    }
+
+    /** For tests and status. */
+    public Map<String, DockerNetwork> networks() {
+        return Map.copyOf(networks);
+    }
+
+    public Map<String, Endpoint> endpoints() {
+        return Map.copyOf(endpoints);
+    }
+
+    /** The interface's name between ADD and libnetwork's move into the sandbox: unique per endpoint, 14 characters. */
+    static String srcName(String endpointId) {
+        return "jcv" + endpointId.substring(0, Math.min(11, endpointId.length()));
+    }
+
+    private static RuntimeConf runtime(Endpoint e, String netns) {
+        return new RuntimeConf(e.id(), netns, e.ifName(), List.of(Map.entry("IgnoreUnknown", "1")), Map.of());
+    }
+
+    private DockerNetwork network(String call, String id) {
+        DockerNetwork n = networks.get(id);
+        if (n == null) throw new DriverException(call + ": no network " + id + " in the jcni driver");
+        return n;
+    }
+
+    private Endpoint endpoint(String call, EndpointRef r) {
+        Endpoint e = endpoints.get(r.endpointId());
+        if (e == null || !e.networkId().equals(r.networkId())) {
+            throw new DriverException(call + ": no endpoint " + r.endpointId() + " in network " + r.networkId());
+        }
+        return e;
+    }
+
+    private void save(Endpoint e) {
+        store.put(ENDPOINTS, e.id(), e.toJson());
+        endpoints.put(e.id(), e);
+    }
+
+    private ReentrantLock lock(String networkId) {
+        ReentrantLock l = locks.computeIfAbsent(networkId, k -> new ReentrantLock());
+        l.lock();
+        return l;
+    }
+
+    private void note(String s) {
+        if (log != null) log.println(Instant.now() + " jcnid docker " + s);
+    }
+}

@@ -1,0 +1,165 @@
+package io.jcni.docker.network;
+
+import io.jcni.docker.api.DriverException;
+import io.jcni.docker.api.NetworkCalls;
+import io.jcni.spec.Cidr;
+import io.jcni.spec.Json;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A Docker network as jcni runs it: the CNI network it becomes, decided once at CreateNetwork and
+ * kept (kind "networks") so that every Join and Leave uses the same chain.
+ *
+ * @param id       Docker's network ID
+ * @param plugins  the generated chain's plugin types (bridge first); empty when {@code conflist} is used
+ * @param conflist an existing network list copied at CreateNetwork (-o jcni.conflist=NAME); null otherwise
+ * @param bridge   the Linux bridge of a generated chain
+ * @param mtu      0 for the kernel's default
+ * @param internal --internal: no masquerade, no gateway on the bridge, no default route
+ * @param subnets  IPv4 then IPv6 pools with their gateways (the gateway may be null)
+ */
+public record DockerNetwork(String id, List<String> plugins, Map<String, Object> conflist, String bridge, int mtu,
+        boolean internal, boolean ipv6, List<Subnet> subnets) {
+
+    /** A pool and its gateway ("10.0.0.1/24"; null when none). */
+    public record Subnet(Cidr pool, Cidr gateway) {}
+
+    public static final String OPT_PLUGINS = "jcni.plugins";
+    public static final String OPT_CONFLIST = "jcni.conflist";
+    public static final String OPT_BRIDGE = "com.docker.network.bridge.name";
+    public static final String OPT_MTU = "com.docker.network.driver.mtu";
+    static final String OPT_GENERIC = "com.docker.network.generic";
+    static final String OPT_IPV6 = "com.docker.network.enable_ipv6";
+    static final String OPT_INTERNAL = "com.docker.network.internal";
+    public static final List<String> DEFAULT_PLUGINS = List.of("bridge", "portmap");
+    /** The first plugin makes the interface; the others are chained after it. */
+    static final Set<String> CHAINED = Set.of("portmap", "bandwidth", "firewall", "tuning");
+
+    /** The CNI network name: unique per Docker network and short enough for file names and nft comments. */
+    public String cniName() {
+        return "docker-" + id.substring(0, Math.min(12, id.length()));
+    }
+
+    /**
+     * Decides the chain from CreateNetwork's options: Docker's own (-o com.docker.network.bridge.name,
+     * ...driver.mtu, --internal, --ipv6) and jcni's (-o jcni.plugins=..., -o jcni.conflist=...).
+     *
+     * @param conflists loads a network list by name from the CNI config directory
+     */
+    public static DockerNetwork fromCreate(NetworkCalls.CreateNetwork r, java.util.function.Function<String, Map<String, Object>> conflists) {
+        Map<String, Object> generic = r.options().get(OPT_GENERIC) instanceof Map<?, ?> m ? Json.asObject(m) : Map.of();
+        Map<String, String> opts = new LinkedHashMap<>();
+        for (Map.Entry<String, Object> e : generic.entrySet()) {
+            if (e.getValue() instanceof String s) opts.put(e.getKey(), s);
+            else if (e.getKey().startsWith("jcni.")) throw new DriverException("CreateNetwork: option " + e.getKey() + " must be a string");
+        }
+        for (String k : opts.keySet()) {
+            if (k.startsWith("jcni.") && !k.equals(OPT_PLUGINS) && !k.equals(OPT_CONFLIST)) {
+                throw new DriverException("CreateNetwork: unknown option " + k + " (jcni knows " + OPT_PLUGINS + " and " + OPT_CONFLIST + ")");
+            }
+        }
+        boolean internal = flag(r.options(), generic, OPT_INTERNAL);
+        boolean ipv6 = flag(r.options(), generic, OPT_IPV6) || !r.ipv6().isEmpty();
+        List<Subnet> subnets = new ArrayList<>();
+        for (NetworkCalls.IpamData d : r.ipv4()) subnets.add(new Subnet(d.pool(), d.gateway()));
+        for (NetworkCalls.IpamData d : r.ipv6()) subnets.add(new Subnet(d.pool(), d.gateway()));
+        if (subnets.isEmpty()) throw new DriverException("CreateNetwork: no IPv4Data: the network needs a pool from an IPAM driver");
+
+        int mtu = 0;
+        if (opts.containsKey(OPT_MTU)) {
+            try {
+                mtu = Integer.parseInt(opts.get(OPT_MTU));
+                if (mtu < 68 || mtu > 65535) throw new NumberFormatException();
+            } catch (NumberFormatException e) {
+                throw new DriverException("CreateNetwork: " + OPT_MTU + " must be a number in [68, 65535]: " + opts.get(OPT_MTU));
+            }
+        }
+        String bridge = opts.getOrDefault(OPT_BRIDGE, "jc-" + r.networkId().substring(0, Math.min(12, r.networkId().length())));
+        if (!bridge.matches("[A-Za-z0-9_.-]{1,15}")) {
+            throw new DriverException("CreateNetwork: " + OPT_BRIDGE + " is not an interface name (1-15 letters, digits, '_', '.', '-'): " + bridge);
+        }
+        if (opts.containsKey(OPT_CONFLIST)) {
+            if (opts.containsKey(OPT_PLUGINS)) throw new DriverException("CreateNetwork: give " + OPT_PLUGINS + " or " + OPT_CONFLIST + ", not both");
+            Map<String, Object> list = conflists.apply(opts.get(OPT_CONFLIST));
+            return new DockerNetwork(r.networkId(), List.of(), list, bridge, mtu, internal, ipv6, subnets);
+        }
+        List<String> plugins = DEFAULT_PLUGINS;
+        if (opts.containsKey(OPT_PLUGINS)) {
+            plugins = new ArrayList<>();
+            for (String p : opts.get(OPT_PLUGINS).split(",")) if (!p.isBlank()) plugins.add(p.strip());
+            if (plugins.isEmpty() || !plugins.getFirst().equals("bridge")) {
+                throw new DriverException("CreateNetwork: " + OPT_PLUGINS + " must start with bridge: " + opts.get(OPT_PLUGINS));
+            }
+            for (String p : plugins.subList(1, plugins.size())) {
+                if (!CHAINED.contains(p)) throw new DriverException("CreateNetwork: " + OPT_PLUGINS + ": " + p + " cannot be chained here (use "
+                        + String.join(", ", new java.util.TreeSet<>(CHAINED)) + ")");
+            }
+            if (new java.util.HashSet<>(plugins).size() != plugins.size()) throw new DriverException("CreateNetwork: " + OPT_PLUGINS + " names a plugin twice");
+        }
+        return new DockerNetwork(r.networkId(), List.copyOf(plugins), null, bridge, mtu, internal, ipv6, subnets);
+    }
+
+    private static boolean flag(Map<String, Object> top, Map<String, Object> generic, String key) {
+        Object v = top.containsKey(key) ? top.get(key) : generic.get(key);
+        return Boolean.TRUE.equals(v) || "true".equals(v);
+    }
+
+    /** The Linux bridge the chain uses: ours, or a copied conflist's bridge plugin's; null when it has none. */
+    public String linuxBridge() {
+        if (conflist == null) return bridge;
+        for (Object o : Json.asList(conflist.get("plugins"))) {
+            Map<String, Object> p = Json.asObject(o);
+            if ("bridge".equals(p.get("type"))) return p.get("bridge") instanceof String b ? b : "cni0";
+        }
+        return null;
+    }
+
+    /** The subnets the driver masquerades: a generated, non-internal network's (a conflist keeps its own ipMasq). */
+    public List<String> masqueraded() {
+        if (internal || conflist != null) return List.of();
+        return subnets.stream().map(s -> s.pool().masked().toString()).toList();
+    }
+
+    /** The first gateway of the given family, without its prefix; null when there is none. */
+    public Cidr gateway(boolean v6) {
+        for (Subnet s : subnets) if (s.pool().isV6() == v6 && s.gateway() != null) return s.gateway();
+        return null;
+    }
+
+    public Map<String, Object> toJson() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", id);
+        m.put("plugins", new ArrayList<Object>(plugins));
+        if (conflist != null) m.put("conflist", conflist);
+        m.put("bridge", bridge);
+        m.put("mtu", (long) mtu);
+        m.put("internal", internal);
+        m.put("ipv6", ipv6);
+        List<Object> s = new ArrayList<>();
+        for (Subnet n : subnets) {
+            Map<String, Object> e = new LinkedHashMap<>();
+            e.put("pool", n.pool().toString());
+            if (n.gateway() != null) e.put("gateway", n.gateway().toString());
+            s.add(e);
+        }
+        m.put("subnets", s);
+        return m;
+    }
+
+    public static DockerNetwork fromJson(Map<String, Object> m) {
+        List<String> plugins = new ArrayList<>();
+        for (Object o : Json.asList(m.get("plugins"))) plugins.add((String) o);
+        List<Subnet> subnets = new ArrayList<>();
+        for (Object o : Json.asList(m.get("subnets"))) {
+            Map<String, Object> e = Json.asObject(o);
+            subnets.add(new Subnet(Cidr.parse((String) e.get("pool")), e.get("gateway") == null ? null : Cidr.parse((String) e.get("gateway"))));
+        }
+        Map<String, Object> conflist = m.get("conflist") == null ? null : Json.asObject(m.get("conflist"));
+        return new DockerNetwork((String) m.get("id"), plugins, conflist, (String) m.get("bridge"), ((Long) m.get("mtu")).intValue(),
+                (Boolean) m.get("internal"), (Boolean) m.get("ipv6"), subnets);
+    }
+}

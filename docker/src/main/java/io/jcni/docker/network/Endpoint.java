@@ -1,0 +1,64 @@
+package io.jcni.docker.network;
+
+import io.jcni.spec.Cidr;
+import io.jcni.spec.Json;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * An endpoint (kind "endpoints"): its addresses from CreateEndpoint and, once joined, where it is.
+ *
+ * @param sandboxKey the container's network namespace; null until Join (written before the ADD runs,
+ *                   so that a crash in the middle leaves something to clean up)
+ * @param ifName     the container interface's name outside the sandbox (Join's InterfaceName.SrcName)
+ * @param ports      the published ports as libnetwork sent them (for EndpointOperInfo)
+ */
+public record Endpoint(String id, String networkId, Cidr address, Cidr addressV6, String mac, String sandboxKey, String ifName,
+        List<Map<String, Object>> ports) {
+
+    public Endpoint {
+        ports = ports == null ? List.of() : List.copyOf(ports);
+    }
+
+    public boolean joined() {
+        return sandboxKey != null;
+    }
+
+    public Endpoint joinedAt(String key, String ifn) {
+        return new Endpoint(id, networkId, address, addressV6, mac, key, ifn, List.of());
+    }
+
+    public Endpoint left() {
+        return new Endpoint(id, networkId, address, addressV6, mac, null, null, List.of());
+    }
+
+    public Endpoint withPorts(List<Map<String, Object>> p) {
+        return new Endpoint(id, networkId, address, addressV6, mac, sandboxKey, ifName, p);
+    }
+
+    public Map<String, Object> toJson() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("id", id);
+        m.put("networkId", networkId);
+        if (address != null) m.put("address", address.toString());
+        if (addressV6 != null) m.put("addressV6", addressV6.toString());
+        if (!mac.isEmpty()) m.put("mac", mac);
+        if (sandboxKey != null) m.put("sandboxKey", sandboxKey);
+        if (ifName != null) m.put("ifName", ifName);
+        m.put("ports", new ArrayList<Object>(ports));
+        return m;
+    }
+
+    public static Endpoint fromJson(Map<String, Object> m) {
+        List<Map<String, Object>> ports = new ArrayList<>();
+        for (Object o : Json.asList(m.get("ports"))) ports.add(Json.asObject(o));
+        return new Endpoint((String) m.get("id"), (String) m.get("networkId"), cidr(m.get("address")), cidr(m.get("addressV6")),
+                m.get("mac") == null ? "" : (String) m.get("mac"), (String) m.get("sandboxKey"), (String) m.get("ifName"), ports);
+    }
+
+    private static Cidr cidr(Object o) {
+        return o == null ? null : Cidr.parse((String) o);
+    }
+}

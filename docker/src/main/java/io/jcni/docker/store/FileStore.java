@@ -1,0 +1,114 @@
+package io.jcni.docker.store;
+
+import io.jcni.docker.api.DriverException;
+import io.jcni.spec.Json;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+
+/**
+ * {@link StateStore} as one small file per document, {@code DIR/KIND/KEY.json}, written to a
+ * temporary file, fsynced and renamed over the old one. A few hundred documents of a few hundred
+ * bytes need no database; a crash leaves the old or the new file, and at worst a stray
+ * {@code .tmp} that the next start removes.
+ */
+public final class FileStore implements StateStore {
+    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.:-]{0,200}");
+    private final Path dir;
+
+    public FileStore(Path dir) {
+        this.dir = dir.toAbsolutePath();
+        try {
+            if (!Files.isDirectory(this.dir)) {
+                Files.createDirectories(this.dir);
+                Files.setPosixFilePermissions(this.dir, PosixFilePermissions.fromString("rwx------"));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the state directory " + this.dir, e);
+        }
+    }
+
+    public Path dir() {
+        return dir;
+    }
+
+    private Path file(String kind, String key) {
+        if (!NAME.matcher(kind).matches() || !NAME.matcher(key).matches()) {
+            throw new DriverException("state: not a safe name: " + kind + "/" + key);
+        }
+        return dir.resolve(kind).resolve(key + ".json");
+    }
+
+    @Override
+    public Optional<Map<String, Object>> get(String kind, String key) {
+        try {
+            return Optional.of(Json.parseObject(Files.readString(file(kind, key))));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (Json.JsonException e) {
+            throw new DriverException("state file " + file(kind, key) + " is damaged: " + e.getMessage());
+        }
+    }
+
+    @Override
+    public void put(String kind, String key, Map<String, Object> doc) {
+        Path f = file(kind, key);
+        Path tmp = f.resolveSibling(f.getFileName() + ".tmp");
+        try {
+            Files.createDirectories(f.getParent());
+            byte[] bytes = (Json.writePretty(doc) + "\n").getBytes(StandardCharsets.UTF_8);
+            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                ch.write(java.nio.ByteBuffer.wrap(bytes));
+                ch.force(true);
+            }
+            Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing " + f, e);
+        }
+    }
+
+    @Override
+    public void delete(String kind, String key) {
+        try {
+            Files.deleteIfExists(file(kind, key));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public Map<String, Map<String, Object>> list(String kind) {
+        Map<String, Map<String, Object>> out = new TreeMap<>();
+        Path d = dir.resolve(kind);
+        if (!Files.isDirectory(d)) return out;
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(d)) {
+            for (Path p : ds) {
+                String n = p.getFileName().toString();
+                if (n.endsWith(".json.tmp")) {
+                    Files.deleteIfExists(p); // a write that a crash interrupted; the old file is still there
+                } else if (n.endsWith(".json")) {
+                    String key = n.substring(0, n.length() - 5);
+                    get(kind, key).ifPresent(doc -> out.put(key, doc));
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,64 @@
+package io.jcni.docker;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.jcni.daemon.DaemonConfig;
+import io.jcni.daemon.DaemonService;
+import io.jcni.daemon.JcnidServer;
+import io.jcni.plugins.PluginRegistry;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.ServiceLoader;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code jcnid start --docker-driver NAME}: options, discovery through ServiceLoader, status line. */
+@Timeout(60)
+class DockerServiceTest {
+    @TempDir
+    Path tmp;
+
+    @Test
+    void optionsParseAndRoundTrip() {
+        DaemonConfig c = DaemonConfig.parse(List.of("--socket", "/x/j.sock", "--docker-driver", "jcni", "--docker-plugin-dir", "/p",
+                "--docker-state-dir", "/s"));
+        assertEquals(List.of("--docker-driver", "jcni", "--docker-plugin-dir", "/p", "--docker-state-dir", "/s"), c.serviceArgs());
+        assertEquals(c, DaemonConfig.parse(c.toArgs()));
+        DockerDriver.Options o = DockerService.options(c.serviceArgs());
+        assertEquals("jcni", o.name());
+        assertEquals(Path.of("/p"), o.pluginDir());
+        assertEquals(Path.of("/run/docker/plugins"), DockerService.options(List.of("--docker-driver", "j")).pluginDir());
+        assertFalse(DaemonConfig.parse(List.of()).toArgs().contains("--docker-driver"));
+        assertThrows(IllegalArgumentException.class, () -> DockerService.options(List.of("--docker-driver", "../x")));
+        assertThrows(IllegalArgumentException.class, () -> DaemonConfig.parse(List.of("--docker-driver")));
+    }
+
+    @Test
+    void theServiceIsFoundAndShowsInTheDaemonsHealth() throws Exception {
+        List<String> flags = List.of("--docker-driver", "jtest", "--docker-plugin-dir", tmp.resolve("plugins").toString(),
+                "--docker-state-dir", tmp.resolve("state").toString());
+        DaemonConfig cfg = DaemonConfig.parse(List.of("--socket", tmp.resolve("run/jcnid.sock").toString()));
+        List<DaemonService> services = ServiceLoader.load(DaemonService.class).stream().map(ServiceLoader.Provider::get)
+                .filter(s -> s instanceof DockerService).toList();
+        assertEquals(1, services.size(), "found through ServiceLoader");
+        ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
+        PrintStream log = new PrintStream(logBytes, true, StandardCharsets.UTF_8);
+        JcnidServer server = JcnidServer.start(cfg, PluginRegistry::lookup, log);
+        try {
+            server.addServices(List.of(services.getFirst().start(flags, log)));
+            assertTrue(Files.exists(tmp.resolve("plugins/jtest.sock")));
+            assertTrue(server.health().contains("docker_driver jtest socket " + tmp.resolve("plugins/jtest.sock")
+                    + " networks 0 endpoints 0 pools 0\n"), server.health());
+            assertTrue(logBytes.toString(StandardCharsets.UTF_8).contains("jcnid docker started name=jtest"));
+            assertTrue(Files.isExecutable(tmp.resolve("state/bin/bridge")), "in-process delegation launchers");
+        } finally {
+            server.shutdown();
+        }
+        assertFalse(Files.exists(tmp.resolve("plugins/jtest.sock")), "shutdown closes the service");
+    }
+}

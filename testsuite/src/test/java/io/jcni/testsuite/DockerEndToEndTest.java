@@ -1,0 +1,245 @@
+package io.jcni.testsuite;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Docker 20.10 with jcni as its network and IPAM driver: a private dockerd in its own network
+ * namespace ({@link Dockerd}) and the installed jcnid started there with {@code --docker-driver}.
+ * The driver's socket has to be where dockerd looks, /run/docker/plugins (dockerd has no option to
+ * look elsewhere), under a unique name; it is removed afterwards.
+ */
+@Tag("root")
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Timeout(600)
+class DockerEndToEndTest {
+    static final String ID = HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
+    static final String DRIVER = "jcnit" + ID;
+    static final Path SOCKET = Path.of("/run/docker/plugins/" + DRIVER + ".sock");
+    static final String IMAGE = "jcni-bb";
+    static Installed jcni;
+    static Dockerd docker;
+    static Process jcnid;
+    static Path state;
+
+    @BeforeAll
+    static void setUp() throws Exception {
+        jcni = Installed.get();
+        docker = new Dockerd("jtd-h-" + ID);
+        state = docker.dir.resolve("driver");
+        startDriver();
+    }
+
+    static void startDriver() throws Exception {
+        jcnid = new ProcessBuilder("nsenter", "--net=/var/run/netns/" + docker.netns, jcni.root.resolve("jcni/bin/jcnid").toString(), "start",
+                "--foreground", "--socket", docker.dir.resolve("jcnid/jcnid.sock").toString(), "--docker-driver", DRIVER,
+                "--docker-state-dir", state.toString())
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(docker.dir.resolve("jcnid.log").toFile()))
+                .redirectInput(new File("/dev/null")).start();
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (!Sh.run("curl", "-s", "-m", "2", "--unix-socket", SOCKET.toString(), "-X", "POST", "http://x/Plugin.Activate").out().contains("IpamDriver")) {
+            if (System.nanoTime() > deadline || !jcnid.isAlive()) fail("the driver did not start:\n" + log());
+            Dockerd.sleep(100);
+        }
+    }
+
+    static String log() throws Exception {
+        return Files.readString(docker.dir.resolve("jcnid.log"));
+    }
+
+    @AfterAll
+    static void tearDown() throws Exception {
+        try {
+            if (docker != null) docker.close(); // containers and networks first, while the driver still answers
+        } finally {
+            if (jcnid != null) {
+                jcnid.destroy();
+                if (!jcnid.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) jcnid.destroyForcibly().waitFor();
+            }
+            Files.deleteIfExists(SOCKET);
+        }
+        assertFalse(Files.exists(SOCKET));
+        assertFalse(Sh.ok("ip", "netns", "list").contains("jtd-h-" + ID));
+    }
+
+    static String ip(String container, String network) {
+        return docker.ok("inspect", "-f", "{{(index .NetworkSettings.Networks \"" + network + "\").IPAddress}}", container);
+    }
+
+    static String exec(String container, String sh) {
+        return docker.ok("exec", container, "sh", "-c", sh);
+    }
+
+    static final String WEB = "mkdir -p /www && echo hello-from-jcni > /www/index.html && exec httpd -f -p 80 -h /www";
+
+    static String get(String hostPort) {
+        return "printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 " + hostPort.replace(':', ' ');
+    }
+
+    @Test
+    @Order(1)
+    void jcniIpamSubnetRangeGatewayAndFixedAddress() {
+        String net = "ja" + ID;
+        docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.231.0.0/16", "--ip-range", "10.231.7.0/24",
+                "--gateway", "10.231.0.1", net);
+        String inspect = docker.ok("network", "inspect", net, "-f", "{{.Driver}} {{.IPAM.Driver}} {{range .IPAM.Config}}{{.Subnet}} {{.IPRange}} {{.Gateway}}{{end}}");
+        assertEquals(DRIVER + " " + DRIVER + " 10.231.0.0/16 10.231.7.0/24 10.231.0.1", inspect);
+        String auto = docker.ok("run", "--rm", "--network", net, IMAGE, "sh", "-c", "ip -4 -o addr show eth0; ip route");
+        assertTrue(auto.contains("inet 10.231.7.1/16"), auto);
+        assertTrue(auto.contains("default via 10.231.0.1 dev eth0"), auto);
+        String fixed = docker.ok("run", "--rm", "--network", net, "--ip", "10.231.200.9", IMAGE, "ip", "-4", "-o", "addr", "show", "eth0");
+        assertTrue(fixed.contains("inet 10.231.200.9/16"), fixed);
+        assertTrue(docker.run("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.231.5.0/24", net + "x").err()
+                .contains("overlaps"));
+        docker.ok("network", "rm", net);
+        assertEquals("", docker.inHost("ip", "-o", "link", "show", "type", "bridge").out().lines().filter(l -> l.contains("jc-")).findAny().orElse(""));
+    }
+
+    @Test
+    @Order(2)
+    void dockersDefaultIpam() {
+        String net = "jd" + ID;
+        docker.ok("network", "create", "-d", DRIVER, "--subnet", "10.232.0.0/24", "-o", "com.docker.network.bridge.name=jcbr" + ID, net);
+        assertEquals("default", docker.ok("network", "inspect", net, "-f", "{{.IPAM.Driver}}"));
+        String out = docker.ok("run", "--rm", "--network", net, IMAGE, "sh", "-c", "ip -4 -o addr show eth0; ip route; ping -c1 -W2 10.232.0.1");
+        assertTrue(out.contains("inet 10.232.0.2/24"), out);
+        assertTrue(out.contains("default via 10.232.0.1"), out);
+        assertTrue(out.contains("1 packets received"), out);
+        assertTrue(docker.inHost("ip", "link", "show", "jcbr" + ID).rc() == 0);
+        docker.ok("network", "rm", net);
+        assertTrue(docker.inHost("ip", "link", "show", "jcbr" + ID).rc() != 0, "the bridge goes with the network");
+    }
+
+    @Test
+    @Order(3)
+    void pingByIpAndNamePublishedPortsConnectDisconnect() {
+        String net = "jp" + ID, other = "jq" + ID, srv = "srv" + ID;
+        docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.233.0.0/24",
+                "-o", "jcni.plugins=bridge,portmap,bandwidth,firewall", net);
+        docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.234.0.0/24", other);
+        docker.ok("run", "-d", "--name", srv, "--network", net, "-p", "8080:80", IMAGE, "sh", "-c", WEB);
+        String srvIp = ip(srv, net);
+        String byIp = docker.ok("run", "--rm", "--network", net, IMAGE, "ping", "-c1", "-W2", srvIp);
+        assertTrue(byIp.contains("1 packets received"), byIp);
+        String byName = docker.ok("run", "--rm", "--network", net, IMAGE, "ping", "-c1", "-W2", srv);
+        assertTrue(byName.contains("(" + srvIp + ")") && byName.contains("1 packets received"), byName);
+        // published port: from the host namespace (loopback and its bridge address) and from another container
+        assertTrue(docker.inHost("curl", "-s", "-m", "5", "http://127.0.0.1:8080/").out().contains("hello-from-jcni"));
+        assertTrue(docker.inHost("curl", "-s", "-m", "5", "http://10.233.0.1:8080/").out().contains("hello-from-jcni"));
+        String viaHost = docker.ok("run", "--rm", "--network", other, IMAGE, "sh", "-c", get("10.234.0.1:8080"));
+        assertTrue(viaHost.contains("hello-from-jcni"), viaHost);
+
+        docker.ok("network", "connect", other, srv);
+        String two = exec(srv, "ip -4 -o addr");
+        String otherIp = ip(srv, other);
+        assertTrue(two.contains("eth1") && two.contains(otherIp + "/24"), two);
+        String fromOther = docker.ok("run", "--rm", "--network", other, IMAGE, "ping", "-c1", "-W2", srv);
+        assertTrue(fromOther.contains("(" + otherIp + ")") && fromOther.contains("1 packets received"), fromOther);
+        docker.ok("network", "disconnect", other, srv);
+        assertFalse(exec(srv, "ip -o link").contains("eth1"));
+        assertTrue(docker.inHost("curl", "-s", "-m", "5", "http://127.0.0.1:8080/").out().contains("hello-from-jcni"), "still published");
+
+        docker.ok("rm", "-f", srv);
+        assertEquals("", docker.inHost("curl", "-s", "-m", "2", "http://127.0.0.1:8080/").out(), "unpublished with the container");
+        docker.ok("network", "rm", net);
+        docker.ok("network", "rm", other);
+    }
+
+    @Test
+    @Order(4)
+    void internalNetworkHasNoWayOut() {
+        String net = "ji" + ID, open = "jo" + ID;
+        docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.235.0.0/24", open);
+        docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--internal", "--subnet", "10.236.0.0/24", net);
+        docker.ok("run", "-d", "--name", "in" + ID, "--network", net, IMAGE, "sleep", "300");
+        String out = docker.ok("run", "--rm", "--network", net, IMAGE, "sh", "-c",
+                "ip route; ping -c1 -W2 in" + ID + "; ping -c1 -W1 10.235.0.1 || echo NO-WAY-OUT; ping -c1 -W1 10.236.0.1 || echo NO-HOST");
+        assertFalse(out.contains("default"), out);
+        assertTrue(out.contains("1 packets received"), "within the network: " + out);
+        assertTrue(out.contains("NO-WAY-OUT") && out.contains("NO-HOST"), out);
+        docker.ok("rm", "-f", "in" + ID);
+        docker.ok("network", "rm", net);
+        docker.ok("network", "rm", open);
+    }
+
+    @Test
+    @Order(5)
+    void containersKeepNetworkingWhenTheDriverIsKilledAndRestarted() throws Exception {
+        String net = "jk" + ID, srv = "ks" + ID;
+        docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.237.0.0/24", net);
+        docker.ok("run", "-d", "--name", srv, "--network", net, "-p", "8081:80", IMAGE, "sh", "-c", WEB);
+        docker.ok("run", "-d", "--name", "kc" + ID, "--network", net, IMAGE, "sleep", "300");
+        jcnid.destroyForcibly().waitFor(); // kill -9
+        assertTrue(Files.exists(SOCKET), "a killed driver leaves its socket file");
+        String during = exec("kc" + ID, "ping -c1 -W2 " + srv);
+        assertTrue(during.contains("1 packets received"), during);
+        startDriver();
+        assertTrue(log().contains("networks=1 endpoints=2 reconciled=0"), log());
+        String after = docker.ok("run", "--rm", "--network", net, IMAGE, "sh", "-c", "ping -c1 -W2 " + srv + " && " + get(srv + ":80"));
+        assertTrue(after.contains("hello-from-jcni"), after);
+        assertTrue(docker.inHost("curl", "-s", "-m", "5", "http://127.0.0.1:8081/").out().contains("hello-from-jcni"));
+        docker.ok("rm", "-f", srv, "kc" + ID);
+        docker.ok("network", "rm", net);
+    }
+
+    @Test
+    @Order(6)
+    void networksSurviveADockerdRestart() throws Exception {
+        String net = "jr" + ID;
+        docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.238.0.0/24", net);
+        docker.ok("run", "-d", "--name", "rs" + ID, "--network", net, IMAGE, "sleep", "300");
+        docker.restart(); // SIGTERM: dockerd stops the container, and so Leaves and deletes its endpoint
+        assertEquals(net, docker.ok("network", "ls", "-q", "--filter", "name=" + net, "--format", "{{.Name}}"));
+        docker.ok("start", "rs" + ID);
+        String out = docker.ok("run", "--rm", "--network", net, IMAGE, "ping", "-c1", "-W2", "rs" + ID);
+        assertTrue(out.contains("1 packets received"), out);
+        docker.ok("rm", "-f", "rs" + ID);
+        docker.ok("network", "rm", net);
+    }
+
+    @Test
+    @Order(7)
+    void nothingIsLeftBehind() throws Exception {
+        assertEquals("", docker.ok("network", "ls", "-q", "--filter", "driver=" + DRIVER));
+        String links = docker.inHost("ip", "-o", "link").out();
+        assertFalse(links.contains("jc-") || links.contains("jcv") || links.contains("jcbr"), links);
+        String nft = docker.inHost("nft", "list", "table", "inet", "jcni").out();
+        assertFalse(nft.contains("10.23"), "no nft element of a test network:\n" + nft);
+        String fwd = docker.inHost("iptables", "-S", "JCNI-FORWARD").out();
+        assertEquals("-N JCNI-FORWARD", fwd.strip());
+        assertEquals("-N JCNI-MASQ", docker.inHost("iptables", "-t", "nat", "-S", "JCNI-MASQ").out().strip());
+        for (String kind : List.of("networks", "endpoints", "pools")) {
+            Path d = state.resolve("state").resolve(kind);
+            if (!Files.isDirectory(d)) continue;
+            try (Stream<Path> s = Files.list(d)) {
+                assertEquals(List.of(), s.toList(), kind);
+            }
+        }
+        try (Stream<Path> s = Files.walk(state.resolve("results"))) {
+            assertEquals(List.of(), s.filter(Files::isRegularFile).toList(), "CNI result cache");
+        }
+        Path nftState = state.resolve("nft");
+        if (Files.isDirectory(nftState)) {
+            try (Stream<Path> s = Files.walk(nftState)) {
+                assertEquals(List.of(), s.filter(Files::isRegularFile).filter(p -> p.toString().contains("/att/")).toList(), "nft ownership");
+            }
+        }
+        assertEquals("", Sh.ok("ip", "netns", "list").lines().filter(l -> l.startsWith("jcni-stage-")).findAny().orElse(""));
+    }
+}

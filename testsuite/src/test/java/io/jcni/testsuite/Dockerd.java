@@ -1,0 +1,117 @@
+package io.jcni.testsuite;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A private dockerd, as the recipe in shared/recipes/real-clients.md runs it: inside a network
+ * namespace of its own (entered with nsenter, since {@code ip netns exec} remounts /sys and dockerd
+ * then finds no cgroups), with its own data root, exec root, socket and pid file, and a busybox
+ * image made from Debian's busybox-static. Debian's /usr/bin/docker (20.10) is the client.
+ * {@link #close()} stops it by pid and removes all of it, the namespace included.
+ */
+public final class Dockerd implements AutoCloseable {
+    public final String netns;
+    public final Path dir;
+    public final Path socket;
+    private final Path pidFile;
+    private Process process;
+
+    public Dockerd(String netns) throws IOException {
+        this.netns = netns;
+        Sh.ok("ip", "netns", "add", netns);
+        Sh.ok("ip", "-n", netns, "link", "set", "lo", "up");
+        dir = Files.createTempDirectory("jcni-dockerd-");
+        socket = dir.resolve("docker.sock");
+        pidFile = dir.resolve("docker.pid");
+        start();
+        importBusybox();
+    }
+
+    private void start() throws IOException {
+        process = new ProcessBuilder("nsenter", "--net=/var/run/netns/" + netns, "dockerd", "--data-root", dir.resolve("data").toString(),
+                "--exec-root", dir.resolve("exec").toString(), "-H", "unix://" + socket, "--pidfile", pidFile.toString())
+                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("dockerd.log").toFile()))
+                .redirectInput(new File("/dev/null")).start();
+        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+        while (run("version").rc() != 0) {
+            if (System.nanoTime() > deadline || !process.isAlive()) {
+                throw new AssertionError("dockerd did not start:\n" + Files.readString(dir.resolve("dockerd.log")));
+            }
+            sleep(200);
+        }
+    }
+
+    /** Stops dockerd by its pid (SIGTERM: it stops its containers) and starts it again on the same directories. */
+    public void restart() throws IOException {
+        stop();
+        start();
+    }
+
+    private void stop() {
+        ProcessHandle.of(process.pid()).ifPresent(ProcessHandle::destroy);
+        try {
+            if (!process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) process.destroyForcibly().waitFor();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    public Sh.Run run(String... args) {
+        List<String> cmd = new ArrayList<>(List.of("/usr/bin/docker", "-H", "unix://" + socket));
+        cmd.addAll(List.of(args));
+        return Sh.run(null, null, 180, cmd.toArray(String[]::new));
+    }
+
+    public String ok(String... args) {
+        return run(args).ok().out().strip();
+    }
+
+    /** Runs a command in dockerd's namespace (the "host" of its containers). */
+    public Sh.Run inHost(String... cmd) {
+        List<String> c = new ArrayList<>(List.of("ip", "netns", "exec", netns));
+        c.addAll(List.of(cmd));
+        return Sh.run(null, null, 60, c.toArray(String[]::new));
+    }
+
+    private void importBusybox() throws IOException {
+        Path tar = BusyboxImage.tarball(dir);
+        ok("import", "-c", "CMD [\"/bin/sh\"]", tar.toString(), "jcni-bb");
+    }
+
+    /** Removes every container and user network, then stops dockerd by its pid and removes its files and namespace. */
+    @Override
+    public void close() {
+        try {
+            String ids = run("ps", "-aq").out().strip();
+            if (!ids.isEmpty()) {
+                List<String> c = new ArrayList<>(List.of("rm", "-f"));
+                c.addAll(Sh.lines(ids));
+                run(c.toArray(String[]::new));
+            }
+            for (String n : Sh.lines(run("network", "ls", "-q", "--filter", "type=custom").out())) run("network", "rm", n);
+        } catch (AssertionError ignored) {
+            // stopping goes on
+        }
+        stop();
+        // dockerd unmounts its overlays when it stops; anything still mounted below dir goes now.
+        for (String m : Sh.lines(Sh.run("findmnt", "-rn", "-o", "TARGET").out())) {
+            if (m.startsWith(dir.toString())) Sh.quiet("umount", "-l", m);
+        }
+        Sh.quiet("rm", "-rf", dir.toString());
+        Sh.quiet("ip", "netns", "delete", netns);
+    }
+
+    static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
