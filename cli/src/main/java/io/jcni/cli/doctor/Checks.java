@@ -133,7 +133,8 @@ public final class Checks {
         }
         for (NodeFacts.BadFile b : f.badFiles()) {
             out.add(new Finding(Severity.FAIL, "config", b.file().toString(), b.file() + " does not load: " + b.reason(),
-                    "correct the file, or move it out of " + dir + " (runtimes skip it, or fail when it is the network they use)"));
+                    "correct the file, or move it out of " + dir + " (while it is there, libcni and jcni may fail to load"
+                            + " other networks by name, jcni gc included)"));
         }
         if (f.networks().isEmpty() && f.badFiles().isEmpty()) {
             out.add(new Finding(Severity.WARN, "config", dir.toString(), dir + " holds no network configuration",
