@@ -9,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
@@ -83,7 +82,11 @@ class PackageInstallTest {
             noJava(w, cni("DEL", w, cn), conf, "/opt/cni/bin/bridge").ok();
             assertFalse(Sh.run("ip", "-n", "jts-c1-" + w.id, "link", "show", "eth0").rc() == 0, "DEL removed eth0");
 
-            socketActivation(w);
+            // The daemon too runs on the package's runtime alone.
+            SocketActivation.check(Path.of("/opt/jcni/bin/jcnid"), Path.of("/opt/cni/bin"), w.dir,
+                    List.of("nsenter", mnt, "--", "unshare", "-m", "--propagation", "private", "sh", "-c", NO_JAVA, "sh"));
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
         } finally {
             purge = inMnt(300, null, "dpkg", "--purge", "jcni");
             Sh.quiet("rm", "-rf", out.toString());
@@ -124,39 +127,5 @@ class PackageInstallTest {
         env.forEach((k, v) -> c.add(k + "=" + v));
         c.addAll(List.of(cmd));
         return Sh.run(null, stdin, 120, c.toArray(String[]::new));
-    }
-
-    /**
-     * jcnid.socket without systemd: systemd-socket-activate holds the socket and, on the first
-     * connection, execs the package's jcnid launcher with LISTEN_FDS, as systemd does.
-     */
-    private void socketActivation(World w) throws IOException {
-        Path sock = w.dir.resolve("act/jcnid.sock");
-        Files.createDirectories(sock.getParent());
-        Path log = w.dir.resolve("act.log");
-        ProcessBuilder pb = new ProcessBuilder("nsenter", mnt, "--", "systemd-socket-activate", "-l", sock.toString(), "/opt/jcni/bin/jcnid", "start",
-                "--foreground", "--socket", sock.toString(), "--pid-file", w.dir.resolve("act/jcnid.pid").toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile());
-        Process p = pb.start();
-        try {
-            long deadline = System.nanoTime() + 10_000_000_000L;
-            while (!Files.exists(sock) && System.nanoTime() < deadline) Thread.sleep(20);
-            String health = inMnt(60, null, "/opt/jcni/bin/jcnid", "status", "--socket", sock.toString()).ok().out();
-            long activated = p.descendants().findFirst().map(ProcessHandle::pid).orElse(p.pid());
-            assertTrue(health.contains("pid " + activated), "the activated daemon is the process systemd-socket-activate exec'd: " + health);
-            Map<String, String> env = new HashMap<>(World.cniEnv("VERSION", "x", "", "eth0", "/opt/cni/bin"));
-            env.put("JCNI_SOCKET", sock.toString());
-            Sh.run(env, "{\"cniVersion\":\"1.0.0\",\"name\":\"v\",\"type\":\"static\"}", 60, "nsenter", mnt, "--", "/opt/cni/bin/static").ok();
-            String metrics = inMnt(60, null, "/opt/jcni/bin/jcnid", "metrics", "--socket", sock.toString()).ok().out();
-            assertTrue(metrics.contains("jcnid_requests_total{plugin=\"static\",command=\"VERSION\"} 1"), metrics);
-            ProcessHandle.of(activated).ifPresent(ProcessHandle::destroy); // SIGTERM: drain, leave the socket to its owner
-            p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS);
-            assertTrue(Files.exists(sock), "an activated jcnid does not remove the socket it was given");
-            assertTrue(Files.readString(log).contains("activated=true"), Files.readString(log));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } finally {
-            p.destroyForcibly();
-        }
     }
 }
