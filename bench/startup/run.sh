@@ -22,8 +22,7 @@ done
 . scripts/env.sh
 need_packages hyperfine systemd
 W=$(mktemp -d /tmp/jcni-startup.XXXXXX)
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$W"; }
+cleanup() { rm -rf "$W"; }
 trap cleanup EXIT
 
 install_variant() { # name java aot(1|0)
@@ -53,30 +52,39 @@ for what in version adddel jcni; do
       jcni) cmds+=(-n "$v" "$W/$v/cmd/jcni version") ;;
     esac
   done
-  echo "== $what"
-  hyperfine --style basic --warmup 3 --runs "$RUNS" --shell sh "${cmds[@]}" 2>/dev/null | grep -E '^Benchmark|Time \(mean|faster than|ran$' || true
+  echo "== $what: median wall ms, mean CPU (user+sys) ms; ratios against jdk-noaot"
+  hyperfine --style none --warmup 3 --runs "$RUNS" --shell sh --export-json "$W/$what.json" "${cmds[@]}" >/dev/null 2>&1 || true
+  python3 - "$W/$what.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+base = r[0]
+for x in r:
+    cpu, bcpu = (x["user"] + x["system"]) * 1000, (base["user"] + base["system"]) * 1000
+    print(f"  {x['command']:<12} wall {x['median']*1000:7.1f} ({x['median']/base['median']:.2f})   cpu {cpu:7.1f} ({cpu/bcpu:.2f})")
+PY
 done
 
 echo "== fresh jcnid: first shim call (starts the daemon) to the end of 15 ADD+DEL lifecycles, ms over $ROUNDS rounds"
-fresh() { # variant
-  local v=$1 sock="$W/$1/act/jcnid.sock" out=()
+fresh() { # variant: one round, prints ms (runs in a subshell: the daemon is stopped before it returns)
+  local v=$1 sock="$W/$1/act/jcnid.sock"
   mkdir -p "$W/$v/act"
-  for r in $(seq "$ROUNDS"); do
-    rm -f "$sock"
-    systemd-socket-activate -l "$sock" "$W/$v/jcni/bin/jcnid" start --foreground --socket "$sock" \
-      --pid-file "$W/$v/act/pid" >/dev/null 2>&1 &
-    local pid=$!; PIDS+=("$pid")
-    for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.02; done
-    local t0; t0=$(date +%s%N)
-    for i in $(seq 15); do
-      JCNI_SOCKET=$sock CNI_COMMAND=ADD CNI_CONTAINERID=f$i "$W/$v/bin/host-local" < "$W/hl.json" >/dev/null
-      JCNI_SOCKET=$sock CNI_COMMAND=DEL CNI_CONTAINERID=f$i "$W/$v/bin/host-local" < "$W/hl.json" >/dev/null
-    done
-    out+=($(( ($(date +%s%N) - t0) / 1000000 )))
-    kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+  rm -f "$sock"
+  systemd-socket-activate -l "$sock" "$W/$v/jcni/bin/jcnid" start --foreground --socket "$sock" \
+    --pid-file "$W/$v/act/pid" >/dev/null 2>&1 &
+  local pid=$!
+  for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.02; done
+  local t0; t0=$(date +%s%N)
+  for i in $(seq 15); do
+    JCNI_SOCKET=$sock CNI_COMMAND=ADD CNI_CONTAINERID=f$i "$W/$v/bin/host-local" < "$W/hl.json" >/dev/null
+    JCNI_SOCKET=$sock CNI_COMMAND=DEL CNI_CONTAINERID=f$i "$W/$v/bin/host-local" < "$W/hl.json" >/dev/null
   done
-  echo "$v: ${out[*]}  (median $(printf '%s\n' "${out[@]}" | sort -n | sed -n "$(( (ROUNDS + 1) / 2 ))p"))"
+  echo $(( ($(date +%s%N) - t0) / 1000000 ))
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
 }
-fresh jlink-aot
-fresh jlink-noaot
-fresh jdk-aot
+declare -A FRESH
+for r in $(seq "$ROUNDS"); do   # interleaved, so load changes hit every variant alike
+  for v in jlink-aot jlink-noaot jdk-aot jdk-noaot; do FRESH[$v]+="$(fresh "$v") "; done
+done
+for v in jlink-aot jlink-noaot jdk-aot jdk-noaot; do
+  echo "  $v: ${FRESH[$v]} (median $(printf '%s\n' ${FRESH[$v]} | sort -n | sed -n "$(( (ROUNDS + 1) / 2 ))p"))"
+done

@@ -192,6 +192,17 @@ class ChecksTest {
     }
 
     @Test
+    void usageErrorsExitTwoAndHelpZero() {
+        java.io.ByteArrayOutputStream o = new java.io.ByteArrayOutputStream(), e = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream out = new java.io.PrintStream(o, true), err = new java.io.PrintStream(e, true);
+        assertEquals(2, Doctor.run(List.of("--bogus"), Map.of(), out, err));
+        assertTrue(e.toString().contains("unknown option \"--bogus\""));
+        assertEquals(2, Doctor.run(List.of("--conf-dir"), Map.of(), out, err));
+        assertEquals(0, Doctor.run(List.of("--help"), Map.of(), out, err));
+        assertTrue(o.toString().contains("Exit status: 0 all is well"));
+    }
+
+    @Test
     void parsesJcniLinkAliasesOnly() {
         assertEquals(new OwnedLink("v", "veth", "n1", "c1", "eth0"), NodeProbe.ownedLink("v", "veth", "jcni/n1/c1/eth0"));
         assertEquals("n2", NodeProbe.ownedLink("i", "ifb", "jcni-bandwidth/n2/c/eth0").network());
