@@ -53,6 +53,11 @@ public record NodeFacts(
     /** A host-side link jcni tagged with its attachment (alias {@code jcni/NET/CID/IF} or {@code jcni-bandwidth/...}). */
     public record OwnedLink(String name, String kind, String network, String containerId, String ifName) {}
 
-    /** An attachment holding elements in jcni's nftables table (portmap, firewall, masquerade). */
-    public record NftOwner(String scope, String network, String containerId, String ifName, String comment) {}
+    /**
+     * An attachment holding elements in jcni's nftables table (portmap, firewall, masquerade).
+     *
+     * @param recorded jcni's ownership record exists (GC can remove the elements); false: only an
+     *                 element's comment in the kernel names it (a crash fell between the two writes)
+     */
+    public record NftOwner(String scope, String network, String containerId, String ifName, String comment, boolean recorded) {}
 }

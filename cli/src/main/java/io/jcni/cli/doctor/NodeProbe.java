@@ -273,14 +273,58 @@ public final class NodeProbe {
         return new OwnedLink(name, kind == null ? "" : kind, p[1], p[2], p[3]);
     }
 
+    /** Owners from jcni's records, then those only an element's comment in {@code inet jcni} names. */
     private static List<NftOwner> nftOwners(Path base) {
         List<NftOwner> out = new ArrayList<>();
+        java.util.Set<String> seen = new java.util.HashSet<>();
         try {
             for (ElementStore.Owner o : new ElementStore(Nft.current(), base).owners()) {
-                out.add(new NftOwner(o.scope(), o.network(), o.containerId(), o.ifname(), o.comment()));
+                out.add(new NftOwner(o.scope(), o.network(), o.containerId(), o.ifname(), o.comment(), true));
+                seen.add(o.comment());
             }
         } catch (RuntimeException e) {
-            // no state directory, or unreadable: nothing owned to report
+            // no state directory, or unreadable: nothing recorded to report
+        }
+        for (NftOwner o : commentOwners(listJcniTable())) {
+            if (seen.add(o.comment())) out.add(o);
+        }
+        return out;
+    }
+
+    /** {@code nft list table inet jcni}, or "" when there is no such table (or no nft). Read-only. */
+    private static String listJcniTable() {
+        try {
+            Process p = new ProcessBuilder(nftExecutable(), "list", "table", "inet", "jcni").redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            p.getOutputStream().close();
+            String text;
+            try (InputStream in = p.getInputStream()) {
+                text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            }
+            if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return "";
+            }
+            return p.exitValue() == 0 ? text : "";
+        } catch (IOException e) {
+            return "";
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "";
+        }
+    }
+
+    private static final java.util.regex.Pattern COMMENT = java.util.regex.Pattern.compile("comment \"([^\"]*)\"");
+
+    /** Owners named by element comments ({@code SCOPE NETWORK CID IFNAME}, see ElementStore.Owner#comment). */
+    static List<NftOwner> commentOwners(String ruleset) {
+        List<NftOwner> out = new ArrayList<>();
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        java.util.regex.Matcher m = COMMENT.matcher(ruleset);
+        while (m.find()) {
+            String c = m.group(1);
+            String[] p = c.split(" ", -1);
+            if (p.length != 4 || java.util.Arrays.stream(p).anyMatch(String::isEmpty) || !seen.add(c)) continue;
+            out.add(new NftOwner(p[0], p[1], p[2], p[3], c, false));
         }
         return out;
     }

@@ -33,7 +33,7 @@ class ChecksTest {
                 List.of(new Cached("n1", "c1", "eth0", "/var/run/netns/c1", true)),
                 List.of(new Allocation("n1", Path.of("/d/n1/10.0.0.2"), "10.0.0.2", "c1", "eth0")),
                 List.of(new OwnedLink("veth1", "veth", "n1", "c1", "eth0")),
-                List.of(new NftOwner("portmap", "n1", "c1", "eth0", "portmap n1 c1 eth0")));
+                List.of(new NftOwner("portmap", "n1", "c1", "eth0", "portmap n1 c1 eth0", true)));
     }
 
     private static NodeFacts facts(List<Network> nets, List<BadFile> bad, List<Cached> cached, List<Allocation> allocs,
@@ -150,7 +150,7 @@ class ChecksTest {
                 List.of(new Allocation("n1", Path.of("/d/n1/10.0.0.2"), "10.0.0.2", "live", "eth0"),
                         new Allocation("n1", Path.of("/d/n1/10.0.0.9"), "10.0.0.9", "leaked", "eth0")),
                 List.of(new OwnedLink("veth9", "veth", "n1", "leaked", "eth0")),
-                List.of(new NftOwner("portmap", "n1", "leaked", "eth0", "portmap n1 leaked eth0")));
+                List.of(new NftOwner("portmap", "n1", "leaked", "eth0", "portmap n1 leaked eth0", true)));
         List<Finding> p = problems(f);
         assertEquals(4, p.size(), p::toString);
         for (Finding x : p) {
@@ -172,6 +172,31 @@ class ChecksTest {
         List<Finding> p = problems(f);
         assertEquals("rm /d/old/10.0.0.9", p.get(0).fix());
         assertEquals("ip link del veth9", p.get(1).fix());
+    }
+
+    @Test
+    void nftElementsOnlyTheKernelKnowsGetTheManualFix() {
+        NodeFacts f = facts(List.of(net("n1", "1.1.0", false, "bridge", "host-local", "portmap")), List.of(), List.of(), List.of(),
+                List.of(), List.of(new NftOwner("portmap", "n1", "x", "eth0", "portmap n1 x eth0", false)));
+        Finding p = problems(f).getFirst();
+        assertTrue(p.message().endsWith("jcni has no record of them, so GC cannot remove them"), p.message());
+        assertTrue(p.fix().startsWith("delete the elements commented \"portmap n1 x eth0\""), p.fix());
+    }
+
+    @Test
+    void ownersFromElementComments() {
+        String ruleset = """
+                table inet jcni {
+                	map portmap_dnat {
+                		elements = { 8080 : 10.0.0.2 . 80 comment "portmap n1 c1 eth0",
+                			     8081 : 10.0.0.3 . 80 comment "portmap n1 c2 eth0" }
+                	}
+                	set odd { elements = { 1 comment "not an owner" } }
+                	chain c { comment "portmap n1 c1 eth0" }
+                }""";
+        List<NftOwner> o = NodeProbe.commentOwners(ruleset);
+        assertEquals(List.of(new NftOwner("portmap", "n1", "c1", "eth0", "portmap n1 c1 eth0", false),
+                new NftOwner("portmap", "n1", "c2", "eth0", "portmap n1 c2 eth0", false)), o);
     }
 
     @Test
