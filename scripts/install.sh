@@ -44,16 +44,18 @@ VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 D=$DESTDIR  # every write goes to $D$path; every path written into a file is the final one
 LIB="$PREFIX/lib"
 mkdir -p "$D$LIB" "$D$BIN_DIR" "$D$CMD_DIR" "$D$PREFIX/libexec" "$D$PREFIX/bin" "$D$PREFIX/share"
+JARS=()
 for m in spec linux runtime plugins daemon cli; do
   jar="$m/target/jcni-$m-$VERSION.jar"
   [ -f "$jar" ] || { echo "install.sh: $jar missing: build first (drop --no-build)" >&2; exit 1; }
   install -m 0644 "$jar" "$D$LIB/jcni-$m.jar"
+  JARS+=("$jar")
 done
 so=$(ls linux/target/classes/io/jcni/linux/native/libjcni.so 2>/dev/null || true)
 [ -n "$so" ] && install -m 0644 "$so" "$D$LIB/libjcni.so"
 
 if [ "$JAVA_KIND" = jlink ]; then
-  RT=$(scripts/runtime.sh)
+  RT=$(scripts/runtime.sh "${JARS[@]}")
   rm -rf "$D$PREFIX/runtime.tmp.$$"
   cp -a "$RT" "$D$PREFIX/runtime.tmp.$$"
   rm -rf "$D$PREFIX/runtime" && mv "$D$PREFIX/runtime.tmp.$$" "$D$PREFIX/runtime"

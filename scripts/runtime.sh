@@ -2,17 +2,19 @@
 # Builds the trimmed Java runtime jcni runs on (jlink: only the JDK modules the jars use, found by
 # jdeps) into target/jcni-runtime, and prints its path. Reuses the last one while the JDK, the
 # module list and this script are unchanged. The runtime needs nothing on the host but glibc.
-# Usage: scripts/runtime.sh           (the jars must be built: mvn package)
+# Usage: scripts/runtime.sh [JAR...]   (default: the module jars in */target; build them first: mvn package)
+#   install.sh passes the jars it installs, so a new module or library is seen by jdeps too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 
 VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
-JARS=()
-for m in spec linux runtime plugins daemon cli; do
-  jar="$m/target/jcni-$m-$VERSION.jar"
+JARS=("$@")
+if [ ${#JARS[@]} -eq 0 ]; then
+  for m in spec linux runtime plugins daemon cli; do JARS+=("$m/target/jcni-$m-$VERSION.jar"); done
+fi
+for jar in "${JARS[@]}"; do
   [ -f "$jar" ] || { echo "runtime.sh: $jar missing: build first (mvn package)" >&2; exit 1; }
-  JARS+=("$jar")
 done
 OUT=target/jcni-runtime
 # jdeps finds java.base, java.management (the daemon's own JVM arguments), jdk.httpserver (metrics
