@@ -244,6 +244,7 @@ public final class Checks {
         }
         StringBuilder b = new StringBuilder("jcni gc ").append(network);
         for (String v : valid) b.append(" --valid ").append(v);
+        if (valid.isEmpty()) b.append(" --valid none"); // jcni gc wants the live set spelled out, even when empty
         return java.util.Optional.of(b.toString());
     }
 

@@ -165,6 +165,13 @@ class ChecksTest {
     }
 
     @Test
+    void withNoLiveAttachmentTheGcCommandSaysNone() {
+        NodeFacts f = facts(List.of(net("n1", "1.1.0", false, "bridge", "host-local")), List.of(), List.of(),
+                List.of(new Allocation("n1", Path.of("/d/n1/10.0.0.9"), "10.0.0.9", "x", "eth0")), List.of(), List.of());
+        assertEquals("jcni gc n1 --valid none", problems(f).getFirst().fix());
+    }
+
+    @Test
     void leftoversOfOlderConfigsOrUnknownNetworksGetManualFixes() {
         NodeFacts f = facts(List.of(net("old", "1.0.0", false, "bridge", "host-local")), List.of(), List.of(),
                 List.of(new Allocation("old", Path.of("/d/old/10.0.0.9"), "10.0.0.9", "x", "eth0")),
