@@ -3,14 +3,19 @@
 #   plugin executables  -> BIN_DIR   (default /opt/cni/bin, the CNI convention; one file per plugin type:
 #                                     the jcni-shim, which asks jcnid and falls back to PREFIX/libexec/<type>)
 #   standalone plugins  -> PREFIX/libexec/<type>; jars + native lib -> PREFIX/lib (default /opt/jcni)
-#   jcnid + its unit    -> PREFIX/bin/jcnid, PREFIX/share/jcnid.service; the jcni command -> CMD_DIR
+#   Java runtime        -> PREFIX/runtime (trimmed with jlink; --java jdk uses the build JDK instead)
+#   jcnid, jcni, units  -> PREFIX/bin/{jcnid,jcni,jcni-aot}, PREFIX/share/jcnid.{service,socket}; CMD_DIR/jcni -> PREFIX/bin/jcni
 # Usage: scripts/install.sh [--bin-dir DIR] [--prefix DIR] [--cmd-dir DIR] [--socket PATH] [--no-shim] [--no-build]
+#                           [--java jlink|jdk] [--destdir DIR] [--no-aot]
 #   --no-shim: BIN_DIR gets the plain JVM launchers (no daemon involved at all)
+#   --destdir: stage every file under DIR (paths inside files stay the final ones; for packaging); implies --no-aot
+#   --no-aot:  make no AOT cache now (PREFIX/bin/jcni-aot makes it later); JCNI_AOT=0 does the same
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 
 BIN_DIR=/opt/cni/bin PREFIX=/opt/jcni CMD_DIR=/usr/local/bin BUILD=1 SHIM=1 SOCKET=/run/jcni/jcnid.sock
+JAVA_KIND=jlink DESTDIR= AOT=${JCNI_AOT:-1}
 while [ $# -gt 0 ]; do
   case "$1" in
     --bin-dir) BIN_DIR=$2; shift 2 ;;
@@ -19,92 +24,144 @@ while [ $# -gt 0 ]; do
     --socket) SOCKET=$2; shift 2 ;;
     --no-shim) SHIM=0; shift ;;
     --no-build) BUILD=0; shift ;;
-    -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --java) JAVA_KIND=$2; shift 2 ;;
+    --destdir) DESTDIR=$2; AOT=0; shift 2 ;;
+    --no-aot) AOT=0; shift ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "install.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+case "$JAVA_KIND" in jlink|jdk) ;; *) echo "install.sh: --java must be jlink or jdk" >&2; exit 2 ;; esac
 
 if [ "$BUILD" = 1 ]; then
   need_packages "${JCNI_BUILD_PACKAGES[@]}"
   need_command mvn maven
-  mvn -B -ntp -q -DskipTests install >&2
+  # package, not install: the jars stay in each module's target/ (the local repository is shared).
+  mvn -B -ntp -q -DskipTests package >&2
 fi
 
 VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
+D=$DESTDIR  # every write goes to $D$path; every path written into a file is the final one
 LIB="$PREFIX/lib"
-mkdir -p "$LIB" "$BIN_DIR" "$CMD_DIR" "$PREFIX/libexec" "$PREFIX/bin" "$PREFIX/share"
+mkdir -p "$D$LIB" "$D$BIN_DIR" "$D$CMD_DIR" "$D$PREFIX/libexec" "$D$PREFIX/bin" "$D$PREFIX/share"
+JARS=()
 for m in spec linux etcd runtime plugins daemon overlay docker cli; do
   jar="$m/target/jcni-$m-$VERSION.jar"
   [ -f "$jar" ] || { echo "install.sh: $jar missing: build first (drop --no-build)" >&2; exit 1; }
-  install -m 0644 "$jar" "$LIB/jcni-$m.jar"
+  install -m 0644 "$jar" "$D$LIB/jcni-$m.jar"
+  JARS+=("$jar")
 done
-# The Docker driver's own libraries (Jetty); only jcnid and the jcni command load them.
-mkdir -p "$LIB/docker"
-rm -f "$LIB"/docker/*.jar
-install -m 0644 docker/target/lib/*.jar "$LIB/docker/"
-DOCKER_CP="$LIB/jcni-docker.jar$(for j in "$LIB"/docker/*.jar; do printf ':%s' "$j"; done)"
+# The Docker driver's own libraries (Jetty); on the classpath after every jcni jar, so a plugin never
+# looks into them.
+mkdir -p "$D$LIB/docker"
+rm -f "$D$LIB"/docker/*.jar
+for j in docker/target/lib/*.jar; do
+  install -m 0644 "$j" "$D$LIB/docker/"
+  JARS+=("$j")
+done
+DOCKER_CP=$(for j in docker/target/lib/*.jar; do printf ':%s' "$LIB/docker/$(basename "$j")"; done)
 so=$(ls linux/target/classes/io/jcni/linux/native/libjcni.so 2>/dev/null || true)
-[ -n "$so" ] && install -m 0755 "$so" "$LIB/libjcni.so"
+[ -n "$so" ] && install -m 0644 "$so" "$D$LIB/libjcni.so"
+
+if [ "$JAVA_KIND" = jlink ]; then
+  RT=$(scripts/runtime.sh "${JARS[@]}")
+  rm -rf "$D$PREFIX/runtime.tmp.$$"
+  cp -a "$RT" "$D$PREFIX/runtime.tmp.$$"
+  rm -rf "$D$PREFIX/runtime" && mv "$D$PREFIX/runtime.tmp.$$" "$D$PREFIX/runtime"
+  JAVA="$PREFIX/runtime/bin/java"
+else
+  rm -rf "$D$PREFIX/runtime"
+  JAVA="$JAVA_HOME/bin/java"
+fi
 
 CP="$LIB/jcni-spec.jar:$LIB/jcni-linux.jar:$LIB/jcni-etcd.jar:$LIB/jcni-runtime.jar:$LIB/jcni-plugins.jar"
+FULL_CP="$CP:$LIB/jcni-daemon.jar:$LIB/jcni-overlay.jar:$LIB/jcni-docker.jar:$LIB/jcni-cli.jar$DOCKER_CP"
 # JVM warnings would corrupt the JSON on stdout: send them to stderr. C1 only and the serial GC
 # because a plugin lives for milliseconds.
 JVM_OPTS="-Xlog:disable -Xlog:all=warning:stderr -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xss1m -XX:-UsePerfData --enable-native-access=ALL-UNNAMED -Djcni.native.lib=$LIB/libjcni.so"
-
 # The daemon lives long: full tiered compilation.
 DAEMON_OPTS="-Xlog:disable -Xlog:all=warning:stderr -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED -Djcni.native.lib=$LIB/libjcni.so"
+AOT_FILE="$LIB/jcni.aot"
+DAEMON_AOT_FILE="$LIB/jcnid.aot"
+
+write_file() { # path mode: stdin to $D$path, atomically
+  local tmp="$D$1.tmp.$$"
+  cat > "$tmp"; chmod "$2" "$tmp"; mv -f "$tmp" "$D$1"
+}
+
+# A launcher uses the AOT cache when it exists: a missing or unreadable cache makes the JVM print
+# errors on stderr, and the package makes the cache after its files are in place.
+write_launcher() { # path main-args...   (JVM options from $OPTS, default $JVM_OPTS; cache $CACHE, default $AOT_FILE; $PRELUDE before the exec)
+  local path=$1; shift
+  local cache=${CACHE:-$AOT_FILE}
+  write_file "$path" 0755 <<LAUNCHER
+#!/bin/sh
+# jcni-launcher: generated by jcni's scripts/install.sh; do not edit.
+${PRELUDE:-}if [ -r "$cache" ]; then exec "$JAVA" ${OPTS:-$JVM_OPTS} -XX:AOTCache="$cache" -cp "$FULL_CP" $*; fi
+exec "$JAVA" ${OPTS:-$JVM_OPTS} -cp "$FULL_CP" $*
+LAUNCHER
+}
 
 # The JDK's AOT cache (JEP 483/515): classes a plugin needs, already loaded and linked, plus method
 # profiles, from one training run (io.jcni.plugins.Training: VERSION, static, host-local and, as
 # root, bridge/ptp in scratch namespaces). One cache serves every plugin type and the jcni command;
-# it is only valid for this exact classpath, JDK and these flags, so it is rebuilt on every install.
-# JCNI_AOT=0 skips it. A stale or unusable cache is ignored by the JVM (with a warning on stderr).
-FULL_CP="$CP:$LIB/jcni-daemon.jar:$LIB/jcni-overlay.jar:$LIB/jcni-cli.jar"
-AOT="$LIB/jcni.aot"
-rm -f "$AOT" "$AOT.config"
-if [ "${JCNI_AOT:-1}" = 1 ]; then
-  # The JVM reports the cache creation on stdout: keep the install's stdout clean.
-  if "$JAVA_HOME/bin/java" $JVM_OPTS -XX:AOTCacheOutput="$AOT.tmp.$$" -cp "$FULL_CP" io.jcni.plugins.Training \
-      >"$LIB/aot-training.log" 2>&1 && [ -s "$AOT.tmp.$$" ]; then
-    chmod 0644 "$AOT.tmp.$$" && mv -f "$AOT.tmp.$$" "$AOT"
-    JVM_OPTS="$JVM_OPTS -XX:AOTCache=$AOT"
-  else
-    rm -f "$AOT.tmp.$$" "$AOT.tmp.$$.config"
-    echo "install.sh: AOT training failed (see $LIB/aot-training.log); plugins start without an AOT cache" >&2
-  fi
-fi
-
-write_launcher() { # path main-args...   (JVM options from $OPTS, default $JVM_OPTS)
-  local path=$1; shift
-  local tmp="$path.tmp.$$"
-  cat > "$tmp" <<LAUNCHER
+# it is only valid for this exact runtime, classpath and these flags, so jcni-aot remakes it on every
+# install (the package's postinst runs it). A stale cache is ignored by the JVM (with a warning on stderr).
+write_file "$PREFIX/bin/jcni-aot" 0755 <<AOTSCRIPT
 #!/bin/sh
-# jcni-launcher: generated by jcni's scripts/install.sh; do not edit.
-exec "$JAVA_HOME/bin/java" ${OPTS:-$JVM_OPTS} -cp "$FULL_CP" $*
-LAUNCHER
-  chmod 0755 "$tmp"
-  mv -f "$tmp" "$path"
+# jcni-aot: (re)makes jcni's AOT caches from training runs: $AOT_FILE for the plugins and the jcni
+# command, $DAEMON_AOT_FILE for jcnid (its own JVM flags); logs in $LIB/aot-training.log.
+# Generated by jcni's scripts/install.sh. Usage: jcni-aot [--remove]   (--remove: delete them only)
+rm -f "$AOT_FILE" "$AOT_FILE.config" "$DAEMON_AOT_FILE" "$DAEMON_AOT_FILE.config" "$LIB/aot-training.log" "$LIB"/*.aot.tmp.*
+[ "\${1:-}" = --remove ] && exit 0
+rc=0
+train() { # cache "jvm options" main
+  tmp="\$1.tmp.\$\$"
+  # The JVM reports the cache creation on stdout: keep ours clean.
+  if "$JAVA" \$2 -XX:AOTCacheOutput="\$tmp" -cp "$FULL_CP" \$3 >>"$LIB/aot-training.log" 2>&1 && [ -s "\$tmp" ]; then
+    chmod 0644 "\$tmp" && mv -f "\$tmp" "\$1"
+  else
+    rm -f "\$tmp" "\$tmp.config"
+    echo "jcni-aot: AOT training for \$1 failed (see $LIB/aot-training.log); jcni works, but starts slower" >&2
+    rc=1
+  fi
 }
+train "$AOT_FILE" "$JVM_OPTS" io.jcni.plugins.Training
+train "$DAEMON_AOT_FILE" "$DAEMON_OPTS" io.jcni.daemon.DaemonTraining
+exit \$rc
+AOTSCRIPT
 
-TYPES=$("$JAVA_HOME/bin/java" -cp "$CP" io.jcni.plugins.PluginRegistry 2>/dev/null || true)
+TYPES=$("$JAVA_HOME/bin/java" -cp "$(echo "$CP" | sed "s:$LIB/:$D$LIB/:g")" io.jcni.plugins.PluginRegistry 2>/dev/null || true)
+[ -n "$TYPES" ] || { echo "install.sh: could not list the plugin types" >&2; exit 1; }
 if [ "$SHIM" = 1 ]; then
   # The shim's paths are compiled in (JCNI_SOCKET / JCNI_LIBEXEC in the environment override them).
   need_command gcc gcc
-  gcc -std=c11 -O2 -Wall -D_FORTIFY_SOURCE=2 -DJCNI_SOCKET="\"$SOCKET\"" -DJCNI_LIBEXEC="\"$PREFIX/libexec\"" \
-    -o "$PREFIX/bin/jcni-shim.tmp.$$" daemon/src/main/c/jcni-shim.c
-  mv -f "$PREFIX/bin/jcni-shim.tmp.$$" "$PREFIX/bin/jcni-shim"
+  gcc -std=c11 -O2 -Wall -D_FORTIFY_SOURCE=2 -fstack-protector-strong -Wl,-z,relro,-z,now -DJCNI_SOCKET="\"$SOCKET\"" -DJCNI_LIBEXEC="\"$PREFIX/libexec\"" \
+    -o "$D$PREFIX/bin/jcni-shim.tmp.$$" daemon/src/main/c/jcni-shim.c
+  mv -f "$D$PREFIX/bin/jcni-shim.tmp.$$" "$D$PREFIX/bin/jcni-shim"
 fi
 for t in $TYPES; do
   write_launcher "$PREFIX/libexec/$t" "io.jcni.plugins.PluginMain $t"
   if [ "$SHIM" = 1 ]; then
-    install -m 0755 "$PREFIX/bin/jcni-shim" "$BIN_DIR/$t.tmp.$$" && mv -f "$BIN_DIR/$t.tmp.$$" "$BIN_DIR/$t"
+    install -m 0755 "$D$PREFIX/bin/jcni-shim" "$D$BIN_DIR/$t.tmp.$$" && mv -f "$D$BIN_DIR/$t.tmp.$$" "$D$BIN_DIR/$t"
   else
-    install -m 0755 "$PREFIX/libexec/$t" "$BIN_DIR/$t.tmp.$$" && mv -f "$BIN_DIR/$t.tmp.$$" "$BIN_DIR/$t"
+    install -m 0755 "$D$PREFIX/libexec/$t" "$D$BIN_DIR/$t.tmp.$$" && mv -f "$D$BIN_DIR/$t.tmp.$$" "$D$BIN_DIR/$t"
   fi
 done
-FULL_CP="$FULL_CP:$DOCKER_CP" OPTS=$DAEMON_OPTS write_launcher "$PREFIX/bin/jcnid" 'io.jcni.daemon.Jcnid "$@"'
-sed -e "s:/opt/jcni/:$PREFIX/:g" -e "s:/run/jcni/jcnid.sock:$SOCKET:g" daemon/src/main/dist/jcnid.service > "$PREFIX/share/jcnid.service"
-sed -e "s:/opt/jcni/:$PREFIX/:g" -e "s:/run/jcni/jcnid.sock:$SOCKET:g" docker/src/main/dist/jcnid-docker.conf > "$PREFIX/share/jcnid-docker.conf"
-FULL_CP="$FULL_CP:$DOCKER_CP" write_launcher "$CMD_DIR/jcni" 'io.jcni.cli.Main "$@"'
+# systemd's socket activation passes the listening socket as fd 3 (LISTEN_FDS/LISTEN_PID, the pid
+# being this script's, which exec keeps); the JVM can adopt an inherited socket only on stdin.
+PRELUDE='if [ "${LISTEN_FDS:-0}" = 1 ] && [ "${LISTEN_PID:-}" = "$$" ]; then exec 0<&3 3<&-; unset LISTEN_FDS LISTEN_PID LISTEN_FDNAMES; fi
+ ' OPTS=$DAEMON_OPTS CACHE=$DAEMON_AOT_FILE write_launcher "$PREFIX/bin/jcnid" 'io.jcni.daemon.Jcnid "$@"'
+for unit in jcnid.service jcnid.socket; do
+  sed -e "s:/opt/jcni/:$PREFIX/:g" -e "s:/run/jcni/jcnid.sock:$SOCKET:g" "daemon/src/main/dist/$unit" | write_file "$PREFIX/share/$unit" 0644
+done
+sed -e "s:/opt/jcni/:$PREFIX/:g" -e "s:/run/jcni/jcnid.sock:$SOCKET:g" docker/src/main/dist/jcnid-docker.conf | write_file "$PREFIX/share/jcnid-docker.conf" 0644
+write_launcher "$PREFIX/bin/jcni" 'io.jcni.cli.Main "$@"'
+ln -sfn "$PREFIX/bin/jcni" "$D$CMD_DIR/jcni"
+
+if [ "$AOT" = 1 ]; then
+  "$PREFIX/bin/jcni-aot" || true
+fi
+[ -n "$DESTDIR" ] && exit 0
 MODE=$([ "$SHIM" = 1 ] && echo "shims (jcnid socket $SOCKET, fallback $PREFIX/libexec)" || echo "standalone launchers")
-echo "jcni $VERSION installed: plugins [$(echo $TYPES)] in $BIN_DIR as $MODE, jcnid in $PREFIX/bin, jcni in $CMD_DIR, libraries in $LIB"
+echo "jcni $VERSION installed: plugins [$(echo $TYPES)] in $BIN_DIR as $MODE, jcni in $CMD_DIR, jcnid in $PREFIX/bin, Java runtime: $JAVA"

@@ -78,6 +78,9 @@ public final class Main {
         if (args.length > 0 && args[0].equals("daemon")) {
             return io.jcni.daemon.DaemonControl.run(java.util.Arrays.copyOfRange(args, 1, args.length), out, err);
         }
+        if (args.length > 0 && args[0].equals("doctor")) {
+            return io.jcni.cli.doctor.Doctor.run(List.of(args).subList(1, args.length), env, out, err);
+        }
         Options o;
         try {
             o = parse(args);
@@ -320,7 +323,7 @@ public final class Main {
     /** {@code --valid none}: no attachment is in use. */
     static final String VALID_NONE = "none";
 
-    static final List<String> COMMANDS = List.of("add", "check", "del", "gc", "status", "list", "validate", "version");
+    static final List<String> COMMANDS = List.of("add", "check", "del", "gc", "status", "list", "validate", "version", "doctor");
 
     static Duration parseDuration(String s, String what) {
         String t = s.strip();
@@ -371,6 +374,7 @@ public final class Main {
     }
 
     static String usage(String command) {
+        if ("doctor".equals(command)) return io.jcni.cli.doctor.Doctor.USAGE;
         if (command != null) {
             String one = switch (command) {
                 case "add" -> "jcni add <net> <netns>\n  Attaches the container whose network namespace is <netns> to network <net>\n"
@@ -403,6 +407,7 @@ public final class Main {
                 + "  validate <net>             check plugins, versions and capabilities without touching a container\n"
                 + "  version  [<plugin-type>]   versions jcni speaks, or a plugin's\n"
                 + "  daemon   start|stop|status|metrics [options]   the jcnid fast path (see 'jcni daemon --help')\n"
+                + "  doctor   [--json]          check this node: kernel, nft, configs, plugins, daemon, leftovers\n"
                 + "  help     [<command>]       this text, or a command's\n"
                 + OPTIONS;
     }

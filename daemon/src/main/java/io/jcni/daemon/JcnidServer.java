@@ -106,17 +106,22 @@ public final class JcnidServer {
     /** The only user whose connections are served: root (uid 0). */
     private final UserPrincipal peer;
     private final Path socket;
+    /** The socket came from the service manager (socket activation): it owns the file, we never remove it. */
+    private final boolean activated;
     private ServerSocketChannel server;
     private HttpServer http;
     private Thread acceptor;
     private volatile boolean shuttingDown;
     private volatile boolean stopped;
 
-    private JcnidServer(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log, UserPrincipal peer) {
+    private JcnidServer(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log, UserPrincipal peer,
+            SocketActivation.Listener inherited) {
         this.cfg = cfg;
         this.registry = registry;
         this.log = log;
-        this.socket = cfg.socket().toAbsolutePath();
+        this.socket = inherited != null ? inherited.path() : cfg.socket().toAbsolutePath();
+        this.activated = inherited != null;
+        if (activated) this.server = inherited.channel();
         this.peer = peer;
     }
 
@@ -129,7 +134,7 @@ public final class JcnidServer {
     /** As {@link #start(DaemonConfig, Function, PrintStream)}, serving only peers running as user (tests). */
     static JcnidServer start(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log, UserPrincipal user)
             throws IOException {
-        JcnidServer s = new JcnidServer(cfg, registry, log, user);
+        JcnidServer s = new JcnidServer(cfg, registry, log, user, SocketActivation.inherited());
         s.bind();
         return s;
     }
@@ -148,6 +153,16 @@ public final class JcnidServer {
     }
 
     private void bind() throws IOException {
+        if (!activated) bindSocketFile();
+        writePidFile();
+        if (cfg.metricsPort() > 0) startHttp();
+        acceptor = Thread.ofPlatform().name("jcnid-accept").start(this::acceptLoop);
+        logLine("jcnid started pid=" + ProcessHandle.current().pid() + " socket=" + quote(socket.toString())
+                + (activated ? " activated=true" : "")
+                + " request_timeout_ms=" + cfg.requestTimeout().toMillis() + " metrics_port=" + cfg.metricsPort());
+    }
+
+    private void bindSocketFile() throws IOException {
         Path dir = socket.getParent();
         if (!Files.isDirectory(dir)) {
             Files.createDirectories(dir);
@@ -174,11 +189,6 @@ public final class JcnidServer {
         server.bind(UnixDomainSocketAddress.of(socket), 512);
         // The 0700 directory already keeps others out between bind and chmod; SO_PEERCRED is checked too.
         Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
-        writePidFile();
-        if (cfg.metricsPort() > 0) startHttp();
-        acceptor = Thread.ofPlatform().name("jcnid-accept").start(this::acceptLoop);
-        logLine("jcnid started pid=" + ProcessHandle.current().pid() + " socket=" + quote(socket.toString())
-                + " request_timeout_ms=" + cfg.requestTimeout().toMillis() + " metrics_port=" + cfg.metricsPort());
     }
 
     private void writePidFile() throws IOException {
@@ -500,7 +510,8 @@ public final class JcnidServer {
         // Services first, while the plugin socket still serves: the overlay releases its lease cleanly.
         DaemonServices.stop(services, log);
         try {
-            Files.deleteIfExists(socket);
+            // An activated socket stays: the service manager keeps listening and starts us again on demand.
+            if (!activated) Files.deleteIfExists(socket);
         } catch (IOException e) {
             logLine("jcnid error=" + quote("removing " + socket + ": " + e.getMessage()));
         }

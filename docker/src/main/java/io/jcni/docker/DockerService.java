@@ -1,6 +1,7 @@
 package io.jcni.docker;
 
 import io.jcni.daemon.DaemonService;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -31,7 +32,7 @@ public final class DockerService implements DaemonService {
     }
 
     @Override
-    public DaemonService.Running start(List<String> args, PrintStream log) {
+    public DaemonService.Running start(List<String> args, PrintStream log) throws IOException {
         DockerDriver d = DockerDriver.start(options(args), log);
         return new DaemonService.Running() {
             @Override

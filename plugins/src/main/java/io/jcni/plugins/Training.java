@@ -33,9 +33,16 @@ import java.util.stream.Stream;
 public final class Training {
     private static final int ROUNDS = 3;
 
+    /** How a training call reaches a plugin: in-process through the skeleton, or through jcnid. */
+    @FunctionalInterface
+    public interface Caller {
+        Skel.Outcome call(String type, Map<String, String> env, byte[] stdin) throws Exception;
+    }
+
     private final Path dir;
     private final Path cniPath;
     private final PrintStream log;
+    private Caller caller;
     private final List<String> failures = new ArrayList<>();
     private int calls;
 
@@ -53,22 +60,33 @@ public final class Training {
     }
 
     public static void main(String[] args) throws Exception {
-        PrintStream err = System.err;
         // Plugins print nothing on stdout here; the JVM's own AOT messages may, so keep ours apart.
-        System.setOut(err);
+        System.setOut(System.err);
+        train(null, true, System.err);
+    }
+
+    /**
+     * The workloads, each call made by {@code caller} (null: in-process through the skeleton);
+     * {@code namespaces}: also the bridge/ptp workloads in scratch namespaces (root only, in-process
+     * only: a daemon would run them in its own namespace).
+     */
+    public static void train(Caller caller, boolean namespaces, PrintStream err) throws Exception {
         Path dir = Files.createTempDirectory("jcni-training-");
         Training t = new Training(dir, new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8));
+        t.caller = caller != null ? caller
+                : (type, env, stdin) -> Skel.run(PluginRegistry.lookup(type), env, stdin, t.log);
+        boolean withNs = namespaces && caller == null && isRoot();
         long t0 = System.nanoTime();
         try {
             for (int round = 0; round < ROUNDS; round++) {
                 t.withoutNetns(round);
-                if (isRoot()) t.withNetns(round);
+                if (withNs) t.withNetns(round);
             }
         } finally {
             deleteTree(dir);
         }
-        err.printf("jcni training: %d plugin calls in %d ms%s%s%n", t.calls, (System.nanoTime() - t0) / 1_000_000,
-                isRoot() ? "" : " (not root: no namespace workloads)",
+        err.printf("jcni training%s: %d plugin calls in %d ms%s%s%n", caller == null ? "" : " (through jcnid)", t.calls,
+                (System.nanoTime() - t0) / 1_000_000, withNs ? "" : " (no namespace workloads)",
                 t.failures.isEmpty() ? "" : "; failed: " + t.failures);
     }
 
@@ -150,7 +168,13 @@ public final class Training {
     /** One call through the skeleton as PluginMain makes it; returns stdout, or null on failure. */
     private String call(String type, Map<String, String> env, String stdin) {
         calls++;
-        Skel.Outcome out = Skel.run(PluginRegistry.lookup(type), env, stdin.getBytes(StandardCharsets.UTF_8), log);
+        Skel.Outcome out;
+        try {
+            out = caller.call(type, env, stdin.getBytes(StandardCharsets.UTF_8));
+        } catch (Exception e) {
+            failures.add(type + " " + env.get("CNI_COMMAND") + ": " + e);
+            return null;
+        }
         if (out.exitCode() != 0) {
             failures.add(type + " " + env.get("CNI_COMMAND") + ": " + out.stdout().replaceAll("\\s+", " "));
             return null;
@@ -160,7 +184,11 @@ public final class Training {
 
     private void callExpectingFailure(String type, Map<String, String> env, String stdin) {
         calls++;
-        Skel.run(PluginRegistry.lookup(type), env, stdin.getBytes(StandardCharsets.UTF_8), log);
+        try {
+            caller.call(type, env, stdin.getBytes(StandardCharsets.UTF_8));
+        } catch (Exception e) {
+            failures.add(type + " " + env.get("CNI_COMMAND") + ": " + e);
+        }
     }
 
     /** The configuration with {@code prevResult} set, as a runtime sends it to CHECK. */

@@ -192,6 +192,23 @@ public final class ElementStore {
         }
     }
 
+    /** Every attachment that holds state in this namespace, of every scope and network (for {@code jcni doctor}). */
+    public List<Owner> owners() {
+        List<Owner> out = new ArrayList<>();
+        Path att = dir.resolve("att");
+        if (!Files.isDirectory(att)) return out;
+        try (DirectoryStream<Path> scopes = Files.newDirectoryStream(att, Files::isDirectory)) {
+            for (Path scope : scopes) {
+                try (DirectoryStream<Path> nets = Files.newDirectoryStream(scope, Files::isDirectory)) {
+                    for (Path net : nets) out.addAll(owners(dec(scope.getFileName().toString()), dec(net.getFileName().toString())));
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+
     /** The attachments of {@code scope} in {@code network} that hold state. */
     public List<Owner> owners(String scope, String network) {
         Path d = dir.resolve("att").resolve(enc(scope)).resolve(fileName(enc(network)));
