@@ -18,8 +18,14 @@ for jar in "${JARS[@]}"; do
 done
 OUT=target/jcni-runtime
 # jdeps finds java.base, java.management (the daemon's own JVM arguments), jdk.httpserver (metrics
-# over HTTP) and jdk.net (SO_PEERCRED). Nothing reflective hides a module from it: jcni has no dependencies.
-MODULES=$("$JAVA_HOME/bin/jdeps" --print-module-deps --ignore-missing-deps --multi-release 25 "${JARS[@]}")
+# over HTTP), jdk.net (SO_PEERCRED) and java.net.http (the etcd client). Nothing reflective hides a
+# module from it.
+# The Docker driver's Jetty jars are named modules whose module-info says `requires static
+# java.desktop` and `requires static java.sql` (optional: a JavaBeans helper and a JDBC leak
+# preventer nothing of ours loads); on the class path they are never needed, and java.desktop would
+# drag X11 and ALSA libraries into the package's dependencies. java.naming stays (Jetty's TLS code).
+MODULES=$("$JAVA_HOME/bin/jdeps" --print-module-deps --ignore-missing-deps --multi-release 25 "${JARS[@]}" \
+  | tr ',' '\n' | grep -v -x -e java.desktop -e java.sql | paste -sd, -)
 STAMP="$("$JAVA_HOME/bin/java" -version 2>&1 | tr '\n' ' ') | $MODULES | $(sha256sum "$0" | cut -c1-16)"
 if [ -x "$OUT/bin/java" ] && [ "$(cat "$OUT.stamp" 2>/dev/null)" = "$STAMP" ]; then
   echo "$PWD/$OUT"; exit 0
