@@ -38,6 +38,8 @@ class OverlayLabTest {
             assertTrue(link.contains("vxlan id 1") && link.contains("dstport 8472") && link.contains("nolearning"), link);
             String route2 = Lab.sh("ip", "-n", lab.host(1), "route", "show", envs.get(2).subnet().masked().toString());
             assertTrue(route2.contains("via " + envs.get(2).subnet().network() + " dev flannel.1") && route2.contains("onlink"), route2);
+            String masq = Lab.sh(nftInHost(lab, 1).toArray(String[]::new));
+            assertTrue(masq.contains("ip saddr 10.66.0.0/16 ip daddr != 224.0.0.0/4 masquerade"), "--ip-masq: " + masq);
 
             // kill -9 the last host's agent: its lease expires (TTL 3 s), the others drop its route and FDB entry
             int last = HOSTS;
@@ -62,8 +64,10 @@ class OverlayLabTest {
             assertEquals(envs.get(2).subnet().masked(), SubnetEnv.read(lab.subnetFile(2)).subnet().masked());
             Lab.waitFor("pod 1 -> pod 2", Duration.ofSeconds(10), () -> lab.ping(lab.pod(1), pods.get(2), -1));
 
-            // clean stop releases the lease at once
+            // clean stop releases the lease at once and removes the masquerade chain
+            assertEquals(0, Lab.run(nftInHost(lab, 2)).exit());
             lab.stopAgent(2);
+            assertTrue(Lab.run(nftInHost(lab, 2)).exit() != 0, "overlay_masq removed on SIGTERM");
             assertTrue(lab.etcdctl("get", Lease.key(lab.prefix, envs.get(2).subnet().masked())).stdout().isBlank(), "released on SIGTERM");
             Lab.waitFor("host 1 removing host 2", Duration.ofSeconds(10),
                     () -> Lab.sh("ip", "-n", lab.host(1), "route", "show", envs.get(2).subnet().masked().toString()).isBlank());
@@ -151,6 +155,10 @@ class OverlayLabTest {
             assertEquals(0, lab.flannel(1, "DEL", lab.pod(1), lab.flannelConf(1, 60)).exitCode(), "DEL twice");
             assertFalse(Lab.sh("ip", "-n", lab.pod(1), "link").contains("eth0"), "pod interface gone");
         }
+    }
+
+    private static java.util.List<String> nftInHost(Lab lab, int i) {
+        return java.util.List.of("nsenter", "--net=/var/run/netns/" + lab.host(i), "nft", "list", "chain", "inet", "jcni", OverlayMasq.CHAIN);
     }
 
     private static Map<Integer, SubnetFile> bringUp(Lab lab) throws Exception {
