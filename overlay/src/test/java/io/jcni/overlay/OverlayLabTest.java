@@ -122,6 +122,30 @@ class OverlayLabTest {
         }
     }
 
+    /**
+     * A full network (3 leasable subnets, 3 hosts): a 4th host waits; when host 3 dies its lease
+     * expires, host 4 leases that subnet, and host 1's route for it moves to host 4 (host-gw).
+     */
+    @Test
+    void fullNetworkSubnetLeasedAgainAfterExpiry() throws Exception {
+        try (Lab lab = new Lab()) {
+            lab.start("{\"Network\":\"10.70.0.0/22\",\"SubnetLen\":24,\"Backend\":{\"Type\":\"host-gw\"}}");
+            for (int i = 1; i <= 4; i++) lab.addHost(i);
+            for (int i = 1; i <= 3; i++) lab.startAgent(i);
+            Map<Integer, SubnetFile> envs = new LinkedHashMap<>();
+            for (int i = 1; i <= 3; i++) envs.put(i, lab.awaitSubnetEnv(i));
+            lab.startAgent(4);
+            Lab.waitFor("host 4 finding the network full", Duration.ofSeconds(30), () -> lab.log(4).contains("no free subnet left"));
+            assertFalse(java.nio.file.Files.exists(lab.subnetFile(4)));
+            String freed = envs.get(3).subnet().masked().toString();
+            lab.killAgent(3);
+            SubnetFile four = lab.awaitSubnetEnv(4);
+            assertEquals(freed, four.subnet().masked().toString(), "the expired subnet is leased again");
+            Lab.waitFor("host 1 routing " + freed + " to host 4", Duration.ofSeconds(20),
+                    () -> Lab.sh("ip", "-n", lab.host(1), "route", "show", freed).contains("via " + Lab.hostIp(4) + " "));
+        }
+    }
+
     /** The flannel plugin started before the agent: ADD waits for subnet.env, then pods on two hosts talk. */
     @Test
     void flannelPluginBeforeTheAgent() throws Exception {
