@@ -27,11 +27,9 @@ class OverlayLabTest {
     @Test
     void vxlan() throws Exception {
         try (Lab lab = new Lab()) {
-            lab.start("{\"Network\":\"10.66.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
-            Map<Integer, SubnetFile> envs = bringUp(lab);
-            Map<Integer, String> pods = pods(lab, envs);
-            assertEquals(1450, envs.get(1).mtu(), "underlay 1500 - VXLAN 50");
-            allPodsReachEachOther(lab, pods, envs.get(1).mtu());
+            Connected c = connected(lab, "{\"Network\":\"10.66.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}", 1450); // 1500 - VXLAN 50
+            Map<Integer, SubnetFile> envs = c.envs();
+            Map<Integer, String> pods = c.pods();
 
             // the kernel state flannel would have: device, FDB, neighbour, onlink route
             String link = Lab.sh("ip", "-d", "-n", lab.host(1), "link", "show", "flannel.1");
@@ -77,12 +75,8 @@ class OverlayLabTest {
     @Test
     void hostGw() throws Exception {
         try (Lab lab = new Lab()) {
-            lab.start("{\"Network\":\"10.67.0.0/16\",\"Backend\":{\"Type\":\"host-gw\"}}");
-            Map<Integer, SubnetFile> envs = bringUp(lab);
-            Map<Integer, String> pods = pods(lab, envs);
-            assertEquals(1500, envs.get(1).mtu(), "host-gw has no encapsulation");
-            allPodsReachEachOther(lab, pods, envs.get(1).mtu());
-            String route = Lab.sh("ip", "-n", lab.host(1), "route", "show", envs.get(2).subnet().masked().toString());
+            Connected c = connected(lab, "{\"Network\":\"10.67.0.0/16\",\"Backend\":{\"Type\":\"host-gw\"}}", 1500); // no encapsulation
+            String route = Lab.sh("ip", "-n", lab.host(1), "route", "show", c.envs().get(2).subnet().masked().toString());
             assertTrue(route.contains("via " + Lab.hostIp(2) + " dev eth0"), route);
         }
     }
@@ -179,6 +173,19 @@ class OverlayLabTest {
             assertEquals(0, lab.flannel(1, "DEL", lab.pod(1), lab.flannelConf(1, 60)).exitCode(), "DEL twice");
             assertFalse(Lab.sh("ip", "-n", lab.pod(1), "link").contains("eth0"), "pod interface gone");
         }
+    }
+
+    /** The hosts' subnet files and their pods' addresses, by host number. */
+    private record Connected(Map<Integer, SubnetFile> envs, Map<Integer, String> pods) {}
+
+    /** etcd with {@code config}, every host's agent, a pod per host, and every pod reaching every other at {@code podMtu}. */
+    private static Connected connected(Lab lab, String config, int podMtu) throws Exception {
+        lab.start(config);
+        Map<Integer, SubnetFile> envs = bringUp(lab);
+        Map<Integer, String> pods = pods(lab, envs);
+        assertEquals(podMtu, envs.get(1).mtu(), "FLANNEL_MTU");
+        allPodsReachEachOther(lab, pods, podMtu);
+        return new Connected(envs, pods);
     }
 
     private static java.util.List<String> nftInHost(Lab lab, int i) {
