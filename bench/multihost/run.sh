@@ -42,6 +42,7 @@ cleanup() {
 trap cleanup EXIT
 
 now() { date +%s%N; }
+cpu_ms() { awk '{print ($14 + $15) * 10}' "/proc/$1/stat"; }   # utime + stime, 100 Hz ticks -> ms
 ms() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.1f", (b-a)/1e6}'; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 in_lab() { nsenter --net=/var/run/netns/$LAB "$@"; }
@@ -88,7 +89,7 @@ subnet_of() { sed -n 's/^FLANNEL_SUBNET=\(.*\)\.1\/\(.*\)$/\1.0\/\2/p' "$WORK/$(
 echo "jcni multi-host benchmarks: $(nproc) cores, $(uname -r), $("$JAVA_HOME/bin/java" -version 2>&1 | head -1), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- 1. convergence
-for i in $(seq 1 $((HOSTS - 1))); do add_host "$i"; done
+for i in $(seq 1 $((HOSTS - 1))); do add_host "$i"; [ "$i" = 1 ] && AGENT1=${PIDS[-1]}; done
 for i in $(seq 1 $((HOSTS - 1))); do await_env "$i"; done
 sleep 1
 add_host "$HOSTS"
@@ -120,13 +121,16 @@ print(json.dumps({"compare": [], "success": puts}))
 EOF
 H1=$(host 1)
 base=$(ip -n "$H1" route show dev flannel.1 | wc -l)
+c0=$(cpu_ms "$AGENT1")
 t0=$(now)
 gw /v3/kv/txn "$WORK/txn.json" >"$WORK/txn.out" || { echo "etcd txn failed: $(head -c 300 "$WORK/txn.out")" >&2; exit 1; }
 until_true 60 routes_at_least "$H1" $((base + LEASES))
 t1=$(now)
+c1=$(cpu_ms "$AGENT1")
 first=$(grep -m1 'msg="added remote" subnet=10\.\(8[89]\|9[0-9]\)\.' "$WORK/$H1/jcnid.log" | cut -d' ' -f1)
 lastadd=$(grep 'msg="added remote" subnet=10\.\(8[89]\|9[0-9]\)\.' "$WORK/$H1/jcnid.log" | tail -1 | cut -d' ' -f1)
 echo "2. $LEASES remote leases (one etcd txn) -> all routes on host 1: $(ms "$t0" "$t1") ms (goal <= 2000); agent's first..last 'added remote': $(ms "$(log_ns "$first")" "$(log_ns "$lastadd")") ms"
+echo "   host 1 agent's CPU time for them: $((c1 - c0)) ms (load-independent, unlike the wall times)"
 echo "   kernel state on host 1: $(ip -n "$H1" route show dev flannel.1 | wc -l) routes, $(ip -n "$H1" neigh show dev flannel.1 | wc -l) neighbours, $(bridge -n "$H1" fdb show dev flannel.1 | grep -c dst) FDB entries"
 dels=()
 for r in $(seq 1 "$ROUNDS"); do

@@ -173,7 +173,7 @@ public final class OverlayAgent implements AutoCloseable {
         boolean failing = false;
         while (!closed) {
             try {
-                Thread.sleep(failing ? RETRY.toMillis() : period);
+                Thread.sleep(failing ? retryMillis() : period);
                 long ttl = etcd.keepAlive(leaseId);
                 if (failing) log("etcd reachable again", "");
                 failing = false;
@@ -211,7 +211,7 @@ public final class OverlayAgent implements AutoCloseable {
                 if (closed) return;
                 if (!failing) log("lost the lease watch; re-listing", "error=\"" + e.getMessage() + "\"");
                 failing = true;
-                Thread.sleep(RETRY.toMillis());
+                Thread.sleep(retryMillis());
             }
         }
     }
@@ -317,7 +317,7 @@ public final class OverlayAgent implements AutoCloseable {
         T run() throws IOException;
     }
 
-    /** Retries {@code step} every second until it succeeds (logging the first failure of a streak). */
+    /** Retries {@code step} about every second until it succeeds (logging the first failure of a streak). */
     private <T> T untilDone(String what, EtcdStep<T> step) throws InterruptedException {
         boolean logged = false;
         while (true) {
@@ -327,9 +327,14 @@ public final class OverlayAgent implements AutoCloseable {
             } catch (IOException | IllegalArgumentException e) {
                 if (!logged) log(what + " failed; retrying every second", "error=\"" + e.getMessage() + "\"");
                 logged = true;
-                Thread.sleep(RETRY.toMillis());
+                Thread.sleep(retryMillis());
             }
         }
+    }
+
+    /** 1 s plus up to 0.5 s of jitter, so that hosts that lost etcd together do not all come back in the same instant. */
+    private long retryMillis() {
+        return RETRY.toMillis() + random.nextInt(500);
     }
 
     private void log(String msg, String fields) {

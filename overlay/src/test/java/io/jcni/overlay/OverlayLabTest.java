@@ -27,17 +27,17 @@ class OverlayLabTest {
     @Test
     void vxlan() throws Exception {
         try (Lab lab = new Lab()) {
-            lab.start("{\"Network\":\"10.66.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
-            Map<Integer, SubnetFile> envs = bringUp(lab);
-            Map<Integer, String> pods = pods(lab, envs);
-            assertEquals(1450, envs.get(1).mtu(), "underlay 1500 - VXLAN 50");
-            allPodsReachEachOther(lab, pods, envs.get(1).mtu());
+            Connected c = connected(lab, "{\"Network\":\"10.66.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}", 1450); // 1500 - VXLAN 50
+            Map<Integer, SubnetFile> envs = c.envs();
+            Map<Integer, String> pods = c.pods();
 
             // the kernel state flannel would have: device, FDB, neighbour, onlink route
             String link = Lab.sh("ip", "-d", "-n", lab.host(1), "link", "show", "flannel.1");
             assertTrue(link.contains("vxlan id 1") && link.contains("dstport 8472") && link.contains("nolearning"), link);
             String route2 = Lab.sh("ip", "-n", lab.host(1), "route", "show", envs.get(2).subnet().masked().toString());
             assertTrue(route2.contains("via " + envs.get(2).subnet().network() + " dev flannel.1") && route2.contains("onlink"), route2);
+            String masq = Lab.sh(nftInHost(lab, 1).toArray(String[]::new));
+            assertTrue(masq.contains("ip saddr 10.66.0.0/16 ip daddr != 224.0.0.0/4 masquerade"), "--ip-masq: " + masq);
 
             // kill -9 the last host's agent: its lease expires (TTL 3 s), the others drop its route and FDB entry
             int last = HOSTS;
@@ -62,8 +62,10 @@ class OverlayLabTest {
             assertEquals(envs.get(2).subnet().masked(), SubnetEnv.read(lab.subnetFile(2)).subnet().masked());
             Lab.waitFor("pod 1 -> pod 2", Duration.ofSeconds(10), () -> lab.ping(lab.pod(1), pods.get(2), -1));
 
-            // clean stop releases the lease at once
+            // clean stop releases the lease at once and removes the masquerade chain
+            assertEquals(0, Lab.run(nftInHost(lab, 2)).exit());
             lab.stopAgent(2);
+            assertTrue(Lab.run(nftInHost(lab, 2)).exit() != 0, "overlay_masq removed on SIGTERM");
             assertTrue(lab.etcdctl("get", Lease.key(lab.prefix, envs.get(2).subnet().masked())).stdout().isBlank(), "released on SIGTERM");
             Lab.waitFor("host 1 removing host 2", Duration.ofSeconds(10),
                     () -> Lab.sh("ip", "-n", lab.host(1), "route", "show", envs.get(2).subnet().masked().toString()).isBlank());
@@ -73,12 +75,8 @@ class OverlayLabTest {
     @Test
     void hostGw() throws Exception {
         try (Lab lab = new Lab()) {
-            lab.start("{\"Network\":\"10.67.0.0/16\",\"Backend\":{\"Type\":\"host-gw\"}}");
-            Map<Integer, SubnetFile> envs = bringUp(lab);
-            Map<Integer, String> pods = pods(lab, envs);
-            assertEquals(1500, envs.get(1).mtu(), "host-gw has no encapsulation");
-            allPodsReachEachOther(lab, pods, envs.get(1).mtu());
-            String route = Lab.sh("ip", "-n", lab.host(1), "route", "show", envs.get(2).subnet().masked().toString());
+            Connected c = connected(lab, "{\"Network\":\"10.67.0.0/16\",\"Backend\":{\"Type\":\"host-gw\"}}", 1500); // no encapsulation
+            String route = Lab.sh("ip", "-n", lab.host(1), "route", "show", c.envs().get(2).subnet().masked().toString());
             assertTrue(route.contains("via " + Lab.hostIp(2) + " dev eth0"), route);
         }
     }
@@ -118,6 +116,30 @@ class OverlayLabTest {
         }
     }
 
+    /**
+     * A full network (3 leasable subnets, 3 hosts): a 4th host waits; when host 3 dies its lease
+     * expires, host 4 leases that subnet, and host 1's route for it moves to host 4 (host-gw).
+     */
+    @Test
+    void fullNetworkSubnetLeasedAgainAfterExpiry() throws Exception {
+        try (Lab lab = new Lab()) {
+            lab.start("{\"Network\":\"10.70.0.0/22\",\"SubnetLen\":24,\"Backend\":{\"Type\":\"host-gw\"}}");
+            for (int i = 1; i <= 4; i++) lab.addHost(i);
+            for (int i = 1; i <= 3; i++) lab.startAgent(i);
+            Map<Integer, SubnetFile> envs = new LinkedHashMap<>();
+            for (int i = 1; i <= 3; i++) envs.put(i, lab.awaitSubnetEnv(i));
+            lab.startAgent(4);
+            Lab.waitFor("host 4 finding the network full", Duration.ofSeconds(30), () -> lab.log(4).contains("no free subnet left"));
+            assertFalse(java.nio.file.Files.exists(lab.subnetFile(4)));
+            String freed = envs.get(3).subnet().masked().toString();
+            lab.killAgent(3);
+            SubnetFile four = lab.awaitSubnetEnv(4);
+            assertEquals(freed, four.subnet().masked().toString(), "the expired subnet is leased again");
+            Lab.waitFor("host 1 routing " + freed + " to host 4", Duration.ofSeconds(20),
+                    () -> Lab.sh("ip", "-n", lab.host(1), "route", "show", freed).contains("via " + Lab.hostIp(4) + " "));
+        }
+    }
+
     /** The flannel plugin started before the agent: ADD waits for subnet.env, then pods on two hosts talk. */
     @Test
     void flannelPluginBeforeTheAgent() throws Exception {
@@ -151,6 +173,23 @@ class OverlayLabTest {
             assertEquals(0, lab.flannel(1, "DEL", lab.pod(1), lab.flannelConf(1, 60)).exitCode(), "DEL twice");
             assertFalse(Lab.sh("ip", "-n", lab.pod(1), "link").contains("eth0"), "pod interface gone");
         }
+    }
+
+    /** The hosts' subnet files and their pods' addresses, by host number. */
+    private record Connected(Map<Integer, SubnetFile> envs, Map<Integer, String> pods) {}
+
+    /** etcd with {@code config}, every host's agent, a pod per host, and every pod reaching every other at {@code podMtu}. */
+    private static Connected connected(Lab lab, String config, int podMtu) throws Exception {
+        lab.start(config);
+        Map<Integer, SubnetFile> envs = bringUp(lab);
+        Map<Integer, String> pods = pods(lab, envs);
+        assertEquals(podMtu, envs.get(1).mtu(), "FLANNEL_MTU");
+        allPodsReachEachOther(lab, pods, podMtu);
+        return new Connected(envs, pods);
+    }
+
+    private static java.util.List<String> nftInHost(Lab lab, int i) {
+        return java.util.List.of("nsenter", "--net=/var/run/netns/" + lab.host(i), "nft", "list", "chain", "inet", "jcni", OverlayMasq.CHAIN);
     }
 
     private static Map<Integer, SubnetFile> bringUp(Lab lab) throws Exception {
