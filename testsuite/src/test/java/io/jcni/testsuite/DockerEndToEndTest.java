@@ -131,10 +131,13 @@ class DockerEndToEndTest {
     void pingByIpAndNamePublishedPortsConnectDisconnect() {
         String net = "jp" + ID, other = "jq" + ID, srv = "srv" + ID;
         docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.233.0.0/24",
-                "-o", "jcni.plugins=bridge,portmap,bandwidth,firewall", net);
+                "-o", "jcni.plugins=bridge,portmap,bandwidth,firewall", "-o", "jcni.bandwidth.ingressRate=80000000",
+                "-o", "jcni.bandwidth.ingressBurst=800000", net);
         docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.234.0.0/24", other);
         docker.ok("run", "-d", "--name", srv, "--network", net, "-p", "8080:80", IMAGE, "sh", "-c", WEB);
         String srvIp = ip(srv, net);
+        String tc = docker.inHost("tc", "qdisc", "show").out();
+        assertTrue(tc.contains("tbf") && tc.contains("rate 80Mbit"), "the bandwidth plugin shaped the host veth:\n" + tc);
         String byIp = docker.ok("run", "--rm", "--network", net, IMAGE, "ping", "-c1", "-W2", srvIp);
         assertTrue(byIp.contains("1 packets received"), byIp);
         String byName = docker.ok("run", "--rm", "--network", net, IMAGE, "ping", "-c1", "-W2", srv);
