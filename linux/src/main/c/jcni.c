@@ -18,8 +18,10 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <linux/magic.h>
 #include <linux/netlink.h>
 #include <linux/nsfs.h>
 
@@ -150,6 +152,63 @@ JNIEXPORT jlong JNICALL Java_io_jcni_linux_Native_inode(JNIEnv *env, jclass cls,
     return (jlong) st.st_ino;
 }
 
+JNIEXPORT jlong JNICALL Java_io_jcni_linux_Native_statfsType(JNIEnv *env, jclass cls, jstring path) {
+    (void) cls;
+    jpath p;
+    if (!require(env, path, "statfs") || !path_get(env, path, &p)) return -1;
+    struct statfs sf;
+    int rc;
+    do rc = statfs(p.c, &sf); while (rc < 0 && errno == EINTR);
+    if (rc < 0) throw_errno(env, errno, "statfs %s", p.c);
+    path_release(env, &p);
+    return rc < 0 ? -1 : (jlong) sf.f_type;
+}
+
+JNIEXPORT jlong JNICALL Java_io_jcni_linux_Native_fstatfsType(JNIEnv *env, jclass cls, jint fd) {
+    (void) cls;
+    struct statfs sf;
+    if (fstatfs(fd, &sf) < 0) {
+        throw_errno(env, errno, "fstatfs fd %d", fd);
+        return -1;
+    }
+    return (jlong) sf.f_type;
+}
+
+/* out = { st_mode, st_size }. */
+JNIEXPORT void JNICALL Java_io_jcni_linux_Native_fstat(JNIEnv *env, jclass cls, jint fd, jlongArray out) {
+    (void) cls;
+    struct stat st;
+    if (out == NULL || (*env)->GetArrayLength(env, out) < 2) {
+        throw_errno(env, EINVAL, "fstat fd %d (need a long[2])", fd);
+        return;
+    }
+    if (fstat(fd, &st) < 0) {
+        throw_errno(env, errno, "fstat fd %d", fd);
+        return;
+    }
+    jlong v[2] = { (jlong) st.st_mode, (jlong) st.st_size };
+    (*env)->SetLongArrayRegion(env, out, 0, 2, v);
+}
+
+/* read(2) into buf[off, off+len) through a bounded stack buffer; 0 at end of file. */
+JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_read(JNIEnv *env, jclass cls, jint fd, jbyteArray buf, jint off, jint len) {
+    (void) cls;
+    char tmp[8192];
+    if (buf == NULL || off < 0 || len < 0 || (jlong) off + len > (*env)->GetArrayLength(env, buf)) {
+        throw_errno(env, EINVAL, "read fd %d (bad buffer range)", fd);
+        return -1;
+    }
+    size_t want = (size_t) len < sizeof tmp ? (size_t) len : sizeof tmp;
+    ssize_t n;
+    do n = read(fd, tmp, want); while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        throw_errno(env, errno, "read fd %d", fd);
+        return -1;
+    }
+    (*env)->SetByteArrayRegion(env, buf, off, (jsize) n, (const jbyte *) tmp);
+    return (jint) n;
+}
+
 JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_socket(JNIEnv *env, jclass cls, jint domain, jint type, jint protocol) {
     (void) cls;
     int fd = socket(domain, type | SOCK_CLOEXEC, protocol);
@@ -243,6 +302,38 @@ JNIEXPORT jboolean JNICALL Java_io_jcni_linux_Native_flock(JNIEnv *env, jclass c
     }
 }
 
+/*
+ * The values of the C constants Native.java uses, read once at load: they differ between
+ * architectures (O_DIRECTORY is 0200000 on x86-64 but 040000 on arm64, where 0200000 means
+ * O_DIRECT), so Java must never hard-code them.
+ */
+static const struct { const char *name; long value; } constants[] = {
+    { "O_RDONLY", O_RDONLY }, { "O_RDWR", O_RDWR }, { "O_CREAT", O_CREAT }, { "O_EXCL", O_EXCL },
+    { "O_DIRECTORY", O_DIRECTORY }, { "O_NOCTTY", O_NOCTTY }, { "O_NONBLOCK", O_NONBLOCK },
+    { "S_IFMT", S_IFMT }, { "S_IFREG", S_IFREG }, { "S_IFDIR", S_IFDIR },
+    { "NSFS_MAGIC", NSFS_MAGIC }, { "PROC_SUPER_MAGIC", PROC_SUPER_MAGIC },
+    { "CLONE_NEWNET", CLONE_NEWNET },
+    { "MS_BIND", MS_BIND }, { "MS_REC", MS_REC }, { "MS_SHARED", MS_SHARED }, { "MNT_DETACH", MNT_DETACH },
+    { "LOCK_SH", LOCK_SH }, { "LOCK_EX", LOCK_EX }, { "LOCK_NB", LOCK_NB }, { "LOCK_UN", LOCK_UN },
+    { "AF_NETLINK", AF_NETLINK }, { "SOCK_RAW", SOCK_RAW }, { "SOL_SOCKET", SOL_SOCKET },
+    { "SO_SNDBUF", SO_SNDBUF }, { "SO_RCVBUF", SO_RCVBUF }, { "SOL_NETLINK", SOL_NETLINK },
+};
+
+JNIEXPORT jlong JNICALL Java_io_jcni_linux_Native_constant(JNIEnv *env, jclass cls, jstring name) {
+    (void) cls;
+    jpath n;
+    if (!require(env, name, "constant") || !path_get(env, name, &n)) return -1;
+    for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++) {
+        if (strcmp(constants[i].name, n.c) == 0) {
+            path_release(env, &n);
+            return (jlong) constants[i].value;
+        }
+    }
+    throw_errno(env, ENOENT, "libjcni has no constant %s", n.c);
+    path_release(env, &n);
+    return -1;
+}
+
 JNIEXPORT jstring JNICALL Java_io_jcni_linux_Native_errnoName(JNIEnv *env, jclass cls, jint err) {
     (void) cls;
     const char *name = strerrorname_np(err);
@@ -253,4 +344,33 @@ JNIEXPORT jstring JNICALL Java_io_jcni_linux_Native_strerror(JNIEnv *env, jclass
     (void) cls;
     char buf[256];
     return (*env)->NewStringUTF(env, strerror_r(err, buf, sizeof buf));
+}
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+/*
+ * The cookie of the calling thread's network namespace (SO_NETNS_COOKIE, Linux 5.14): a number
+ * the kernel never hands out twice until reboot, unlike the namespace's inode. 0 when the kernel
+ * does not know the option.
+ */
+JNIEXPORT jlong JNICALL Java_io_jcni_linux_Native_netnsCookie(JNIEnv *env, jclass cls) {
+    (void) cls;
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        throw_errno(env, errno, "socket(AF_UNIX) for the netns cookie");
+        return 0;
+    }
+    unsigned long long cookie = 0;
+    socklen_t len = sizeof cookie;
+    int rc = getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len);
+    int err = errno;
+    close(fd);
+    if (rc < 0) {
+        if (err == ENOPROTOOPT) return 0;
+        throw_errno(env, err, "getsockopt SO_NETNS_COOKIE");
+        return 0;
+    }
+    return (jlong) cookie;
 }

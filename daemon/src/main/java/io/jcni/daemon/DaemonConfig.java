@@ -16,26 +16,10 @@ import java.util.List;
  * @param maxInFlight    connections served at once; beyond that requests are declined (fallback)
  * @param metricsPort    a 127.0.0.1 HTTP port for /metrics and /healthz; 0 means off
  * @param foreground     {@code start} runs the daemon in this process instead of detaching it
- * @param dockerDriver   serve the Docker (libnetwork) remote driver under this name; null means off
- * @param dockerPluginDir where dockerd looks for plugin sockets (the socket is NAME.sock in it)
- * @param dockerStateDir the Docker driver's persisted networks, pools and endpoints
+ * @param serviceArgs    flags of hosted {@link DaemonService}s (e.g. {@code --overlay --etcd-endpoints URL}), in order
  */
 public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration requestTimeout, Duration drainTimeout,
-        int maxInFlight, int metricsPort, boolean foreground, String dockerDriver, Path dockerPluginDir, Path dockerStateDir) {
-
-    public static final Path DEFAULT_DOCKER_PLUGIN_DIR = Path.of("/run/docker/plugins");
-    public static final Path DEFAULT_DOCKER_STATE_DIR = Path.of("/var/lib/jcni/docker");
-
-    public DaemonConfig {
-        if (dockerPluginDir == null) dockerPluginDir = DEFAULT_DOCKER_PLUGIN_DIR;
-        if (dockerStateDir == null) dockerStateDir = DEFAULT_DOCKER_STATE_DIR;
-    }
-
-    /** Without the Docker driver. */
-    public DaemonConfig(Path socket, Path pidFile, Path logFile, Duration requestTimeout, Duration drainTimeout,
-            int maxInFlight, int metricsPort, boolean foreground) {
-        this(socket, pidFile, logFile, requestTimeout, drainTimeout, maxInFlight, metricsPort, foreground, null, null, null);
-    }
+        int maxInFlight, int metricsPort, boolean foreground, List<String> serviceArgs) {
 
     public static final Path DEFAULT_SOCKET = Path.of("/run/jcni/jcnid.sock");
     public static final Path DEFAULT_BACKGROUND_LOG = Path.of("/var/log/jcnid.log");
@@ -53,13 +37,14 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
               --drain-timeout SECS     how long shutdown waits for requests in flight (default 10)
               --max-in-flight N        concurrent connections before declining (default 256)
               --metrics-port PORT      also serve /metrics and /healthz on 127.0.0.1:PORT (default off)
-              --docker-driver NAME     also serve Docker's remote network + IPAM driver NAME (docker network create -d NAME)
-              --docker-plugin-dir DIR  where dockerd finds plugin sockets (default /run/docker/plugins)
-              --docker-state-dir DIR   the Docker driver's state (default /var/lib/jcni/docker)
+              --overlay [flags]        also run the overlay agent, when jcni-overlay is installed
+                                       (flanneld's flags; see overlay/README.md)
+              --docker-driver NAME     also serve Docker's network + IPAM driver NAME, when jcni-docker is installed
+                                       (--docker-plugin-dir DIR, --docker-state-dir DIR; see docker/README.md)
             """;
 
     public static DaemonConfig defaults() {
-        return new DaemonConfig(DEFAULT_SOCKET, null, null, Duration.ofSeconds(60), Duration.ofSeconds(10), 256, 0, false)
+        return new DaemonConfig(DEFAULT_SOCKET, null, null, Duration.ofSeconds(60), Duration.ofSeconds(10), 256, 0, false, List.of())
                 .withPidDefault();
     }
 
@@ -67,7 +52,7 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
         if (pidFile != null) return this;
         Path dir = socket.toAbsolutePath().getParent();
         return new DaemonConfig(socket, dir.resolve("jcnid.pid"), logFile, requestTimeout, drainTimeout, maxInFlight,
-                metricsPort, foreground, dockerDriver, dockerPluginDir, dockerStateDir);
+                metricsPort, foreground, serviceArgs);
     }
 
     /** Parses flags; throws IllegalArgumentException with a message fit for the user. */
@@ -76,8 +61,7 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
         Duration timeout = Duration.ofSeconds(60), drain = Duration.ofSeconds(10);
         int max = 256, port = 0;
         boolean fg = false;
-        String docker = null;
-        Path dockerDir = null, dockerState = null;
+        List<String> services = new ArrayList<>();
         List<String> rest = new ArrayList<>(args);
         while (!rest.isEmpty()) {
             String a = rest.removeFirst();
@@ -90,13 +74,10 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
                 case "--drain-timeout" -> drain = seconds(a, value(a, rest));
                 case "--max-in-flight" -> max = number(a, value(a, rest), 1, 1 << 16);
                 case "--metrics-port" -> port = number(a, value(a, rest), 0, 65535);
-                case "--docker-driver" -> docker = driverName(a, value(a, rest));
-                case "--docker-plugin-dir" -> dockerDir = Path.of(value(a, rest));
-                case "--docker-state-dir" -> dockerState = Path.of(value(a, rest));
-                default -> throw new IllegalArgumentException("unknown option " + a);
+                default -> serviceFlag(a, rest, services);
             }
         }
-        return new DaemonConfig(socket, pid, log, timeout, drain, max, port, fg, docker, dockerDir, dockerState).withPidDefault();
+        return new DaemonConfig(socket, pid, log, timeout, drain, max, port, fg, List.copyOf(services)).withPidDefault();
     }
 
     /** The flags that reproduce this configuration (for the detached child). */
@@ -105,23 +86,29 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
                 "--request-timeout", millisAsSeconds(requestTimeout), "--drain-timeout", millisAsSeconds(drainTimeout),
                 "--max-in-flight", Integer.toString(maxInFlight), "--metrics-port", Integer.toString(metricsPort)));
         if (logFile != null) a.addAll(List.of("--log-file", logFile.toString()));
-        if (dockerDriver != null) {
-            a.addAll(List.of("--docker-driver", dockerDriver, "--docker-plugin-dir", dockerPluginDir.toString(),
-                    "--docker-state-dir", dockerStateDir.toString()));
-        }
+        a.addAll(serviceArgs);
         return a;
-    }
-
-    /** A plugin name is a file name in the plugin directory, and what users type after -d. */
-    private static String driverName(String flag, String v) {
-        if (!v.matches("[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}")) {
-            throw new IllegalArgumentException(flag + ": a plugin name is 1-64 letters, digits, '_', '.' or '-': " + v);
-        }
-        return v;
     }
 
     private static String millisAsSeconds(Duration d) {
         return Double.toString(d.toMillis() / 1000.0);
+    }
+
+    /** A flag of a {@link DaemonService} ({@code --flag value} or {@code --flag=value}, as flanneld's Go flags). */
+    private static void serviceFlag(String a, List<String> rest, List<String> out) {
+        int eq = a.indexOf('=');
+        String flag = eq > 0 ? a.substring(0, eq) : a;
+        int arity = a.startsWith("--") ? DaemonServices.arity(flag) : -1;
+        if (arity < 0) throw new IllegalArgumentException("unknown option " + a);
+        String v = eq > 0 ? a.substring(eq + 1) : null;
+        if (arity == 1) {
+            out.add(flag);
+            out.add(v != null ? v : value(flag, rest));
+        } else if (v == null || v.equals("true")) {
+            out.add(flag);
+        } else if (!v.equals("false")) {
+            throw new IllegalArgumentException(flag + " is a switch: no value, =true or =false");
+        }
     }
 
     private static String value(String flag, List<String> rest) {

@@ -79,29 +79,15 @@ public final class DaemonControl {
         System.setOut(log);
         JcnidServer server = JcnidServer.start(cfg, PluginRegistry::lookup, log);
         try {
-            startServices(cfg, server, log);
-        } catch (IOException | RuntimeException e) {
+            server.addServices(DaemonServices.start(cfg.serviceArgs(), log));
+        } catch (Exception e) {
+            log.println("jcnid: a service failed to start: " + e.getMessage());
             server.shutdown();
-            throw e;
+            return 1;
         }
         Runtime.getRuntime().addShutdownHook(new Thread(server::shutdown, "jcnid-shutdown"));
         server.awaitTermination();
         return 0;
-    }
-
-    /** Starts the services cfg asks for (the Docker driver, from jcni-docker when it is on the classpath). */
-    static void startServices(DaemonConfig cfg, JcnidServer server, PrintStream log) throws IOException {
-        boolean docker = false;
-        for (DaemonService.Provider p : java.util.ServiceLoader.load(DaemonService.Provider.class)) {
-            Optional<DaemonService> s = p.start(cfg, log);
-            if (s.isPresent()) {
-                server.addService(s.get());
-                docker = true;
-            }
-        }
-        if (cfg.dockerDriver() != null && !docker) {
-            throw new IOException("--docker-driver: the Docker driver (jcni-docker.jar) is not on jcnid's classpath");
-        }
     }
 
     /** Health of the daemon on cfg's socket. */

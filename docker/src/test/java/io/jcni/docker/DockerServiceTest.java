@@ -12,47 +12,45 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Optional;
 import java.util.ServiceLoader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code jcnid start --docker-driver NAME}: options, discovery through ServiceLoader, status line. */
+/** {@code jcnid start --docker-driver NAME}: flags, discovery through ServiceLoader, status line. */
 @Timeout(60)
 class DockerServiceTest {
     @TempDir
     Path tmp;
 
     @Test
-    void optionsParseAndRoundTrip() {
-        DaemonConfig c = DaemonConfig.parse(List.of("--socket", "/x/j.sock", "--docker-driver", "jcni", "--docker-plugin-dir", "/p",
+    void flagsReachTheServiceAndRoundTrip() {
+        DaemonConfig c = DaemonConfig.parse(List.of("--socket", "/x/j.sock", "--docker-driver", "jcni", "--docker-plugin-dir=/p",
                 "--docker-state-dir", "/s"));
-        assertEquals("jcni", c.dockerDriver());
-        assertEquals(Path.of("/p"), c.dockerPluginDir());
+        assertEquals(List.of("--docker-driver", "jcni", "--docker-plugin-dir", "/p", "--docker-state-dir", "/s"), c.serviceArgs());
         assertEquals(c, DaemonConfig.parse(c.toArgs()));
-        DaemonConfig d = DaemonConfig.parse(List.of());
-        assertNull(d.dockerDriver());
-        assertEquals(Path.of("/run/docker/plugins"), d.dockerPluginDir());
-        assertFalse(d.toArgs().contains("--docker-driver"));
-        assertThrows(IllegalArgumentException.class, () -> DaemonConfig.parse(List.of("--docker-driver", "../x")));
+        DockerDriver.Options o = DockerService.options(c.serviceArgs());
+        assertEquals("jcni", o.name());
+        assertEquals(Path.of("/p/jcni.sock"), o.socket());
+        assertEquals(Path.of("/s"), o.stateDir());
+        assertEquals(Path.of("/run/docker/plugins/x.sock"), DockerService.options(List.of("--docker-driver", "x")).socket());
+        assertEquals(Path.of("/var/lib/jcni/docker"), DockerService.options(List.of("--docker-driver", "x")).stateDir());
+        assertThrows(IllegalArgumentException.class, () -> DockerService.options(List.of("--docker-driver", "../x")));
         assertThrows(IllegalArgumentException.class, () -> DaemonConfig.parse(List.of("--docker-driver")));
     }
 
     @Test
     void theServiceIsFoundAndShowsInTheDaemonsHealth() throws Exception {
-        DaemonConfig cfg = DaemonConfig.parse(List.of("--socket", tmp.resolve("run/jcnid.sock").toString(), "--docker-driver", "jtest",
-                "--docker-plugin-dir", tmp.resolve("plugins").toString(), "--docker-state-dir", tmp.resolve("state").toString()));
-        List<DaemonService.Provider> providers = ServiceLoader.load(DaemonService.Provider.class).stream().map(ServiceLoader.Provider::get).toList();
-        assertEquals(1, providers.size());
+        List<DaemonService> services = ServiceLoader.load(DaemonService.class).stream().map(ServiceLoader.Provider::get)
+                .filter(s -> s.enableFlag().equals("--docker-driver")).toList();
+        assertEquals(1, services.size());
+        DaemonConfig cfg = DaemonConfig.parse(List.of("--socket", tmp.resolve("run/jcnid.sock").toString()));
         ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
         PrintStream log = new PrintStream(logBytes, true, StandardCharsets.UTF_8);
-        assertTrue(providers.getFirst().start(DaemonConfig.parse(List.of("--socket", tmp.resolve("x.sock").toString())), log).isEmpty());
         JcnidServer server = JcnidServer.start(cfg, PluginRegistry::lookup, log);
         try {
-            Optional<DaemonService> s = providers.getFirst().start(cfg, log);
-            assertTrue(s.isPresent());
-            server.addService(s.get());
+            server.addServices(List.of(services.getFirst().start(List.of("--docker-driver", "jtest", "--docker-plugin-dir",
+                    tmp.resolve("plugins").toString(), "--docker-state-dir", tmp.resolve("state").toString()), log)));
             assertTrue(Files.exists(tmp.resolve("plugins/jtest.sock")));
             assertTrue(server.health().contains("docker_driver jtest socket " + tmp.resolve("plugins/jtest.sock")
                     + " networks 0 endpoints 0 pools 0\n"), server.health());

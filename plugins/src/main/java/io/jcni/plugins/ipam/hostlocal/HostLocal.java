@@ -76,15 +76,18 @@ public final class HostLocal {
                     try {
                         done.add(new Allocator(set, store, idx).get(containerId, ifname, want));
                     } catch (CniException e) {
-                        rollback(store, done);
                         throw Errors.prefixed("failed to allocate for range " + idx + ": ", e);
                     }
                 }
                 if (!requested.isEmpty()) {
-                    rollback(store, done);
                     throw Errors.tryAgain("failed to allocate all requested IPs: " + String.join(" ", requested.keySet()));
                 }
                 return done;
+            } catch (IOException | RuntimeException e) {
+                // Whatever failed (a full disk while reserving the second range set, say), the
+                // addresses this call already holds go back: a failed ADD leaves nothing reserved.
+                rollback(store, done);
+                throw e;
             } finally {
                 store.unlock();
             }
@@ -106,7 +109,11 @@ public final class HostLocal {
 
     /** DEL: releases every address of the attachment; unknown attachments are not an error. */
     public static List<IpAddr> release(IpamConfig config, String containerId, String ifname) {
-        try (DiskStore store = openStore(config)) {
+        return release(new IpamConfig.StoreLocation(config.effectiveDataDir(), config.name()), containerId, ifname);
+    }
+
+    public static List<IpAddr> release(IpamConfig.StoreLocation where, String containerId, String ifname) {
+        try (DiskStore store = DiskStore.open(where.dataDir(), where.network())) {
             return release(store, containerId, ifname);
         } catch (IOException e) {
             throw ioFailure(e);

@@ -47,7 +47,9 @@ public final class HostLocalPlugin implements Plugin {
 
     @Override
     public void del(PluginRequest req) {
-        HostLocal.release(config(req), req.containerId(), req.ifname());
+        // Only where the reservations are is read: neither runtimeConfig (ips, ipRanges) nor
+        // CNI_ARGS nor the ranges can stop a DEL from releasing what the attachment holds.
+        HostLocal.release(IpamConfig.storeOf(req.conf()), req.containerId(), req.ifname());
     }
 
     @Override
@@ -67,11 +69,6 @@ public final class HostLocalPlugin implements Plugin {
 
     @Override
     public void gc(PluginRequest req) {
-        if (!req.conf().containsKey(Attachment.VALID_ATTACHMENTS_KEY)) {
-            // Without the list every reservation would look stale; refuse rather than wipe the network.
-            throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "missing '" + Attachment.VALID_ATTACHMENTS_KEY + "'",
-                    "GC needs the list of valid attachments");
-        }
         Set<Attachment> valid = new LinkedHashSet<>(req.validAttachments());
         HostLocal.gc(config(req), valid);
     }

@@ -8,9 +8,9 @@ import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.TbfParams;
 import io.jcni.linux.Tc;
+import io.jcni.plugins.common.OwnedLinks;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
-import io.jcni.spec.Attachment;
 import io.jcni.spec.CniException;
 import io.jcni.spec.CniVersion;
 import io.jcni.spec.ErrorCode;
@@ -19,7 +19,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
@@ -41,18 +40,19 @@ import java.util.Set;
  * interface plugin's DEL). CHECK verifies rate, buffer and limit of both tbf qdiscs and the
  * redirect. GC deletes ifbs whose attachment is not among {@code cni.dev/valid-attachments}: jcni
  * labels each ifb it creates with the alias {@code jcni-bandwidth/<network>/<containerID>/<ifname>}
- * (IFLA_IFALIAS, {@code ip link show} prints it); ifbs without such an alias (e.g. created by the
- * Go plugin) are never touched.
+ * (IFLA_IFALIAS, {@code ip link show} prints it; hashed as {@link OwnedLinks} does when too long);
+ * ifbs without such an alias (e.g. created by the Go plugin) are never touched.
  *
  * <p>Differences from upstream: {@code shapedSubnets}/{@code unshapedSubnets} (newer upstream, HTB)
- * are validated and then refused when non-empty; rates below 8 bit/s and bursts whose tbf buffer or
- * limit overflow the kernel's 32-bit fields are refused instead of silently wrapped; a failed ADD
- * removes what it created.
+ * are validated and then refused when non-empty; rates below 8 bit/s are refused; a failed ADD
+ * removes what it created. Bursts whose tbf buffer overflows the kernel's 32-bit field (containerd
+ * always sends 4294967295 bits) are accepted and wrapped exactly as the Go plugin wraps them
+ * ({@link TbfParams#forBandwidth}), so tc shows the same qdisc. DEL reads no bandwidth value.
  */
 public final class BandwidthPlugin implements Plugin {
     static final String IFB_PREFIX = "bwp";
     static final int MAX_IFNAME = 15;
-    static final String ALIAS_PREFIX = "jcni-bandwidth/";
+    static final String ALIAS_KIND = "jcni-bandwidth";
 
     @Override
     public Result add(PluginRequest req) throws Exception {
@@ -98,10 +98,10 @@ public final class BandwidthPlugin implements Plugin {
         return prev.withInterfaces(interfaces);
     }
 
+    /** Deletes the ifb, named from network and container alone: the config's values are not read, so they cannot stop a DEL. */
     @Override
     public void del(PluginRequest req) {
         requireVersion(req);
-        BandwidthConfig.parse(req);
         String name = ifbName(req.networkName(), req.containerId());
         try (Rtnl rt = Rtnl.open()) {
             rt.deleteLink(name);
@@ -138,20 +138,14 @@ public final class BandwidthPlugin implements Plugin {
 
     @Override
     public void gc(PluginRequest req) {
-        Set<Attachment> valid = new HashSet<>(req.validAttachments());
-        String mine = ALIAS_PREFIX + req.networkName() + "/";
+        Set<String> keep = OwnedLinks.tagsOf(ALIAS_KIND, req.networkName(), req.validAttachments());
         CniException failure = null;
         try (Rtnl rt = Rtnl.open()) {
             for (Link l : rt.links()) {
-                if (!"ifb".equals(l.kind()) || !l.name().startsWith(IFB_PREFIX) || l.alias() == null
-                        || !l.alias().startsWith(mine)) {
+                if (!"ifb".equals(l.kind()) || !l.name().startsWith(IFB_PREFIX)
+                        || !OwnedLinks.isTagOf(ALIAS_KIND, l.alias(), req.networkName()) || keep.contains(l.alias())) {
                     continue;
                 }
-                String rest = l.alias().substring(mine.length());
-                int slash = rest.indexOf('/');
-                if (slash <= 0) continue;
-                Attachment a = new Attachment(rest.substring(0, slash), rest.substring(slash + 1));
-                if (valid.contains(a)) continue;
                 try {
                     rt.deleteLink(l.index());
                 } catch (ErrnoException e) {
@@ -173,7 +167,7 @@ public final class BandwidthPlugin implements Plugin {
     }
 
     static String alias(String network, String containerId, String ifname) {
-        return ALIAS_PREFIX + network + "/" + containerId + "/" + ifname;
+        return OwnedLinks.tag(ALIAS_KIND, network, containerId, ifname);
     }
 
     private static void requireVersion(PluginRequest req) {
