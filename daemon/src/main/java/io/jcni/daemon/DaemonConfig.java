@@ -39,6 +39,8 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
               --metrics-port PORT      also serve /metrics and /healthz on 127.0.0.1:PORT (default off)
               --overlay [flags]        also run the overlay agent, when jcni-overlay is installed
                                        (flanneld's flags; see overlay/README.md)
+              --docker-driver NAME     also serve Docker's network + IPAM driver NAME, when jcni-docker is installed
+                                       (--docker-plugin-dir DIR, --docker-state-dir DIR; see docker/README.md)
             """;
 
     public static DaemonConfig defaults() {

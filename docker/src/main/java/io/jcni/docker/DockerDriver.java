@@ -49,12 +49,14 @@ public final class DockerDriver implements AutoCloseable {
     private final CniNetworkDriver network;
     private final JcniIpam ipam;
     private final PluginSocketServer server;
+    private final CniAttacher attacher;
 
-    private DockerDriver(Options options, CniNetworkDriver network, JcniIpam ipam, PluginSocketServer server) {
+    private DockerDriver(Options options, CniNetworkDriver network, JcniIpam ipam, PluginSocketServer server, CniAttacher attacher) {
         this.options = options;
         this.network = network;
         this.ipam = ipam;
         this.server = server;
+        this.attacher = attacher;
     }
 
     /** Loads the state, cleans up after endpoints whose containers are gone, then serves the socket. */
@@ -77,7 +79,7 @@ public final class DockerDriver implements AutoCloseable {
                     + " start_ms=" + String.format("%.1f", (System.nanoTime() - t0) / 1e6) + " http_ms="
                     + String.format("%.1f", (System.nanoTime() - t1) / 1e6));
         }
-        return new DockerDriver(o, network, ipam, server);
+        return new DockerDriver(o, network, ipam, server, attacher);
     }
 
     /** {@code -o jcni.conflist=NAME}: the list as it is now (copied into the network, so later edits do not split ADD from DEL). */
@@ -118,8 +120,10 @@ public final class DockerDriver implements AutoCloseable {
                 + " endpoints " + network.endpoints().size() + " pools " + ipam.pools().size() + "\n";
     }
 
+    /** Stops serving, then lets veth deletions still running in the background finish. */
     @Override
     public void close() {
         server.close();
+        attacher.settle();
     }
 }

@@ -1,29 +1,33 @@
 package io.jcni.docker;
 
 import io.jcni.daemon.DaemonService;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
- * Runs the Docker driver inside jcnid when it is started with {@code --docker-driver NAME}
- * ({@code --docker-plugin-dir DIR}, {@code --docker-state-dir DIR} optional).
+ * The Docker driver as a service of jcnid: {@code jcnid start --docker-driver NAME
+ * [--docker-plugin-dir DIR] [--docker-state-dir DIR]}.
  */
 public final class DockerService implements DaemonService {
-    static final Path DEFAULT_PLUGIN_DIR = Path.of("/run/docker/plugins");
-    static final Path DEFAULT_STATE_DIR = Path.of("/var/lib/jcni/docker");
+    static final String DRIVER = "--docker-driver";
+    static final String PLUGIN_DIR = "--docker-plugin-dir";
+    static final String STATE_DIR = "--docker-state-dir";
+    public static final Path DEFAULT_PLUGIN_DIR = Path.of("/run/docker/plugins");
+    public static final Path DEFAULT_STATE_DIR = Path.of("/var/lib/jcni/docker");
+    /** A plugin name is a file name in the plugin directory, and what users type after -d. */
+    private static final Pattern NAME = Pattern.compile("[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}");
 
     @Override
     public String enableFlag() {
-        return "--docker-driver";
+        return DRIVER;
     }
 
     @Override
     public Set<String> valueFlags() {
-        return Set.of("--docker-driver", "--docker-plugin-dir", "--docker-state-dir");
+        return Set.of(DRIVER, PLUGIN_DIR, STATE_DIR);
     }
 
     @Override
@@ -32,9 +36,9 @@ public final class DockerService implements DaemonService {
     }
 
     @Override
-    public DaemonService.Running start(List<String> args, PrintStream log) throws IOException {
+    public Running start(List<String> args, PrintStream log) throws Exception {
         DockerDriver d = DockerDriver.start(options(args), log);
-        return new DaemonService.Running() {
+        return new Running() {
             @Override
             public String status() {
                 return d.status();
@@ -47,31 +51,22 @@ public final class DockerService implements DaemonService {
         };
     }
 
-    /** The driver's options from its flags (each followed by its value, as jcnid hands them over). */
+    /** The driver's options from its flags (in order, values following their flag). */
     static DockerDriver.Options options(List<String> args) {
         String name = null;
-        Path pluginDir = DEFAULT_PLUGIN_DIR, stateDir = DEFAULT_STATE_DIR;
-        List<String> rest = new ArrayList<>(args);
-        while (!rest.isEmpty()) {
-            String flag = rest.removeFirst();
-            if (rest.isEmpty()) throw new IllegalArgumentException(flag + " needs a value");
-            String v = rest.removeFirst();
-            switch (flag) {
-                case "--docker-driver" -> name = driverName(flag, v);
-                case "--docker-plugin-dir" -> pluginDir = Path.of(v);
-                case "--docker-state-dir" -> stateDir = Path.of(v);
-                default -> throw new IllegalArgumentException("unknown option " + flag);
+        Path plugins = DEFAULT_PLUGIN_DIR, state = DEFAULT_STATE_DIR;
+        for (int i = 0; i + 1 < args.size(); i += 2) {
+            String v = args.get(i + 1);
+            switch (args.get(i)) {
+                case DRIVER -> name = v;
+                case PLUGIN_DIR -> plugins = Path.of(v);
+                case STATE_DIR -> state = Path.of(v);
+                default -> throw new IllegalArgumentException("unknown Docker driver option " + args.get(i));
             }
         }
-        if (name == null) throw new IllegalArgumentException("--docker-driver NAME is required");
-        return DockerDriver.Options.of(name, pluginDir, stateDir);
-    }
-
-    /** A plugin name is a file name in the plugin directory, and what users type after -d. */
-    private static String driverName(String flag, String v) {
-        if (!v.matches("[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}")) {
-            throw new IllegalArgumentException(flag + ": a plugin name is 1-64 letters, digits, '_', '.' or '-': " + v);
+        if (name == null || !NAME.matcher(name).matches()) {
+            throw new IllegalArgumentException(DRIVER + ": a plugin name is 1-64 letters, digits, '_', '.' or '-': " + name);
         }
-        return v;
+        return DockerDriver.Options.of(name, plugins, state);
     }
 }

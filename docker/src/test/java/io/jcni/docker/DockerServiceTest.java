@@ -17,40 +17,40 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code jcnid start --docker-driver NAME}: options, discovery through ServiceLoader, status line. */
+/** {@code jcnid start --docker-driver NAME}: flags, discovery through ServiceLoader, status line. */
 @Timeout(60)
 class DockerServiceTest {
     @TempDir
     Path tmp;
 
     @Test
-    void optionsParseAndRoundTrip() {
-        DaemonConfig c = DaemonConfig.parse(List.of("--socket", "/x/j.sock", "--docker-driver", "jcni", "--docker-plugin-dir", "/p",
+    void flagsReachTheServiceAndRoundTrip() {
+        DaemonConfig c = DaemonConfig.parse(List.of("--socket", "/x/j.sock", "--docker-driver", "jcni", "--docker-plugin-dir=/p",
                 "--docker-state-dir", "/s"));
         assertEquals(List.of("--docker-driver", "jcni", "--docker-plugin-dir", "/p", "--docker-state-dir", "/s"), c.serviceArgs());
         assertEquals(c, DaemonConfig.parse(c.toArgs()));
         DockerDriver.Options o = DockerService.options(c.serviceArgs());
         assertEquals("jcni", o.name());
-        assertEquals(Path.of("/p"), o.pluginDir());
-        assertEquals(Path.of("/run/docker/plugins"), DockerService.options(List.of("--docker-driver", "j")).pluginDir());
-        assertFalse(DaemonConfig.parse(List.of()).toArgs().contains("--docker-driver"));
+        assertEquals(Path.of("/p/jcni.sock"), o.socket());
+        assertEquals(Path.of("/s"), o.stateDir());
+        assertEquals(Path.of("/run/docker/plugins/x.sock"), DockerService.options(List.of("--docker-driver", "x")).socket());
+        assertEquals(Path.of("/var/lib/jcni/docker"), DockerService.options(List.of("--docker-driver", "x")).stateDir());
         assertThrows(IllegalArgumentException.class, () -> DockerService.options(List.of("--docker-driver", "../x")));
         assertThrows(IllegalArgumentException.class, () -> DaemonConfig.parse(List.of("--docker-driver")));
     }
 
     @Test
     void theServiceIsFoundAndShowsInTheDaemonsHealth() throws Exception {
-        List<String> flags = List.of("--docker-driver", "jtest", "--docker-plugin-dir", tmp.resolve("plugins").toString(),
-                "--docker-state-dir", tmp.resolve("state").toString());
-        DaemonConfig cfg = DaemonConfig.parse(List.of("--socket", tmp.resolve("run/jcnid.sock").toString()));
         List<DaemonService> services = ServiceLoader.load(DaemonService.class).stream().map(ServiceLoader.Provider::get)
-                .filter(s -> s instanceof DockerService).toList();
-        assertEquals(1, services.size(), "found through ServiceLoader");
+                .filter(s -> s.enableFlag().equals("--docker-driver")).toList();
+        assertEquals(1, services.size());
+        DaemonConfig cfg = DaemonConfig.parse(List.of("--socket", tmp.resolve("run/jcnid.sock").toString()));
         ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
         PrintStream log = new PrintStream(logBytes, true, StandardCharsets.UTF_8);
         JcnidServer server = JcnidServer.start(cfg, PluginRegistry::lookup, log);
         try {
-            server.addServices(List.of(services.getFirst().start(flags, log)));
+            server.addServices(List.of(services.getFirst().start(List.of("--docker-driver", "jtest", "--docker-plugin-dir",
+                    tmp.resolve("plugins").toString(), "--docker-state-dir", tmp.resolve("state").toString()), log)));
             assertTrue(Files.exists(tmp.resolve("plugins/jtest.sock")));
             assertTrue(server.health().contains("docker_driver jtest socket " + tmp.resolve("plugins/jtest.sock")
                     + " networks 0 endpoints 0 pools 0\n"), server.health());

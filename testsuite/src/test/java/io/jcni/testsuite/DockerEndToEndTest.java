@@ -131,10 +131,13 @@ class DockerEndToEndTest {
     void pingByIpAndNamePublishedPortsConnectDisconnect() {
         String net = "jp" + ID, other = "jq" + ID, srv = "srv" + ID;
         docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.233.0.0/24",
-                "-o", "jcni.plugins=bridge,portmap,bandwidth,firewall", net);
+                "-o", "jcni.plugins=bridge,portmap,bandwidth,firewall", "-o", "jcni.bandwidth.ingressRate=80000000",
+                "-o", "jcni.bandwidth.ingressBurst=800000", net);
         docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.234.0.0/24", other);
         docker.ok("run", "-d", "--name", srv, "--network", net, "-p", "8080:80", IMAGE, "sh", "-c", WEB);
         String srvIp = ip(srv, net);
+        String tc = docker.inHost("tc", "qdisc", "show").out();
+        assertTrue(tc.contains("tbf") && tc.contains("rate 80Mbit"), "the bandwidth plugin shaped the host veth:\n" + tc);
         String byIp = docker.ok("run", "--rm", "--network", net, IMAGE, "ping", "-c1", "-W2", srvIp);
         assertTrue(byIp.contains("1 packets received"), byIp);
         String byName = docker.ok("run", "--rm", "--network", net, IMAGE, "ping", "-c1", "-W2", srv);
@@ -163,6 +166,28 @@ class DockerEndToEndTest {
 
     @Test
     @Order(4)
+    void containersStartedInParallel() throws Exception {
+        String net = "jx" + ID;
+        docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.239.0.0/24", net);
+        List<java.util.concurrent.CompletableFuture<String>> runs = new java.util.ArrayList<>();
+        for (int i = 0; i < 6; i++) {
+            String name = "px" + i + ID;
+            runs.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> docker.ok("run", "-d", "--name", name, "--network", net, IMAGE,
+                    "sleep", "300")));
+        }
+        runs.forEach(java.util.concurrent.CompletableFuture::join);
+        java.util.Set<String> ips = new java.util.HashSet<>();
+        for (int i = 0; i < 6; i++) ips.add(ip("px" + i + ID, net));
+        assertEquals(6, ips.size(), ips.toString());
+        for (String target : ips) assertTrue(exec("px0" + ID, "ping -c1 -W2 " + target).contains("1 packets received"), target);
+        List<String> rm = new java.util.ArrayList<>(List.of("rm", "-f"));
+        for (int i = 0; i < 6; i++) rm.add("px" + i + ID);
+        docker.ok(rm.toArray(String[]::new));
+        docker.ok("network", "rm", net);
+    }
+
+    @Test
+    @Order(5)
     void internalNetworkHasNoWayOut() {
         String net = "ji" + ID, open = "jo" + ID;
         docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.235.0.0/24", open);
@@ -179,7 +204,7 @@ class DockerEndToEndTest {
     }
 
     @Test
-    @Order(5)
+    @Order(6)
     void containersKeepNetworkingWhenTheDriverIsKilledAndRestarted() throws Exception {
         String net = "jk" + ID, srv = "ks" + ID;
         docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.237.0.0/24", net);
@@ -199,7 +224,7 @@ class DockerEndToEndTest {
     }
 
     @Test
-    @Order(6)
+    @Order(7)
     void networksSurviveADockerdRestart() throws Exception {
         String net = "jr" + ID;
         docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.238.0.0/24", net);
@@ -214,7 +239,7 @@ class DockerEndToEndTest {
     }
 
     @Test
-    @Order(7)
+    @Order(8)
     void nothingIsLeftBehind() throws Exception {
         assertEquals("", docker.ok("network", "ls", "-q", "--filter", "driver=" + DRIVER));
         String links = docker.inHost("ip", "-o", "link").out();

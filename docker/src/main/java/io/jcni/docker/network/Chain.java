@@ -82,7 +82,10 @@ public final class Chain {
                 p.put("capabilities", Map.of("portMappings", true));
                 p.put("snat", true);
             }
-            case "bandwidth" -> p.put("capabilities", Map.of("bandwidth", true));
+            case "bandwidth" -> {
+                p.put("capabilities", Map.of("bandwidth", true));
+                p.putAll(net.bandwidth());
+            }
             default -> { }
         }
         return p;

@@ -67,12 +67,24 @@ public final class CniNetworkDriver implements NetworkDriver {
     }
 
     /**
+     * How long after Join a missing sandbox is normal: dockerd calls Join before runc has created the
+     * namespace, so a driver restarted in that moment must not take the container's network away.
+     */
+    static final long JOIN_GRACE_MILLIS = 60_000;
+
+    /**
      * After a restart: an endpoint whose sandbox is gone (its container ended while the driver was
-     * down) gets its CNI DEL now, so no veth, address or port mapping outlives it.
+     * down) gets its CNI DEL now, so no veth, address or port mapping outlives it. Endpoints joined
+     * less than {@link #JOIN_GRACE_MILLIS} ago are left to dockerd (their sandbox may be on its way).
      *
      * @return how many attachments were cleaned up
      */
     public int reconcile() {
+        return reconcileAt(System.currentTimeMillis());
+    }
+
+    /** {@link #reconcile()} as if it were {@code nowMillis}. */
+    public int reconcileAt(long nowMillis) {
         int cleaned = 0;
         for (DockerNetwork n : networks.values()) {
             try {
@@ -82,7 +94,7 @@ public final class CniNetworkDriver implements NetworkDriver {
             }
         }
         for (Endpoint e : List.copyOf(endpoints.values())) {
-            if (!e.joined() || attacher.sandboxExists(e.sandboxKey())) continue;
+            if (!e.joined() || attacher.sandboxExists(e.sandboxKey()) || nowMillis - e.joinedMillis() < JOIN_GRACE_MILLIS) continue;
             ReentrantLock l = lock(e.networkId());
             try {
                 DockerNetwork n = networks.get(e.networkId());
@@ -138,7 +150,7 @@ public final class CniNetworkDriver implements NetworkDriver {
                 endpoints.remove(e.id());
             }
             // The chain with a placeholder endpoint: GC needs only the plugins and the network name.
-            Endpoint none = new Endpoint("gc", n.id(), null, null, "", null, null, List.of());
+            Endpoint none = new Endpoint("gc", n.id(), null, null, "");
             attacher.removeNetwork(chain(n, none), n.linuxBridge(), n.internal(), n.masqueraded(), n.conflist() == null);
             store.delete(NETWORKS, n.id());
             networks.remove(n.id());
@@ -164,8 +176,7 @@ public final class CniNetworkDriver implements NetworkDriver {
             if (r.iface().address() == null && r.iface().addressV6() == null) {
                 throw new DriverException("CreateEndpoint: Interface has no Address: jcni uses the addresses of the network's IPAM driver");
             }
-            Endpoint e = new Endpoint(r.endpointId(), r.networkId(), r.iface().address(), r.iface().addressV6(), r.iface().macAddress(),
-                    null, null, List.of());
+            Endpoint e = new Endpoint(r.endpointId(), r.networkId(), r.iface().address(), r.iface().addressV6(), r.iface().macAddress());
             Endpoint old = endpoints.get(e.id());
             if (old != null) {
                 if (old.networkId().equals(e.networkId()) && java.util.Objects.equals(old.address(), e.address())) return;
@@ -213,7 +224,7 @@ public final class CniNetworkDriver implements NetworkDriver {
                 throw new DriverException("Join: endpoint " + e.id() + " is already joined to " + e.sandboxKey());
             }
             if (!e.joined()) {
-                Endpoint joined = e.joinedAt(r.sandboxKey(), srcName(e.id()));
+                Endpoint joined = e.joinedAt(r.sandboxKey(), srcName(e.id()), System.currentTimeMillis());
                 save(joined); // first, so that a crash during ADD leaves a record for reconcile
                 try {
                     attacher.add(chain(n, joined), runtime(joined, ""), joined.ifName());

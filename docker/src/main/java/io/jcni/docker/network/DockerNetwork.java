@@ -21,15 +21,23 @@ import java.util.Set;
  * @param mtu      0 for the kernel's default
  * @param internal --internal: no masquerade, no gateway on the bridge, no default route
  * @param subnets  IPv4 then IPv6 pools with their gateways (the gateway may be null)
+ * @param bandwidth the bandwidth plugin's ingressRate/ingressBurst/egressRate/egressBurst for every
+ *                 endpoint (-o jcni.bandwidth.ingressRate=BITS_PER_S ...); empty for none
  */
 public record DockerNetwork(String id, List<String> plugins, Map<String, Object> conflist, String bridge, int mtu,
-        boolean internal, boolean ipv6, List<Subnet> subnets) {
+        boolean internal, boolean ipv6, List<Subnet> subnets, Map<String, Long> bandwidth) {
+
+    public DockerNetwork {
+        bandwidth = bandwidth == null ? Map.of() : Map.copyOf(bandwidth);
+    }
 
     /** A pool and its gateway ("10.0.0.1/24"; null when none). */
     public record Subnet(Cidr pool, Cidr gateway) {}
 
     public static final String OPT_PLUGINS = "jcni.plugins";
     public static final String OPT_CONFLIST = "jcni.conflist";
+    static final String OPT_BANDWIDTH = "jcni.bandwidth.";
+    static final List<String> BANDWIDTH_KEYS = List.of("ingressRate", "ingressBurst", "egressRate", "egressBurst");
     public static final String OPT_BRIDGE = "com.docker.network.bridge.name";
     public static final String OPT_MTU = "com.docker.network.driver.mtu";
     static final String OPT_GENERIC = "com.docker.network.generic";
@@ -58,8 +66,10 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
             else if (e.getKey().startsWith("jcni.")) throw new DriverException("CreateNetwork: option " + e.getKey() + " must be a string");
         }
         for (String k : opts.keySet()) {
-            if (k.startsWith("jcni.") && !k.equals(OPT_PLUGINS) && !k.equals(OPT_CONFLIST)) {
-                throw new DriverException("CreateNetwork: unknown option " + k + " (jcni knows " + OPT_PLUGINS + " and " + OPT_CONFLIST + ")");
+            boolean bw = k.startsWith(OPT_BANDWIDTH) && BANDWIDTH_KEYS.contains(k.substring(OPT_BANDWIDTH.length()));
+            if (k.startsWith("jcni.") && !k.equals(OPT_PLUGINS) && !k.equals(OPT_CONFLIST) && !bw) {
+                throw new DriverException("CreateNetwork: unknown option " + k + " (jcni knows " + OPT_PLUGINS + ", " + OPT_CONFLIST + " and "
+                        + OPT_BANDWIDTH + "{" + String.join(",", BANDWIDTH_KEYS) + "})");
             }
         }
         boolean internal = flag(r.options(), generic, OPT_INTERNAL);
@@ -82,10 +92,12 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
         if (!bridge.matches("[A-Za-z0-9_.-]{1,15}")) {
             throw new DriverException("CreateNetwork: " + OPT_BRIDGE + " is not an interface name (1-15 letters, digits, '_', '.', '-'): " + bridge);
         }
+        Map<String, Long> bandwidth = bandwidth(opts);
         if (opts.containsKey(OPT_CONFLIST)) {
             if (opts.containsKey(OPT_PLUGINS)) throw new DriverException("CreateNetwork: give " + OPT_PLUGINS + " or " + OPT_CONFLIST + ", not both");
+            if (!bandwidth.isEmpty()) throw new DriverException("CreateNetwork: " + OPT_BANDWIDTH + "* options are for generated chains; write them into the conflist");
             Map<String, Object> list = conflists.apply(opts.get(OPT_CONFLIST));
-            return new DockerNetwork(r.networkId(), List.of(), list, bridge, mtu, internal, ipv6, subnets);
+            return new DockerNetwork(r.networkId(), List.of(), list, bridge, mtu, internal, ipv6, subnets, Map.of());
         }
         List<String> plugins = DEFAULT_PLUGINS;
         if (opts.containsKey(OPT_PLUGINS)) {
@@ -100,7 +112,32 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
             }
             if (new java.util.HashSet<>(plugins).size() != plugins.size()) throw new DriverException("CreateNetwork: " + OPT_PLUGINS + " names a plugin twice");
         }
-        return new DockerNetwork(r.networkId(), List.copyOf(plugins), null, bridge, mtu, internal, ipv6, subnets);
+        if (!bandwidth.isEmpty() && !plugins.contains("bandwidth")) {
+            throw new DriverException("CreateNetwork: " + OPT_BANDWIDTH + "* needs bandwidth in " + OPT_PLUGINS + " (e.g. bridge,portmap,bandwidth)");
+        }
+        return new DockerNetwork(r.networkId(), List.copyOf(plugins), null, bridge, mtu, internal, ipv6, subnets, bandwidth);
+    }
+
+    /** The jcni.bandwidth.* options: whole numbers, a rate always with its burst (as the plugin requires). */
+    private static Map<String, Long> bandwidth(Map<String, String> opts) {
+        Map<String, Long> out = new java.util.TreeMap<>();
+        for (String k : BANDWIDTH_KEYS) {
+            String v = opts.get(OPT_BANDWIDTH + k);
+            if (v == null) continue;
+            try {
+                long n = Long.parseLong(v);
+                if (n <= 0) throw new NumberFormatException();
+                out.put(k, n);
+            } catch (NumberFormatException e) {
+                throw new DriverException("CreateNetwork: " + OPT_BANDWIDTH + k + " must be a positive whole number (bits per second, burst in bits): " + v);
+            }
+        }
+        for (String dir : List.of("ingress", "egress")) {
+            if (out.containsKey(dir + "Rate") != out.containsKey(dir + "Burst")) {
+                throw new DriverException("CreateNetwork: " + OPT_BANDWIDTH + dir + "Rate and " + OPT_BANDWIDTH + dir + "Burst go together");
+            }
+        }
+        return out;
     }
 
     private static boolean flag(Map<String, Object> top, Map<String, Object> generic, String key) {
@@ -147,6 +184,7 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
             s.add(e);
         }
         m.put("subnets", s);
+        if (!bandwidth.isEmpty()) m.put("bandwidth", new LinkedHashMap<String, Object>(bandwidth));
         return m;
     }
 
@@ -159,7 +197,9 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
             subnets.add(new Subnet(Cidr.parse((String) e.get("pool")), e.get("gateway") == null ? null : Cidr.parse((String) e.get("gateway"))));
         }
         Map<String, Object> conflist = m.get("conflist") == null ? null : Json.asObject(m.get("conflist"));
+        Map<String, Long> bandwidth = new LinkedHashMap<>();
+        if (m.get("bandwidth") instanceof Map<?, ?> bw) bw.forEach((k, v) -> bandwidth.put((String) k, (Long) v));
         return new DockerNetwork((String) m.get("id"), plugins, conflist, (String) m.get("bridge"), ((Long) m.get("mtu")).intValue(),
-                (Boolean) m.get("internal"), (Boolean) m.get("ipv6"), subnets);
+                (Boolean) m.get("internal"), (Boolean) m.get("ipv6"), subnets, bandwidth);
     }
 }

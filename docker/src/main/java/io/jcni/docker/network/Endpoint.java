@@ -14,9 +14,10 @@ import java.util.Map;
  *                   so that a crash in the middle leaves something to clean up)
  * @param ifName     the container interface's name outside the sandbox (Join's InterfaceName.SrcName)
  * @param ports      the published ports as libnetwork sent them (for EndpointOperInfo)
+ * @param joinedMillis when Join recorded it (epoch ms; 0 when not joined)
  */
 public record Endpoint(String id, String networkId, Cidr address, Cidr addressV6, String mac, String sandboxKey, String ifName,
-        List<Map<String, Object>> ports) {
+        List<Map<String, Object>> ports, long joinedMillis) {
 
     public Endpoint {
         ports = ports == null ? List.of() : List.copyOf(ports);
@@ -26,16 +27,21 @@ public record Endpoint(String id, String networkId, Cidr address, Cidr addressV6
         return sandboxKey != null;
     }
 
-    public Endpoint joinedAt(String key, String ifn) {
-        return new Endpoint(id, networkId, address, addressV6, mac, key, ifn, List.of());
+    /** Not joined yet. */
+    public Endpoint(String id, String networkId, Cidr address, Cidr addressV6, String mac) {
+        this(id, networkId, address, addressV6, mac, null, null, List.of(), 0);
+    }
+
+    public Endpoint joinedAt(String key, String ifn, long millis) {
+        return new Endpoint(id, networkId, address, addressV6, mac, key, ifn, List.of(), millis);
     }
 
     public Endpoint left() {
-        return new Endpoint(id, networkId, address, addressV6, mac, null, null, List.of());
+        return new Endpoint(id, networkId, address, addressV6, mac);
     }
 
     public Endpoint withPorts(List<Map<String, Object>> p) {
-        return new Endpoint(id, networkId, address, addressV6, mac, sandboxKey, ifName, p);
+        return new Endpoint(id, networkId, address, addressV6, mac, sandboxKey, ifName, p, joinedMillis);
     }
 
     public Map<String, Object> toJson() {
@@ -48,6 +54,7 @@ public record Endpoint(String id, String networkId, Cidr address, Cidr addressV6
         if (sandboxKey != null) m.put("sandboxKey", sandboxKey);
         if (ifName != null) m.put("ifName", ifName);
         m.put("ports", new ArrayList<Object>(ports));
+        if (joinedMillis != 0) m.put("joinedMillis", joinedMillis);
         return m;
     }
 
@@ -55,7 +62,8 @@ public record Endpoint(String id, String networkId, Cidr address, Cidr addressV6
         List<Map<String, Object>> ports = new ArrayList<>();
         for (Object o : Json.asList(m.get("ports"))) ports.add(Json.asObject(o));
         return new Endpoint((String) m.get("id"), (String) m.get("networkId"), cidr(m.get("address")), cidr(m.get("addressV6")),
-                m.get("mac") == null ? "" : (String) m.get("mac"), (String) m.get("sandboxKey"), (String) m.get("ifName"), ports);
+                m.get("mac") == null ? "" : (String) m.get("mac"), (String) m.get("sandboxKey"), (String) m.get("ifName"), ports,
+                m.get("joinedMillis") instanceof Long l ? l : 0L);
     }
 
     private static Cidr cidr(Object o) {

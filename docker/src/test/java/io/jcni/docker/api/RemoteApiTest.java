@@ -246,6 +246,32 @@ class RemoteApiTest {
     }
 
     @Test
+    void bandwidthOptionsGoToTheBandwidthPlugin() {
+        network("{\"jcni.plugins\":\"bridge,bandwidth\",\"jcni.bandwidth.ingressRate\":\"8000000\",\"jcni.bandwidth.ingressBurst\":\"80000\"}");
+        assertEquals(Map.of("ingressRate", 8000000L, "ingressBurst", 80000L), network.networks().get(NET).bandwidth());
+        endpoint(EP, "10.0.0.2/24");
+        join(EP);
+        Map<?, ?> bw = attacher.added.getFirst().plugins().get(1).raw();
+        assertEquals("bandwidth", bw.get("type"));
+        assertEquals(8000000L, bw.get("ingressRate"));
+        assertEquals(80000L, bw.get("ingressBurst"));
+        CniNetworkDriver restarted = new CniNetworkDriver(store, attacher, n -> null, "local", null);
+        assertEquals(network.networks().get(NET), restarted.networks().get(NET), "kept across a restart");
+    }
+
+    @Test
+    void bandwidthOptionRefusals() {
+        assertTrue(err("/NetworkDriver.CreateNetwork", createNetwork("{\"com.docker.network.generic\":{\"jcni.bandwidth.ingressRate\":\"1000\","
+                + "\"jcni.bandwidth.ingressBurst\":\"1000\"}}")).contains("needs bandwidth"));
+        assertTrue(err("/NetworkDriver.CreateNetwork", createNetwork("{\"com.docker.network.generic\":{\"jcni.plugins\":\"bridge,bandwidth\","
+                + "\"jcni.bandwidth.egressRate\":\"1000\"}}")).contains("go together"));
+        assertTrue(err("/NetworkDriver.CreateNetwork", createNetwork("{\"com.docker.network.generic\":{\"jcni.plugins\":\"bridge,bandwidth\","
+                + "\"jcni.bandwidth.egressRate\":\"fast\",\"jcni.bandwidth.egressBurst\":\"1\"}}")).contains("positive whole number"));
+        assertTrue(err("/NetworkDriver.CreateNetwork", createNetwork("{\"com.docker.network.generic\":{\"jcni.bandwidth.rate\":\"1\"}}"))
+                .contains("unknown option"));
+    }
+
+    @Test
     void internalAndDefaults() {
         ok("/NetworkDriver.CreateNetwork", createNetwork("{\"com.docker.network.internal\":true,\"com.docker.network.generic\":{}}"));
         var n = network.networks().get(NET);
@@ -443,7 +469,9 @@ class RemoteApiTest {
         attacher.calls.clear();
         CniNetworkDriver restarted = new CniNetworkDriver(store, attacher, n -> null, "local", null);
         assertEquals(2, restarted.endpoints().size());
-        assertEquals(1, restarted.reconcile());
+        assertEquals(0, restarted.reconcile(), "just joined: the sandbox may not exist yet");
+        attacher.calls.clear();
+        assertEquals(1, restarted.reconcileAt(System.currentTimeMillis() + 61_000));
         assertEquals(List.of("open jc-aaaaaaaaaaaa masquerade [10.0.0.0/24]", "del " + EP + " jcveeeeeeeeeee"), attacher.calls);
         assertFalse(restarted.endpoints().get(EP).joined());
         assertTrue(restarted.endpoints().get(EP2).joined());
