@@ -2,6 +2,7 @@ package io.jcni.daemon;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.jcni.plugins.common.Delegation;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.spec.CniCommand;
@@ -360,7 +361,7 @@ public final class JcnidServer {
                 try {
                     AttachmentLocks.Entry held = lockKey == null ? null : locks.lock(lockKey);
                     try {
-                        return inCallersNetns(callerPid, () -> Skel.run(plugin, env, ex.stdin(), pluginLog));
+                        return inCallersNetns(callerPid, () -> Skel.run(plugin, env, ex.stdin(), Delegation.context(registry, pluginLog)));
                     } finally {
                         if (held != null) locks.unlock(lockKey, held);
                     }

@@ -47,7 +47,7 @@ class JcnidServerTest {
     @MethodSource("cases")
     void daemonAnswersExactlyWhatTheSkeletonPrints(Cases.Case c) throws Exception {
         Skel.Outcome direct = Skel.run(PluginRegistry.lookup("static"), c.env(), c.stdin().getBytes(StandardCharsets.UTF_8),
-                new PrintStream(new ByteArrayOutputStream()));
+                PluginRegistry.context(new PrintStream(new ByteArrayOutputStream())));
         try (TestDaemon d = new TestDaemon(tmp)) {
             JcnidClient.Reply r = d.exec("static", c.env(), c.stdin());
             assertEquals(Protocol.STATUS_ACCEPTED, r.status());

@@ -2,6 +2,7 @@ package io.jcni.plugins;
 
 import io.jcni.linux.Netns;
 import io.jcni.plugins.common.Delegation;
+import io.jcni.plugins.skel.PluginContext;
 import io.jcni.plugins.skel.Skel;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -35,14 +36,14 @@ public final class Training {
 
     private final Path dir;
     private final Path cniPath;
-    private final PrintStream log;
+    private final PluginContext context;
     private final List<String> failures = new ArrayList<>();
     private int calls;
 
     private Training(Path dir, PrintStream log) throws IOException {
         this.dir = dir;
         this.cniPath = dir.resolve("bin");
-        this.log = log;
+        this.context = PluginRegistry.context(log);
         // Delegates found here carry the marker, so bridge runs host-local in-process, as installed.
         Files.createDirectories(cniPath);
         for (String t : PluginRegistry.types()) {
@@ -150,7 +151,7 @@ public final class Training {
     /** One call through the skeleton as PluginMain makes it; returns stdout, or null on failure. */
     private String call(String type, Map<String, String> env, String stdin) {
         calls++;
-        Skel.Outcome out = Skel.run(PluginRegistry.lookup(type), env, stdin.getBytes(StandardCharsets.UTF_8), log);
+        Skel.Outcome out = Skel.run(PluginRegistry.lookup(type), env, stdin.getBytes(StandardCharsets.UTF_8), context);
         if (out.exitCode() != 0) {
             failures.add(type + " " + env.get("CNI_COMMAND") + ": " + out.stdout().replaceAll("\\s+", " "));
             return null;
@@ -160,7 +161,7 @@ public final class Training {
 
     private void callExpectingFailure(String type, Map<String, String> env, String stdin) {
         calls++;
-        Skel.run(PluginRegistry.lookup(type), env, stdin.getBytes(StandardCharsets.UTF_8), log);
+        Skel.run(PluginRegistry.lookup(type), env, stdin.getBytes(StandardCharsets.UTF_8), context);
     }
 
     /** The configuration with {@code prevResult} set, as a runtime sends it to CHECK. */

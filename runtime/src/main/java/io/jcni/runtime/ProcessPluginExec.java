@@ -6,6 +6,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,7 +35,7 @@ public final class ProcessPluginExec implements PluginExec {
 
     /** Inherits the environment, times out after {@link #DEFAULT_TIMEOUT}, copies plugin stderr to ours. */
     public ProcessPluginExec() {
-        this(DEFAULT_TIMEOUT, ProcessPluginExec::toStderr, null);
+        this(DEFAULT_TIMEOUT, stderrTo(System.err), null);
     }
 
     /**
@@ -53,10 +54,13 @@ public final class ProcessPluginExec implements PluginExec {
         return timeout;
     }
 
-    private static void toStderr(String s) {
-        System.err.print(s);
-        if (!s.endsWith("\n")) System.err.println();
-        System.err.flush();
+    /** A stderr sink that copies a plugin's stderr to {@code out}, ending it with a newline. */
+    public static Consumer<String> stderrTo(PrintStream out) {
+        return s -> {
+            out.print(s);
+            if (!s.endsWith("\n")) out.println();
+            out.flush();
+        };
     }
 
     @Override

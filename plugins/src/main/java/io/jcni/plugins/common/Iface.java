@@ -14,6 +14,7 @@ import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.IpAddr;
 import io.jcni.spec.Result;
+import java.io.PrintStream;
 import java.net.InetAddress;
 import java.util.List;
 
@@ -30,8 +31,9 @@ public final class Iface {
      * first gateway of its family. IPv6 is enabled on lo and the interface first if needed.
      *
      * @param ns the namespace {@code rt} is bound to, for its sysctls
+     * @param log the call's stderr, for warnings
      */
-    public static void configure(Netns ns, Rtnl rt, String ifName, Result res) {
+    public static void configure(Netns ns, Rtnl rt, String ifName, Result res, PrintStream log) {
         if (res.interfaces().isEmpty()) throw new CniException(ErrorCode.INTERNAL, "no interfaces to configure");
         Link link;
         try {
@@ -54,7 +56,7 @@ public final class Iface {
             Cidr addr = Cidr.parse(ipc.address());
             if (addr.isV6() && !ipv6Enabled) {
                 ns.exec(() -> {
-                    for (String i : List.of("lo", ifName)) enableIpv6(i);
+                    for (String i : List.of("lo", ifName)) enableIpv6(i, log);
                 });
                 ipv6Enabled = true;
             }
@@ -73,7 +75,7 @@ public final class Iface {
                 }
             }
         }
-        if (v6gw != null) settleAddresses(rt, link.index(), SETTLE_MILLIS);
+        if (v6gw != null) settleAddresses(rt, link.index(), SETTLE_MILLIS, log);
 
         for (Result.Route r : res.routes()) {
             Cidr dst = Cidr.parse(r.dst());
@@ -100,13 +102,13 @@ public final class Iface {
         return route;
     }
 
-    private static void enableIpv6(String ifName) {
+    private static void enableIpv6(String ifName, PrintStream log) {
         String key = Sysctls.perIface("ipv6", ifName, "disable_ipv6");
         String value;
         try {
             value = Sysctl.get(key);
         } catch (ErrnoException e) {
-            System.err.println("failed to read sysctl " + key + ": " + e.getMessage());
+            log.println("failed to read sysctl " + key + ": " + e.getMessage());
             return;
         }
         if (value.equals("0")) return;
@@ -120,17 +122,17 @@ public final class Iface {
 
     /**
      * Waits (bounded) until no IPv6 address of the link is tentative (ip.SettleAddresses); a
-     * timeout is not an error, as upstream ignores it, but DAD failure is reported on stderr.
+     * timeout is not an error, as upstream ignores it, but DAD failure is reported on {@code log}.
      *
      * @return true when every address settled
      */
-    public static boolean settleAddresses(Rtnl rt, int index, long timeoutMillis) {
+    public static boolean settleAddresses(Rtnl rt, int index, long timeoutMillis, PrintStream log) {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
         while (true) {
             boolean tentative = false;
             for (Address a : rt.addresses(index, Family.INET6)) {
                 if ((a.flags() & Address.IFA_F_DADFAILED) != 0) {
-                    System.err.println("link " + index + " has address " + a.address().getHostAddress() + " in DADFAILED state");
+                    log.println("link " + index + " has address " + a.address().getHostAddress() + " in DADFAILED state");
                     return false;
                 }
                 if ((a.flags() & Address.IFA_F_TENTATIVE) != 0) tentative = true;

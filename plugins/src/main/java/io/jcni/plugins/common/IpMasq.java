@@ -56,7 +56,7 @@ public final class IpMasq {
         try {
             teardown(req);
         } catch (RuntimeException e) {
-            System.err.println("IP masquerade cleanup after a failed ADD failed: " + e.getMessage());
+            req.log().println("IP masquerade cleanup after a failed ADD failed: " + e.getMessage());
         }
     }
 

@@ -8,8 +8,8 @@ import io.jcni.spec.Result;
 
 /**
  * Calls the IPAM plugin named by the config's {@code ipam.type} (pkg/ipam's ExecAdd/ExecDel/...):
- * it gets the caller's stdin and environment unchanged but for CNI_COMMAND. Goes through
- * {@link Delegation}, so jcni's own IPAM plugins run in-process.
+ * it gets the caller's stdin and environment unchanged but for CNI_COMMAND. Goes through the
+ * request's delegator ({@link Delegation} outside tests), so jcni's own IPAM plugins run in-process.
  */
 public final class Ipam {
     private final Delegator delegator;
@@ -23,7 +23,7 @@ public final class Ipam {
     /** The IPAM of {@code req}'s config, or null when it has none. */
     public static Ipam of(PluginRequest req) {
         String t = NetConfs.ipamType(req.conf());
-        return t == null ? null : new Ipam(new Delegation(), t);
+        return t == null ? null : new Ipam(req.delegator(), t);
     }
 
     /** STATUS of a plugin whose readiness is its IPAM's: asks the IPAM plugin, if there is one. */
@@ -52,7 +52,7 @@ public final class Ipam {
         try {
             del(req);
         } catch (RuntimeException e) {
-            System.err.println("IPAM cleanup after a failed ADD failed: " + e.getMessage());
+            req.log().println("IPAM cleanup after a failed ADD failed: " + e.getMessage());
         }
     }
 

@@ -35,8 +35,10 @@ public final class Skel {
     /**
      * Runs one plugin call. Pure with respect to process state: environment and stdin come in,
      * stdout text and the exit code come out, so the daemon and tests can use it as well as main().
+     * The caller's {@code context} carries the delegator and the log (stderr) the plugin uses.
      */
-    public static Outcome run(Supplier<Plugin> plugin, Map<String, String> env, byte[] stdin, PrintStream log) {
+    public static Outcome run(Supplier<Plugin> plugin, Map<String, String> env, byte[] stdin, PluginContext context) {
+        PrintStream log = context.log();
         String confVersion = null;
         try {
             CniCommand cmd = command(env);
@@ -87,7 +89,7 @@ public final class Skel {
                 log.println("ignoring undecodable prevResult on DEL: " + e.getMessage());
             }
             PluginRequest req = new PluginRequest(cmd, containerId, netns, ifname, CniArgs.parse(env.get("CNI_ARGS")),
-                    splitPath(env.get("CNI_PATH")), stdin, conf, version, prev, env);
+                    splitPath(env.get("CNI_PATH")), stdin, conf, version, prev, env, context);
             Plugin p = plugin.get();
             switch (cmd) {
                 case ADD -> {

@@ -106,8 +106,8 @@ public final class NetWorld implements AutoCloseable {
 
     /** Runs jcni's plugin in-process on the host netns's thread. */
     public Skel.Outcome run(String type, Map<String, String> env, String conf) {
-        return host.run(() -> Skel.run(PluginRegistry.lookup(type), env, conf.getBytes(StandardCharsets.UTF_8),
-                new PrintStream(stderr, true, StandardCharsets.UTF_8)));
+        return host.run(() -> Skel.run(PluginRegistry.lookup(type), env, conf.getBytes(StandardCharsets.UTF_8), PluginRegistry.context(
+                new PrintStream(stderr, true, StandardCharsets.UTF_8))));
     }
 
     public Map<String, Object> ok(String type, Map<String, String> env, String conf) {

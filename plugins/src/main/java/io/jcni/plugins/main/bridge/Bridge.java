@@ -99,7 +99,7 @@ public final class Bridge implements Plugin {
                             }
                             Sysctls.trySet(Sysctls.perIface("ipv4", ifName, "arp_notify"), "1");
                         });
-                        Iface.configure(cont, crt, ifName, toConfigure);
+                        Iface.configure(cont, crt, ifName, toConfigure, req.log());
 
                         if (n.isGateway()) {
                             for (List<Cidr> family : List.of(gws.v4(), gws.v6())) {

@@ -6,7 +6,6 @@ import io.jcni.linux.Link;
 import io.jcni.linux.Netns;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
-import io.jcni.plugins.common.Delegation;
 import io.jcni.plugins.common.Iface;
 import io.jcni.plugins.common.IpMasq;
 import io.jcni.plugins.common.Inet;
@@ -24,6 +23,7 @@ import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.IpAddr;
 import io.jcni.spec.Result;
+import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -77,7 +77,7 @@ public final class Ptp implements Plugin {
                     result = result.withIps(ips).withInterfaces(List.of(
                             new Result.Interface(veth.host().name(), veth.host().mac().toString(), null),
                             new Result.Interface(veth.container().name(), veth.container().mac().toString(), req.netns())));
-                    setupContainer(cont, crt, req.ifname(), result);
+                    setupContainer(cont, crt, req.ifname(), result, req.log());
                     setupHost(host, veth.host().name(), result);
                     if (masq != null) masq.setup(req, result.ips());
                     if (confDns != null) result = result.withDns(confDns);
@@ -100,8 +100,8 @@ public final class Ptp implements Plugin {
      * IP/len, the kernel's "SUBNET dev IF" route is deleted, and "GW/32 dev IF scope link src IP"
      * plus "SUBNET via GW dev IF src IP" force all traffic through the gateway except to it.
      */
-    static void setupContainer(Netns cont, Rtnl crt, String ifName, Result result) {
-        Iface.configure(cont, crt, ifName, result);
+    static void setupContainer(Netns cont, Rtnl crt, String ifName, Result result, PrintStream log) {
+        Iface.configure(cont, crt, ifName, result, log);
         int index = crt.link(ifName).index();
         for (Result.IpConfig ipc : result.ips()) {
             Cidr addr = Cidr.parse(ipc.address());
@@ -153,7 +153,7 @@ public final class Ptp implements Plugin {
     @Override
     public void del(PluginRequest req) throws Exception {
         NetConfs.mtu(req.conf());
-        Ipam ipam = new Ipam(new Delegation(), NetConfs.requireIpamType(req.conf()));
+        Ipam ipam = new Ipam(req.delegator(), NetConfs.requireIpamType(req.conf()));
         // As upstream: the addresses (and their masquerading) first, then the interface.
         IpMasq masq = IpMasq.of(req.conf());
         if (masq != null) masq.teardown(req);
@@ -164,7 +164,7 @@ public final class Ptp implements Plugin {
     @Override
     public void check(PluginRequest req) throws Exception {
         NetConfs.mtu(req.conf());
-        Ipam ipam = new Ipam(new Delegation(), NetConfs.requireIpamType(req.conf()));
+        Ipam ipam = new Ipam(req.delegator(), NetConfs.requireIpamType(req.conf()));
         try (Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont)) {
             ipam.check(req);
             if (req.prevResult() == null) {

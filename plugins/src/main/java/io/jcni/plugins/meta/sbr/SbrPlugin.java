@@ -20,6 +20,7 @@ import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Fields;
 import io.jcni.spec.IpAddr;
 import io.jcni.spec.Result;
+import java.io.PrintStream;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -105,7 +106,7 @@ public final class SbrPlugin implements Plugin {
             if (cfg.table() != null) {
                 for (Result.IpConfig ip : ips) rt.addRule(Rule.from(hostPrefix(ip), cfg.table()));
             } else {
-                doRoutes(rt, ips, req.ifname(), cfg);
+                doRoutes(rt, ips, req.ifname(), cfg, req.log());
             }
         }
         return prev;
@@ -125,7 +126,7 @@ public final class SbrPlugin implements Plugin {
         return out;
     }
 
-    private static void doRoutes(Rtnl rt, List<Result.IpConfig> ips, String ifname, Config cfg) {
+    private static void doRoutes(Rtnl rt, List<Result.IpConfig> ips, String ifname, Config cfg, PrintStream log) {
         List<Rule> rules = rt.rules(Family.ALL);
         List<Route> allRoutes = rt.routes(Family.ALL);
         Set<Integer> used = new LinkedHashSet<>();
@@ -177,7 +178,7 @@ public final class SbrPlugin implements Plugin {
                 try {
                     rt.replaceRoute(hint);
                 } catch (ErrnoException e) {
-                    System.err.println("sbr: warning: failed to add subnet route with source hint: " + e.getMessage());
+                    log.println("sbr: warning: failed to add subnet route with source hint: " + e.getMessage());
                 }
             }
             for (Route r : linkRoutes) {
@@ -185,7 +186,7 @@ public final class SbrPlugin implements Plugin {
                 try {
                     rt.deleteRoute(r);
                 } catch (ErrnoException e) {
-                    System.err.println("sbr: warning: failed to delete route " + r + ": " + e.getMessage());
+                    log.println("sbr: warning: failed to delete route " + r + ": " + e.getMessage());
                 }
             }
         } else {

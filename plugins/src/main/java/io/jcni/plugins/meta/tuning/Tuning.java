@@ -14,6 +14,7 @@ import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Result;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -102,21 +103,21 @@ public final class Tuning implements Plugin {
         try {
             ns = Netns.open(req.netns());
         } catch (ErrnoException | IllegalArgumentException e) {
-            removeQuietly(file);
+            removeQuietly(file, req.log());
             return;
         }
         try (ns; Rtnl rt = Rtnl.open(ns)) {
             Link link = rt.findLink(req.ifname()).orElse(null);
             if (link == null) {
-                removeQuietly(file);
+                removeQuietly(file, req.log());
                 return;
             }
             List<String> errors = restore(rt, link.index(), Backup.load(file));
             if (errors.isEmpty()) {
-                removeQuietly(file);
+                removeQuietly(file, req.log());
             } else {
                 // Upstream ignores restore failures on DEL and keeps the file; say what happened.
-                System.err.println("tuning: DEL " + req.containerId() + "/" + req.ifname() + ": " + String.join("; ", errors));
+                req.log().println("tuning: DEL " + req.containerId() + "/" + req.ifname() + ": " + String.join("; ", errors));
             }
         }
     }
@@ -229,11 +230,11 @@ public final class Tuning implements Plugin {
         return new CniException(ErrorCode.INTERNAL, msg);
     }
 
-    private static void removeQuietly(Path file) {
+    private static void removeQuietly(Path file, PrintStream log) {
         try {
             Files.deleteIfExists(file);
         } catch (IOException e) {
-            System.err.println("tuning: cannot remove " + file + ": " + e.getMessage());
+            log.println("tuning: cannot remove " + file + ": " + e.getMessage());
         }
     }
 }
