@@ -1,5 +1,7 @@
 package io.jcni.plugins.common;
 
+import static io.jcni.plugins.common.Kernel.kernel;
+
 import io.jcni.linux.Address;
 import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Family;
@@ -35,12 +37,7 @@ public final class Iface {
      */
     public static void configure(Netns ns, Rtnl rt, String ifName, Result res, PrintStream log) {
         if (res.interfaces().isEmpty()) throw new CniException(ErrorCode.INTERNAL, "no interfaces to configure");
-        Link link;
-        try {
-            link = rt.link(ifName);
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to lookup \"" + ifName + "\"", e.getMessage());
-        }
+        Link link = kernel("failed to lookup \"" + ifName + "\"", () -> rt.link(ifName));
         rt.setUp(link.index());
 
         InetAddress v4gw = null;
@@ -60,12 +57,8 @@ public final class Iface {
                 });
                 ipv6Enabled = true;
             }
-            try {
-                rt.addAddress(link.index(), Inet.of(addr.address()), addr.prefix(), false);
-            } catch (ErrnoException e) {
-                throw new CniException(ErrorCode.INTERNAL, "failed to add IP addr " + ipc.address() + " to \"" + ifName + "\"",
-                        e.getMessage());
-            }
+            kernel("failed to add IP addr " + ipc.address() + " to \"" + ifName + "\"",
+                    () -> rt.addAddress(link.index(), Inet.of(addr.address()), addr.prefix(), false));
             if (ipc.gateway() != null) {
                 InetAddress gw = Inet.of(ipc.gateway());
                 if (!IpAddr.parse(ipc.gateway()).isV6()) {
@@ -81,12 +74,7 @@ public final class Iface {
             Cidr dst = Cidr.parse(r.dst());
             InetAddress gw = r.gw() != null ? Inet.of(r.gw()) : dst.isV6() ? v6gw : v4gw;
             Route route = toRoute(r, link.index(), gw);
-            try {
-                rt.addRoute(route);
-            } catch (ErrnoException e) {
-                throw new CniException(ErrorCode.INTERNAL, "failed to add route '" + r.dst() + " via "
-                        + (gw == null ? "<nil>" : gw.getHostAddress()) + " dev " + ifName + "'", e.getMessage());
-            }
+            kernel("failed to add route '" + r.dst() + " via " + (gw == null ? "<nil>" : gw.getHostAddress()) + " dev " + ifName + "'", () -> rt.addRoute(route));
         }
     }
 
@@ -112,12 +100,7 @@ public final class Iface {
             return;
         }
         if (value.equals("0")) return;
-        try {
-            Sysctl.set(key, "0");
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to enable IPv6 for interface \"" + ifName + "\" (" + key + "=" + value + ")",
-                    e.getMessage());
-        }
+        kernel("failed to enable IPv6 for interface \"" + ifName + "\" (" + key + "=" + value + ")", () -> Sysctl.set(key, "0"));
     }
 
     /**

@@ -47,15 +47,6 @@ public final class Ipam {
         delegator.del(type, req.stdin(), req.env());
     }
 
-    /** DEL after a failed ADD: the original failure matters more than a cleanup error. */
-    public void delQuietly(PluginRequest req) {
-        try {
-            del(req);
-        } catch (RuntimeException e) {
-            req.log().println("IPAM cleanup after a failed ADD failed: " + e.getMessage());
-        }
-    }
-
     public void check(PluginRequest req) {
         delegator.check(type, req.stdin(), req.env());
     }

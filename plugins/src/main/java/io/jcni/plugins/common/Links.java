@@ -39,7 +39,7 @@ public final class Links {
         try (cont; Rtnl crt = Rtnl.open(cont)) {
             deleteIfExists(crt, req.ifname());
         } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to delete \"" + req.ifname() + "\"", e.getMessage());
+            throw new CniException(ErrorCode.INTERNAL, "failed to delete \"" + req.ifname() + "\"", e);
         }
     }
 

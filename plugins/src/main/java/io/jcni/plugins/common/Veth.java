@@ -90,7 +90,7 @@ public record Veth(Link host, Link container) {
                 peer = candidate;
             } catch (ErrnoException e) {
                 if (!e.is(Errno.EEXIST)) {
-                    throw new CniException(ErrorCode.INTERNAL, "failed to make veth pair", e.getMessage());
+                    throw new CniException(ErrorCode.INTERNAL, "failed to make veth pair", e);
                 }
                 if (hostName == null && hostRt.findLink(candidate).isPresent()) continue;
                 throw new CniException(ErrorCode.INTERNAL, "container veth name (\"" + containerName + "\") peer provided (\""
@@ -110,7 +110,7 @@ public record Veth(Link host, Link container) {
             host = hostRt.link(host.index());
         } catch (ErrnoException e) {
             Links.deleteQuietly(containerRt, containerName);
-            throw new CniException(ErrorCode.INTERNAL, "failed to set up veth " + peer, e.getMessage());
+            throw new CniException(ErrorCode.INTERNAL, "failed to set up veth " + peer, e);
         }
         return new Veth(host, container);
     }

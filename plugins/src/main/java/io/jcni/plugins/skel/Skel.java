@@ -68,7 +68,7 @@ public final class Skel {
             try {
                 conf = Json.parseObject(new String(stdin, StandardCharsets.UTF_8));
             } catch (Json.JsonException e) {
-                throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode network configuration", e.getMessage());
+                throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode network configuration", e);
             }
             checkNetworkName(conf);
             // Config keys are read as Go's encoding/json reads them (Fields: "CNIVersion" counts).
@@ -112,7 +112,7 @@ public final class Skel {
             // Anything unexpected is still a spec error on stdout, with the trace kept for stderr.
             e.printStackTrace(log);
             String details = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-            return failure(new CniException(ErrorCode.INTERNAL, "internal error", details), confVersion);
+            return failure(new CniException(ErrorCode.INTERNAL, "internal error", details, e), confVersion);
         }
     }
 

@@ -74,7 +74,7 @@ public final class PortmapPlugin implements Plugin {
         try {
             store.verifyPresent(owner(req));
         } catch (NftException e) {
-            throw new CniException(ErrorCode.INTERNAL, "portmap: port mappings missing from nftables", e.getMessage());
+            throw new CniException(ErrorCode.INTERNAL, "portmap: port mappings missing from nftables", e);
         }
     }
 
@@ -98,7 +98,7 @@ public final class PortmapPlugin implements Plugin {
         try {
             return new ElementStore(Nft.current(), dataDir == null ? ElementStore.DEFAULT_BASE : dataDir);
         } catch (RuntimeException e) {
-            throw new CniException(ErrorCode.INTERNAL, "portmap: cannot use nftables", e.getMessage());
+            throw new CniException(ErrorCode.INTERNAL, "portmap: cannot use nftables", e);
         }
     }
 

@@ -1,5 +1,7 @@
 package io.jcni.plugins.meta.sbr;
 
+import static io.jcni.plugins.common.Kernel.kernel;
+
 import io.jcni.linux.Address;
 import io.jcni.linux.Errno;
 import io.jcni.linux.ErrnoException;
@@ -148,11 +150,8 @@ public final class SbrPlugin implements Plugin {
             InetAddress gw = cidr.isV6() ? cfg.gatewayV6() : cfg.gatewayV4();
             if (gw == null && ipc.gateway() != null && !ipc.gateway().isEmpty()) gw = Inet.of(ipc.gateway());
             if (gw != null) {
-                try {
-                    rt.addRoute(Route.defaultRoute(cidr.isV6() ? Family.INET6 : Family.INET).via(gw).dev(link.index()).table(table));
-                } catch (ErrnoException e) {
-                    throw new CniException(ErrorCode.INTERNAL, "Failed to add default route to " + gw.getHostAddress(), e.getMessage());
-                }
+                Route viaGw = Route.defaultRoute(cidr.isV6() ? Family.INET6 : Family.INET).via(gw).dev(link.index()).table(table);
+                kernel("Failed to add default route to " + gw.getHostAddress(), () -> rt.addRoute(viaGw));
             }
             // The interface plugin put the interface's routes in the main table; copy the ones
             // that belong to this address (or to no address in particular) into its table.
@@ -162,7 +161,7 @@ public final class SbrPlugin implements Plugin {
                     try {
                         rt.replaceRoute(r.table(table));
                     } catch (ErrnoException e) {
-                        throw new CniException(ErrorCode.INTERNAL, "Failed to readd route", r + ": " + e.getMessage());
+                        throw new CniException(ErrorCode.INTERNAL, "Failed to readd route", r + ": " + e.getMessage(), e);
                     }
                 }
             }
@@ -194,7 +193,7 @@ public final class SbrPlugin implements Plugin {
                 try {
                     rt.deleteRoute(r);
                 } catch (ErrnoException e) {
-                    if (!e.is(Errno.ESRCH)) throw new CniException(ErrorCode.INTERNAL, "Failed to delete route", r + ": " + e.getMessage());
+                    if (!e.is(Errno.ESRCH)) throw new CniException(ErrorCode.INTERNAL, "Failed to delete route", r + ": " + e.getMessage(), e);
                 }
             }
         }
@@ -226,7 +225,7 @@ public final class SbrPlugin implements Plugin {
                     rt.deleteRule(r);
                     tables.add(r.table());
                 } catch (ErrnoException e) {
-                    if (!e.is(Errno.ENOENT)) failure = new CniException(ErrorCode.INTERNAL, "Failed to delete rule", e.getMessage());
+                    if (!e.is(Errno.ENOENT)) failure = new CniException(ErrorCode.INTERNAL, "Failed to delete rule", e);
                 }
             }
             if (cfg.table() == null && !tables.isEmpty()) {
@@ -235,7 +234,7 @@ public final class SbrPlugin implements Plugin {
                     try {
                         rt.deleteRoute(r);
                     } catch (ErrnoException e) {
-                        if (!e.is(Errno.ESRCH)) failure = new CniException(ErrorCode.INTERNAL, "Failed to delete route", e.getMessage());
+                        if (!e.is(Errno.ESRCH)) failure = new CniException(ErrorCode.INTERNAL, "Failed to delete route", e);
                     }
                 }
             }
@@ -262,7 +261,7 @@ public final class SbrPlugin implements Plugin {
         try {
             return Flock.lock(Path.of(netns));
         } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INVALID_NETNS, "failed to open netns \"" + netns + "\"", e.getMessage());
+            throw new CniException(ErrorCode.INVALID_NETNS, "failed to open netns \"" + netns + "\"", e);
         }
     }
 

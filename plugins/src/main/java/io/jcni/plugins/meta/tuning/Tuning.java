@@ -1,8 +1,9 @@
 package io.jcni.plugins.meta.tuning;
 
+import static io.jcni.plugins.common.Kernel.kernel;
+
 import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Link;
-import io.jcni.linux.MacAddress;
 import io.jcni.linux.Netns;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.Sysctl;
@@ -75,16 +76,16 @@ public final class Tuning implements Plugin {
             int ix = link.index();
             String ifname = req.ifname();
             if (conf.mac() != null) {
-                change(() -> rt.setMac(ix, conf.mac()), "failed to set MAC address " + conf.mac() + " on " + ifname);
+                kernel("failed to set MAC address " + conf.mac() + " on " + ifname, () -> rt.setMac(ix, conf.mac()));
                 result = withMac(result, ifname, conf.mac().toString());
             }
-            if (conf.promisc()) change(() -> rt.setPromisc(ix, true), "failed to set promiscuous mode on " + ifname);
-            if (conf.mtu() != 0) change(() -> rt.setMtu(ix, conf.mtu()), "failed to set MTU " + conf.mtu() + " on " + ifname);
+            if (conf.promisc()) kernel("failed to set promiscuous mode on " + ifname, () -> rt.setPromisc(ix, true));
+            if (conf.mtu() != 0) kernel("failed to set MTU " + conf.mtu() + " on " + ifname, () -> rt.setMtu(ix, conf.mtu()));
             if (conf.allmulti() != null) {
-                change(() -> rt.setAllmulti(ix, conf.allmulti()), "failed to set all-multicast mode on " + ifname);
+                kernel("failed to set all-multicast mode on " + ifname, () -> rt.setAllmulti(ix, conf.allmulti()));
             }
             if (conf.txQLen() != null) {
-                change(() -> rt.setTxqlen(ix, conf.txQLen()), "failed to set transmit queue length " + conf.txQLen() + " on " + ifname);
+                kernel("failed to set transmit queue length " + conf.txQLen() + " on " + ifname, () -> rt.setTxqlen(ix, conf.txQLen()));
             }
         }
         return result;
@@ -159,7 +160,7 @@ public final class Tuning implements Plugin {
                         }
                     });
                 } catch (IOException ex) {
-                    throw new CniException(ErrorCode.INTERNAL, "failed to read sysctl \"" + e.getKey() + "\"", ex.toString());
+                    throw new CniException(ErrorCode.INTERNAL, "failed to read sysctl \"" + e.getKey() + "\"", ex.toString(), ex);
                 }
                 if (current.endsWith("\n")) current = current.substring(0, current.length() - 1);
                 if (!current.equals(e.getValue())) {
@@ -207,14 +208,6 @@ public final class Tuning implements Plugin {
             return rt.link(ifname);
         } catch (ErrnoException e) {
             throw new CniException(ErrorCode.INTERNAL, "failed to get \"" + ifname + "\"", e);
-        }
-    }
-
-    private static void change(Runnable r, String what) {
-        try {
-            r.run();
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, what, e);
         }
     }
 
