@@ -19,6 +19,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -334,7 +335,7 @@ public final class Cni {
     }
 
     private static String describe(String type, CniCommand command) {
-        return "type=\"" + type + "\" (" + command.name().toLowerCase(java.util.Locale.ROOT) + ")";
+        return "type=\"" + type + "\" (" + command.name().toLowerCase(Locale.ROOT) + ")";
     }
 
     private String pathString() {

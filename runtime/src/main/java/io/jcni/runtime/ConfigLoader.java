@@ -6,6 +6,7 @@ import io.jcni.spec.Json;
 import io.jcni.spec.NetConfList;
 import io.jcni.spec.PluginConf;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -172,7 +173,7 @@ public final class ConfigLoader {
             return Files.readString(file, StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new CniException(ErrorCode.IO_FAILURE, "error reading " + file, String.valueOf(e.getMessage()));
-        } catch (java.io.UncheckedIOException e) {
+        } catch (UncheckedIOException e) {
             throw new CniException(ErrorCode.IO_FAILURE, "error reading " + file, String.valueOf(e.getMessage()));
         }
     }

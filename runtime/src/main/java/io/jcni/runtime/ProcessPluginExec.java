@@ -1,5 +1,6 @@
 package io.jcni.runtime;
 
+import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Json;
 import java.io.ByteArrayOutputStream;
@@ -127,7 +128,7 @@ public final class ProcessPluginExec implements PluginExec {
         try {
             Object v = Json.parse(stdout);
             if (v instanceof Map<?, ?> m) {
-                io.jcni.spec.CniException ce = io.jcni.spec.CniException.fromJson(Json.asObject(m));
+                CniException ce = CniException.fromJson(Json.asObject(m));
                 if (ce != null) return new PluginException(name, "", ce.code(), ce.msg(), ce.details(), stderr);
             }
         } catch (Json.JsonException ignored) {

@@ -8,6 +8,7 @@ import io.jcni.spec.CniException;
 import io.jcni.spec.CniVersion;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Fields;
+import io.jcni.spec.Json;
 import io.jcni.spec.Result;
 import java.io.PrintStream;
 import java.util.ArrayList;
@@ -58,7 +59,7 @@ public record PluginRequest(CniCommand command, String containerId, String netns
             if (!(o instanceof Map<?, ?> m)) {
                 throw new CniException(ErrorCode.DECODING_FAILURE, "invalid " + Attachment.VALID_ATTACHMENTS_KEY, "expected objects");
             }
-            out.add(Attachment.fromJson(io.jcni.spec.Json.asObject(m)));
+            out.add(Attachment.fromJson(Json.asObject(m)));
         }
         return out;
     }

@@ -4,9 +4,9 @@ import io.jcni.linux.Family;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.Sysctl;
-import io.jcni.linux.nft.ElementStore;
 import io.jcni.linux.nft.ElementStore.Element;
 import io.jcni.linux.nft.ElementStore.Owner;
+import io.jcni.linux.nft.ElementStore;
 import io.jcni.linux.nft.Nft;
 import io.jcni.linux.nft.NftException;
 import io.jcni.plugins.skel.Plugin;
@@ -17,6 +17,7 @@ import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.IpAddr;
 import io.jcni.spec.Result;
+import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -94,7 +95,7 @@ public final class PortmapPlugin implements Plugin {
         return store(c.dataDir());
     }
 
-    static ElementStore store(java.nio.file.Path dataDir) {
+    static ElementStore store(Path dataDir) {
         try {
             return new ElementStore(Nft.current(), dataDir == null ? ElementStore.DEFAULT_BASE : dataDir);
         } catch (RuntimeException e) {

@@ -27,6 +27,7 @@ import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -213,7 +214,7 @@ public final class SbrPlugin implements Plugin {
         try (Flock lock = lock(req.netns()); ns; Rtnl rt = Rtnl.open(ns)) {
             Link link = rt.findLink(req.ifname()).orElse(null);
             if (link == null) return;
-            Set<InetAddress> addrs = new java.util.HashSet<>();
+            Set<InetAddress> addrs = new HashSet<>();
             for (Address a : rt.addresses(link.index(), Family.ALL)) addrs.add(a.address());
 
             CniException failure = null;
