@@ -3,7 +3,7 @@ package io.jcni.daemon;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.jcni.linux.Netns;
-import io.jcni.plugins.common.Delegation;
+import io.jcni.plugins.common.ipam.Delegation;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.spec.CniCommand;

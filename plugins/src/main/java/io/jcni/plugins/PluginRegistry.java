@@ -1,6 +1,6 @@
 package io.jcni.plugins;
 
-import io.jcni.plugins.common.Delegation;
+import io.jcni.plugins.common.ipam.Delegation;
 import io.jcni.plugins.ipam.hostlocal.HostLocalPlugin;
 import io.jcni.plugins.ipam.staticip.StaticIpam;
 import io.jcni.plugins.main.bridge.Bridge;

@@ -1,7 +1,7 @@
 package io.jcni.plugins;
 
 import io.jcni.linux.Netns;
-import io.jcni.plugins.common.Delegation;
+import io.jcni.plugins.common.ipam.Delegation;
 import io.jcni.plugins.skel.PluginContext;
 import io.jcni.plugins.skel.Skel;
 import java.io.IOException;

@@ -2,7 +2,7 @@ package io.jcni.plugins.testutil;
 
 import io.jcni.linux.Netns;
 import io.jcni.plugins.PluginRegistry;
-import io.jcni.plugins.common.Delegation;
+import io.jcni.plugins.common.ipam.Delegation;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.spec.Json;
 import java.io.ByteArrayOutputStream;

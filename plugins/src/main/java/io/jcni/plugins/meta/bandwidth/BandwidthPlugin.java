@@ -8,7 +8,7 @@ import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.TbfParams;
 import io.jcni.linux.Tc;
-import io.jcni.plugins.common.OwnedLinks;
+import io.jcni.plugins.common.link.OwnedLinks;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.CniException;

@@ -13,7 +13,7 @@ import io.jcni.linux.Netns;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.Rule;
-import io.jcni.plugins.common.Inet;
+import io.jcni.plugins.common.ip.Inet;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Cidr;

@@ -1,4 +1,4 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.link;
 
 import io.jcni.linux.Errno;
 import io.jcni.linux.ErrnoException;
@@ -7,6 +7,7 @@ import io.jcni.linux.MacAddress;
 import io.jcni.linux.Netns;
 import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
+import io.jcni.plugins.common.ip.Sysctls;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import java.io.IOException;

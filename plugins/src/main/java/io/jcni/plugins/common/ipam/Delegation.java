@@ -1,4 +1,4 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.ipam;
 
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginContext;

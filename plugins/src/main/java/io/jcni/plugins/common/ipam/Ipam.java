@@ -1,5 +1,6 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.ipam;
 
+import io.jcni.plugins.common.NetConfs;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.runtime.Delegator;
 import io.jcni.spec.CniException;

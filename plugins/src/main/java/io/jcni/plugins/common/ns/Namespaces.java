@@ -1,4 +1,4 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.ns;
 
 import io.jcni.linux.Errno;
 import io.jcni.linux.ErrnoException;

@@ -1,4 +1,4 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.ip;
 
 import static io.jcni.plugins.common.Kernel.kernel;
 

@@ -1,4 +1,4 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.nft;
 
 import io.jcni.linux.Netns;
 import io.jcni.linux.nft.ElementStore.Element;

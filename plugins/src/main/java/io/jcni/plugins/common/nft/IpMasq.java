@@ -1,4 +1,4 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.nft;
 
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Cidr;
