@@ -1,10 +1,9 @@
 package io.jcni.plugins.common.nft;
 
 import io.jcni.linux.Netns;
-import io.jcni.linux.nft.ElementStore.Element;
-import io.jcni.linux.nft.ElementStore.Owner;
-import io.jcni.linux.nft.ElementStore;
 import io.jcni.linux.nft.Nft;
+import io.jcni.plugins.common.nft.ElementStore.Element;
+import io.jcni.plugins.common.nft.ElementStore.Owner;
 import io.jcni.spec.Attachment;
 import io.jcni.spec.Cidr;
 import io.jcni.spec.IpAddr;

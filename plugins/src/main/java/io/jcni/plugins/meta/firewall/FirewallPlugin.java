@@ -1,11 +1,11 @@
 package io.jcni.plugins.meta.firewall;
 
-import io.jcni.linux.nft.ElementStore;
-import io.jcni.linux.nft.ElementStore.Element;
-import io.jcni.linux.nft.ElementStore.Owner;
 import io.jcni.linux.nft.Nft;
 import io.jcni.linux.nft.NftException;
 import io.jcni.linux.nft.NftSyntax;
+import io.jcni.plugins.common.nft.ElementStore.Element;
+import io.jcni.plugins.common.nft.ElementStore.Owner;
+import io.jcni.plugins.common.nft.ElementStore;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Attachment;

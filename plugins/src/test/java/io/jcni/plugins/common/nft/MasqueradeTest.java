@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.linux.nft.ElementStore.Element;
+import io.jcni.plugins.common.nft.ElementStore.Element;
 import io.jcni.plugins.testutil.Topology;
 import io.jcni.spec.Attachment;
 import io.jcni.spec.Cidr;

@@ -1,6 +1,8 @@
-package io.jcni.linux.nft;
+package io.jcni.plugins.common.nft;
 
 import io.jcni.linux.Flock;
+import io.jcni.linux.nft.Nft;
+import io.jcni.linux.nft.NftException;
 import io.jcni.spec.Json;
 import io.jcni.spec.Names;
 import java.io.ByteArrayOutputStream;
