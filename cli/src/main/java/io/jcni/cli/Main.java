@@ -245,7 +245,7 @@ public final class Main {
         try {
             return Json.parseObject(s);
         } catch (Json.JsonException e) {
-            throw new CniException(ErrorCode.DECODING_FAILURE, "invalid " + ENV_CAP_ARGS, "expected a JSON object: " + e.getMessage());
+            throw new CniException(ErrorCode.DECODING_FAILURE, "invalid " + ENV_CAP_ARGS, "expected a JSON object: " + e.getMessage(), e);
         }
     }
 

@@ -392,15 +392,15 @@ public final class JcnidServer {
             timedOut = true;
             out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER, "jcnid: request timed out",
                     "the " + ex.type() + " plugin did not finish " + command + " within " + cfg.requestTimeout().toMillis()
-                            + " ms; it may still complete, and later requests for this attachment wait for it"));
+                            + " ms; it may still complete, and later requests for this attachment wait for it", e));
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
             c.printStackTrace(pluginLog);
-            out = errorOutcome(ex.stdin(), new CniException(ErrorCode.INTERNAL, "internal error", String.valueOf(c)));
+            out = errorOutcome(ex.stdin(), new CniException(ErrorCode.INTERNAL, "internal error", String.valueOf(c), c));
         } catch (InterruptedException e) {
             f.cancel(true);
             Thread.currentThread().interrupt();
-            out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER, "jcnid: interrupted"));
+            out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER, "jcnid: interrupted", "", e));
         }
         finish(ch, ex.type(), command, env, t0, out, timedOut, stderr.toByteArray());
     }

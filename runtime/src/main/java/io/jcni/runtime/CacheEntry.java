@@ -90,7 +90,7 @@ public record CacheEntry(String containerId, byte[] config, String ifName, Strin
         try {
             config = cfg == null ? new byte[0] : Base64.getDecoder().decode(cfg);
         } catch (IllegalArgumentException e) {
-            throw new CniException(ErrorCode.DECODING_FAILURE, "invalid cache file", where + ": config is not base64: " + e.getMessage());
+            throw new CniException(ErrorCode.DECODING_FAILURE, "invalid cache file", where + ": config is not base64: " + e.getMessage(), e);
         }
         List<Map.Entry<String, String>> args = new ArrayList<>();
         List<Object> rawArgs = Fields.list(m, "cniArgs", where);

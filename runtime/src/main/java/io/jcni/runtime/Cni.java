@@ -269,7 +269,7 @@ public final class Cni {
             return Optional.of(Result.convert(e.get().result(), chainVersion(list)));
         } catch (CniException ex) {
             throw new CniException(ex.code(), "failed to convert cached result to config version \"" + list.cniVersion() + "\"",
-                    cache.file(list.name(), rt.containerId(), rt.ifName()) + ": " + ex.getMessage());
+                    cache.file(list.name(), rt.containerId(), rt.ifName()) + ": " + ex.getMessage(), ex);
         }
     }
 

@@ -95,7 +95,7 @@ public final class ResultCache {
             } catch (IOException ignored) {
                 // best effort
             }
-            throw new CniException(ErrorCode.IO_FAILURE, "failed to write cached result " + target, String.valueOf(ex.getMessage()));
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to write cached result " + target, String.valueOf(ex.getMessage()), ex);
         }
     }
 
@@ -108,12 +108,12 @@ public final class ResultCache {
         } catch (NoSuchFileException ex) {
             return Optional.empty();
         } catch (IOException ex) {
-            throw new CniException(ErrorCode.IO_FAILURE, "failed to read cached result " + f, String.valueOf(ex.getMessage()));
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to read cached result " + f, String.valueOf(ex.getMessage()), ex);
         }
         try {
             return Optional.of(CacheEntry.fromJson(Json.parseObject(text), f.toString()));
         } catch (Json.JsonException ex) {
-            throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode cached result", f + ": " + ex.getMessage());
+            throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode cached result", f + ": " + ex.getMessage(), ex);
         }
     }
 
@@ -123,7 +123,7 @@ public final class ResultCache {
         try {
             return Files.deleteIfExists(f);
         } catch (IOException ex) {
-            throw new CniException(ErrorCode.IO_FAILURE, "failed to remove cached result " + f, String.valueOf(ex.getMessage()));
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to remove cached result " + f, String.valueOf(ex.getMessage()), ex);
         }
     }
 
@@ -143,7 +143,7 @@ public final class ResultCache {
         } catch (NoSuchFileException ex) {
             return List.of();
         } catch (IOException ex) {
-            throw new CniException(ErrorCode.IO_FAILURE, "failed to list cached results in " + resultsDir(), String.valueOf(ex.getMessage()));
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to list cached results in " + resultsDir(), String.valueOf(ex.getMessage()), ex);
         }
         files.sort((a, b) -> a.getFileName().toString().compareTo(b.getFileName().toString()));
         List<CacheEntry> out = new ArrayList<>();

@@ -34,7 +34,12 @@ public class CniException extends RuntimeException {
 
     /** An error with details of its own, keeping the exception that caused it. */
     public CniException(ErrorCode code, String msg, String details, Throwable cause) {
-        this(code.code(), msg, details);
+        this(code.code(), msg, details, cause);
+    }
+
+    /** As above, with a numeric code (e.g. a delegate's). */
+    public CniException(int code, String msg, String details, Throwable cause) {
+        this(code, msg, details);
         initCause(cause);
     }
 
