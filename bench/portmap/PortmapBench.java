@@ -30,7 +30,7 @@ public class PortmapBench {
         env.put("CNI_IFNAME", "eth0");
         env.put("CNI_PATH", "/nonexistent");
         long t = System.nanoTime();
-        Skel.Outcome o = Skel.run(PluginRegistry.lookup("portmap"), env, conf.getBytes(StandardCharsets.UTF_8), new PrintStream(System.err));
+        Skel.Outcome o = Skel.run(PluginRegistry.lookup("portmap"), env, conf.getBytes(StandardCharsets.UTF_8), PluginRegistry.context(new PrintStream(System.err)));
         long dt = System.nanoTime() - t;
         if (o.exitCode() != 0) throw new IllegalStateException(cmd + " failed: " + o.stdout());
         return dt;

@@ -1,5 +1,6 @@
 package io.jcni.cli;
 
+import io.jcni.daemon.DaemonControl;
 import io.jcni.runtime.CacheEntry;
 import io.jcni.runtime.Cni;
 import io.jcni.runtime.ConfigLoader;
@@ -25,6 +26,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -76,7 +78,7 @@ public final class Main {
     int run(String[] args) {
         // The daemon has its own options; its control code lives with it.
         if (args.length > 0 && args[0].equals("daemon")) {
-            return io.jcni.daemon.DaemonControl.run(java.util.Arrays.copyOfRange(args, 1, args.length), out, err);
+            return DaemonControl.run(Arrays.copyOfRange(args, 1, args.length), out, err);
         }
         if (args.length > 0 && args[0].equals("doctor")) {
             return io.jcni.cli.doctor.Doctor.run(List.of(args).subList(1, args.length), env, out, err);
@@ -246,7 +248,7 @@ public final class Main {
         try {
             return Json.parseObject(s);
         } catch (Json.JsonException e) {
-            throw new CniException(ErrorCode.DECODING_FAILURE, "invalid " + ENV_CAP_ARGS, "expected a JSON object: " + e.getMessage());
+            throw new CniException(ErrorCode.DECODING_FAILURE, "invalid " + ENV_CAP_ARGS, "expected a JSON object: " + e.getMessage(), e);
         }
     }
 

@@ -14,6 +14,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Starting, stopping and asking after jcnid. The CLI's {@code jcni daemon ...} calls {@link #run};
@@ -173,11 +176,11 @@ public final class DaemonControl {
         ph.destroy(); // SIGTERM: the shutdown hook drains
         Duration wait = cfg.drainTimeout().plusSeconds(5);
         try {
-            ph.onExit().get(wait.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.TimeoutException e) {
+            ph.onExit().get(wait.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
             err.println("jcnid: pid " + ph.pid() + " did not exit within " + wait.toSeconds() + " s after SIGTERM");
             return 1;
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             throw new IOException(e.getCause());
         }
         out.println("jcnid stopped (pid " + ph.pid() + ")");

@@ -2,8 +2,10 @@ package io.jcni.daemon;
 
 import java.io.EOFException;
 import java.io.IOException;
+import java.net.SocketTimeoutException;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.AsynchronousCloseException;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -58,8 +60,8 @@ public final class JcnidClient {
             });
             try {
                 return exchange(ch, request);
-            } catch (java.nio.channels.AsynchronousCloseException e) {
-                throw new java.net.SocketTimeoutException("jcnid did not answer within " + timeout.toSeconds() + " s");
+            } catch (AsynchronousCloseException e) {
+                throw new SocketTimeoutException("jcnid did not answer within " + timeout.toSeconds() + " s");
             } finally {
                 dog.interrupt();
             }

@@ -2,6 +2,8 @@ package io.jcni.daemon;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.jcni.linux.Netns;
+import io.jcni.plugins.common.ipam.Delegation;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.spec.CniCommand;
@@ -10,6 +12,7 @@ import io.jcni.spec.CniVersion;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Json;
 import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -36,11 +39,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -95,7 +100,7 @@ public final class JcnidServer {
     /** Plugin runs not finished yet, including those whose client already got "timed out". */
     private final AtomicInteger pluginRuns = new AtomicInteger();
     /** Attachments whose last run outlived the timeout and still runs: their next requests fail at once. */
-    private final Map<String, AtomicBoolean> overdue = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, AtomicBoolean> overdue = new ConcurrentHashMap<>();
     private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "jcnid-watchdog");
         t.setDaemon(true);
@@ -370,7 +375,7 @@ public final class JcnidServer {
                 try {
                     AttachmentLocks.Entry held = lockKey == null ? null : locks.lock(lockKey);
                     try {
-                        return inCallersNetns(callerPid, () -> Skel.run(plugin, env, ex.stdin(), pluginLog));
+                        return inCallersNetns(callerPid, () -> Skel.run(plugin, env, ex.stdin(), Delegation.context(registry, pluginLog)));
                     } finally {
                         if (held != null) locks.unlock(lockKey, held);
                     }
@@ -397,15 +402,15 @@ public final class JcnidServer {
             timedOut = true;
             out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER, "jcnid: request timed out",
                     "the " + ex.type() + " plugin did not finish " + command + " within " + cfg.requestTimeout().toMillis()
-                            + " ms; it may still complete, and later requests for this attachment wait for it"));
+                            + " ms; it may still complete, and later requests for this attachment wait for it", e));
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
             c.printStackTrace(pluginLog);
-            out = errorOutcome(ex.stdin(), new CniException(ErrorCode.INTERNAL, "internal error", String.valueOf(c)));
+            out = errorOutcome(ex.stdin(), new CniException(ErrorCode.INTERNAL, "internal error", String.valueOf(c), c));
         } catch (InterruptedException e) {
             f.cancel(true);
             Thread.currentThread().interrupt();
-            out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER, "jcnid: interrupted"));
+            out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER, "jcnid: interrupted", "", e));
         }
         finish(ch, ex.type(), command, env, t0, out, timedOut, stderr.toByteArray());
     }
@@ -579,7 +584,7 @@ public final class JcnidServer {
         return s.getBytes(StandardCharsets.UTF_8);
     }
 
-    private static void closeQuietly(java.io.Closeable c) {
+    private static void closeQuietly(Closeable c) {
         try {
             if (c != null) c.close();
         } catch (IOException ignored) {
@@ -596,10 +601,10 @@ public final class JcnidServer {
     }
 
     /** Runs {@code call} in the network namespace of the process {@code pid}, on its own thread when that is not ours. */
-    private static Skel.Outcome inCallersNetns(String pid, java.util.concurrent.Callable<Skel.Outcome> call) throws Exception {
+    private static Skel.Outcome inCallersNetns(String pid, Callable<Skel.Outcome> call) throws Exception {
         if (pid == null || pid.isEmpty() || !pid.chars().allMatch(c -> c >= '0' && c <= '9')) return call.call();
-        try (io.jcni.linux.Netns caller = io.jcni.linux.Netns.open("/proc/" + pid + "/ns/net");
-             io.jcni.linux.Netns own = io.jcni.linux.Netns.current()) {
+        try (Netns caller = Netns.open("/proc/" + pid + "/ns/net");
+             Netns own = Netns.current()) {
             // This thread's own namespace, not the process's: a pooled thread that plugin code had
             // moved (none does) would then still hand the run to one inside the caller's.
             if (caller.sameAs(own)) return call.call();

@@ -3,8 +3,12 @@ package io.jcni.daemon;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.jcni.plugins.PluginRegistry;
+import io.jcni.plugins.common.ipam.Delegation;
+import io.jcni.plugins.skel.Plugin;
+import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.spec.Json;
+import io.jcni.spec.Result;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -21,12 +25,15 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -47,7 +54,7 @@ class JcnidServerTest {
     @MethodSource("cases")
     void daemonAnswersExactlyWhatTheSkeletonPrints(Cases.Case c) throws Exception {
         Skel.Outcome direct = Skel.run(PluginRegistry.lookup("static"), c.env(), c.stdin().getBytes(StandardCharsets.UTF_8),
-                new PrintStream(new ByteArrayOutputStream()));
+                PluginRegistry.context(new PrintStream(new ByteArrayOutputStream())));
         try (TestDaemon d = new TestDaemon(tmp)) {
             JcnidClient.Reply r = d.exec("static", c.env(), c.stdin());
             assertEquals(Protocol.STATUS_ACCEPTED, r.status());
@@ -72,6 +79,53 @@ class JcnidServerTest {
             String line = d.log().lines().filter(l -> l.contains("plugin=static")).findFirst().orElseThrow();
             assertTrue(line.matches("\\S+Z jcnid plugin=static cmd=ADD container=ctr-log ifname=eth0 dur_ms=[0-9.]+ exit=0"), line);
         }
+    }
+
+    /**
+     * A plugin's diagnostics, and those of the delegate it calls in-process, reach the caller's
+     * stderr, not the daemon's log; the delegate is found in the registry the daemon was given.
+     */
+    @Test
+    void pluginAndDelegateLogsReachTheCallerAndDelegationUsesTheDaemonsRegistry() throws Exception {
+        Path bin = Files.createDirectories(tmp.resolve("bin"));
+        Path inner = bin.resolve("inner");
+        Files.writeString(inner, "#!/bin/sh\n# " + Delegation.MARKER + "\nexit 99\n");
+        Files.setPosixFilePermissions(inner, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Result innerResult = new Result("1.0.0", List.of(), List.of(new Result.IpConfig("10.3.0.2/24", null, null)), List.of(), null);
+        Function<String, Supplier<Plugin>> registry = t -> switch (t) {
+            case "outer" -> () -> new Quiet() {
+                @Override
+                public Result add(PluginRequest req) {
+                    req.log().println("outer: a warning");
+                    return req.delegator().add("inner", req.stdin(), req.env());
+                }
+            };
+            case "inner" -> () -> new Quiet() {
+                @Override
+                public Result add(PluginRequest req) {
+                    req.log().println("inner: a warning");
+                    return innerResult;
+                }
+            };
+            default -> PluginRegistry.lookup(t);
+        };
+        try (TestDaemon d = new TestDaemon(tmp, Duration.ofSeconds(30), 256, registry)) {
+            Map<String, String> env = new HashMap<>(TestDaemon.env("ADD", "c1"));
+            env.put("CNI_PATH", bin.toString());
+            JcnidClient.Reply r = d.exec("outer", env, "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"outer\"}");
+            assertEquals(0, r.result().exitCode(), r.result().stdoutText());
+            assertTrue(r.result().stdoutText().contains("10.3.0.2/24"), r.result().stdoutText());
+            assertEquals("outer: a warning\ninner: a warning\n", new String(r.result().stderr(), StandardCharsets.UTF_8));
+            assertFalse(d.log().contains("a warning"), d.log());
+        }
+    }
+
+    private abstract static class Quiet implements Plugin {
+        @Override
+        public void del(PluginRequest req) {}
+
+        @Override
+        public void check(PluginRequest req) {}
     }
 
     /** Garbage, truncated and oversize frames get an error or a clean close, and the daemon keeps serving. */

@@ -1,7 +1,7 @@
 package io.jcni.docker;
 
 import io.jcni.plugins.PluginRegistry;
-import io.jcni.plugins.common.Delegation;
+import io.jcni.plugins.common.ipam.Delegation;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -3,6 +3,8 @@ package io.jcni.linux;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 
 /**
  * An exclusive flock(2) on a file, interoperable with the Go plugins' lock files (host-local's
@@ -49,7 +51,7 @@ public final class Flock implements AutoCloseable {
      * parks. Not interruptible: once the helper has the lock it must reach its owner, who releases it.
      */
     private static void waitOnPlatformThread(int fd) {
-        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<Void> done = new CompletableFuture<>();
         Thread.ofPlatform().name("jcni-flock-wait").daemon().start(() -> {
             try {
                 Native.flock(fd, Native.LOCK_EX);
@@ -66,7 +68,7 @@ public final class Flock implements AutoCloseable {
                     return;
                 } catch (InterruptedException e) {
                     interrupted = true;
-                } catch (java.util.concurrent.ExecutionException e) {
+                } catch (ExecutionException e) {
                     if (e.getCause() instanceof ErrnoException ee) throw ee;
                     if (e.getCause() instanceof Error err) throw err;
                     throw new IllegalStateException(e.getCause());

@@ -5,6 +5,7 @@ import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -39,9 +40,9 @@ public final class NlAttrs {
             int len = Short.toUnsignedInt(buf.getShort(p));
             if (len < 4 || p + len > end) break; // truncated or corrupt: keep what parsed cleanly
             if (n == t.length) {
-                t = java.util.Arrays.copyOf(t, n * 2);
-                o = java.util.Arrays.copyOf(o, n * 2);
-                l = java.util.Arrays.copyOf(l, n * 2);
+                t = Arrays.copyOf(t, n * 2);
+                o = Arrays.copyOf(o, n * 2);
+                l = Arrays.copyOf(l, n * 2);
             }
             t[n] = Short.toUnsignedInt(buf.getShort(p + 2)) & TYPE_MASK;
             o[n] = p + 4;

@@ -8,6 +8,8 @@ import static io.jcni.linux.NetlinkSocket.NLM_F_REPLACE;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -222,7 +224,7 @@ public final class Rtnl implements AutoCloseable {
         for (NlMsg m : socket.dump(req, "list bridge vlans")) {
             if (m.type() != Rtm.RTM_NEWLINK || m.i32(4) != index) continue;
             for (byte[] v : m.attrs(Rtm.IFINFOMSG_SIZE).nested(Rtm.IFLA_AF_SPEC).bytesAll(Rtm.IFLA_BRIDGE_VLAN_INFO)) {
-                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(v).order(java.nio.ByteOrder.nativeOrder());
+                ByteBuffer b = ByteBuffer.wrap(v).order(ByteOrder.nativeOrder());
                 int flags = Short.toUnsignedInt(b.getShort(0));
                 out.add(new BridgeVlan(Short.toUnsignedInt(b.getShort(2)), (flags & Rtm.BRIDGE_VLAN_INFO_PVID) != 0,
                         (flags & Rtm.BRIDGE_VLAN_INFO_UNTAGGED) != 0));
@@ -237,7 +239,7 @@ public final class Rtnl implements AutoCloseable {
         int spec = m.nest(Rtm.IFLA_AF_SPEC);
         if (self) m.attrU16(Rtm.IFLA_BRIDGE_FLAGS, Rtm.BRIDGE_FLAGS_SELF);
         int flags = (pvid ? Rtm.BRIDGE_VLAN_INFO_PVID : 0) | (untagged ? Rtm.BRIDGE_VLAN_INFO_UNTAGGED : 0);
-        java.nio.ByteBuffer info = java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.nativeOrder());
+        ByteBuffer info = ByteBuffer.allocate(4).order(ByteOrder.nativeOrder());
         info.putShort((short) flags).putShort((short) vid);
         m.attr(Rtm.IFLA_BRIDGE_VLAN_INFO, info.array());
         return m.end(spec);

@@ -3,6 +3,8 @@ package io.jcni.linux;
 import static io.jcni.linux.NetlinkSocket.NLM_F_CREATE;
 import static io.jcni.linux.NetlinkSocket.NLM_F_EXCL;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -68,7 +70,7 @@ public final class Tc {
         long rate32 = Math.min(p.rateBytesPerSecond(), 0xFFFFFFFFL);
         // struct tc_tbf_qopt: rate and peakrate tc_ratespec, then limit, buffer, mtu.
         byte[] qopt = new byte[36];
-        java.nio.ByteBuffer q = java.nio.ByteBuffer.wrap(qopt).order(java.nio.ByteOrder.nativeOrder());
+        ByteBuffer q = ByteBuffer.wrap(qopt).order(ByteOrder.nativeOrder());
         q.put(1, (byte) TC_LINKLAYER_ETHERNET).putInt(8, (int) rate32);
         q.putInt(24, p.limitBytes()).putInt(28, p.bufferTicks());
         m.attr(TCA_TBF_PARMS, qopt);
@@ -152,7 +154,7 @@ public final class Tc {
         int aopts = m.nest(TCA_ACT_OPTIONS);
         // struct tc_mirred: tc_gen (index, capab, action, refcnt, bindcnt), eaction, ifindex.
         byte[] parms = new byte[28];
-        java.nio.ByteBuffer p = java.nio.ByteBuffer.wrap(parms).order(java.nio.ByteOrder.nativeOrder());
+        ByteBuffer p = ByteBuffer.wrap(parms).order(ByteOrder.nativeOrder());
         p.putInt(8, TC_ACT_STOLEN).putInt(20, TCA_EGRESS_REDIR).putInt(24, targetIndex);
         m.attr(TCA_MIRRED_PARMS, parms);
         m.end(aopts).end(first).end(acts);

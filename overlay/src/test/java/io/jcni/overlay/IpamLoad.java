@@ -73,6 +73,7 @@ public final class IpamLoad {
     private static Skel.Outcome call(String type, String cmd, String id, String conf) {
         Map<String, String> env = Map.of("CNI_COMMAND", cmd, "CNI_CONTAINERID", id, "CNI_NETNS", "/var/run/netns/none",
                 "CNI_IFNAME", "eth0", "CNI_PATH", "/nonexistent");
-        return Skel.run(PluginRegistry.lookup(type), env, conf.getBytes(StandardCharsets.UTF_8), new PrintStream(new ByteArrayOutputStream()));
+        return Skel.run(PluginRegistry.lookup(type), env, conf.getBytes(StandardCharsets.UTF_8),
+                PluginRegistry.context(new PrintStream(new ByteArrayOutputStream())));
     }
 }

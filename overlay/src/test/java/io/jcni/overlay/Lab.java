@@ -1,5 +1,8 @@
 package io.jcni.overlay;
 
+import io.jcni.linux.Netns;
+import io.jcni.plugins.PluginRegistry;
+import io.jcni.plugins.skel.Skel;
 import io.jcni.plugins.meta.flannel.SubnetFile;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -174,9 +177,9 @@ final class Lab implements AutoCloseable {
     io.jcni.plugins.skel.Skel.Outcome flannel(int i, String command, String pod, String conf) throws Exception {
         Map<String, String> env = new java.util.HashMap<>(Map.of("CNI_COMMAND", command, "CNI_CONTAINERID", "c-" + pod,
                 "CNI_NETNS", "/var/run/netns/" + pod, "CNI_IFNAME", "eth0", "CNI_PATH", cniBin().toString()));
-        try (io.jcni.linux.Netns ns = io.jcni.linux.Netns.open("/var/run/netns/" + host(i))) {
-            return ns.run(() -> io.jcni.plugins.skel.Skel.run(io.jcni.plugins.PluginRegistry.lookup("flannel"), env,
-                    conf.getBytes(StandardCharsets.UTF_8), System.err));
+        try (Netns ns = Netns.open("/var/run/netns/" + host(i))) {
+            return ns.run(() -> Skel.run(PluginRegistry.lookup("flannel"), env, conf.getBytes(StandardCharsets.UTF_8),
+                    PluginRegistry.context(System.err)));
         }
     }
 

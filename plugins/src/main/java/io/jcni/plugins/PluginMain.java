@@ -29,7 +29,7 @@ public final class PluginMain {
         }
         byte[] stdin = "VERSION".equals(System.getenv("CNI_COMMAND")) && System.in.available() == 0
                 ? new byte[0] : System.in.readAllBytes();
-        Skel.Outcome out = Skel.run(plugin, System.getenv(), stdin, System.err);
+        Skel.Outcome out = Skel.run(plugin, System.getenv(), stdin, PluginRegistry.context(System.err));
         stdout.write(out.stdout().getBytes(StandardCharsets.UTF_8));
         stdout.flush();
         System.err.flush();

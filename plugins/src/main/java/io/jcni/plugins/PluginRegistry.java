@@ -1,12 +1,117 @@
 package io.jcni.plugins;
 
+import io.jcni.plugins.common.ipam.Delegation;
+import io.jcni.plugins.ipam.clusteripam.ClusterIpam;
+import io.jcni.plugins.ipam.hostlocal.HostLocalPlugin;
+import io.jcni.plugins.ipam.staticip.StaticIpam;
+import io.jcni.plugins.main.bridge.Bridge;
+import io.jcni.plugins.main.loopback.Loopback;
+import io.jcni.plugins.main.ptp.Ptp;
+import io.jcni.plugins.meta.bandwidth.BandwidthPlugin;
+import io.jcni.plugins.meta.firewall.FirewallPlugin;
+import io.jcni.plugins.meta.flannel.FlannelPlugin;
+import io.jcni.plugins.meta.portmap.PortmapPlugin;
+import io.jcni.plugins.meta.sbr.SbrPlugin;
+import io.jcni.plugins.meta.tuning.Tuning;
 import io.jcni.plugins.skel.Plugin;
+import io.jcni.plugins.skel.PluginContext;
+import java.io.PrintStream;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 
-/** Every plugin type jcni ships. A type's classes load only when that type runs. */
+/** Every plugin type jcni ships, in one table. A type's classes load only when that type runs. */
 public final class PluginRegistry {
     private PluginRegistry() {}
+
+    /**
+     * The table. Each constant's body names its plugin class, so that class loads when the constant's
+     * {@code get} first runs; a constructor reference ({@code Bridge::new}) would load every plugin's
+     * class as soon as the table is built, in every standalone call.
+     */
+    private enum Entry implements Supplier<Plugin> {
+        // main: interfaces
+        BRIDGE("bridge") {
+            @Override
+            public Plugin get() {
+                return new Bridge();
+            }
+        },
+        LOOPBACK("loopback") {
+            @Override
+            public Plugin get() {
+                return new Loopback();
+            }
+        },
+        PTP("ptp") {
+            @Override
+            public Plugin get() {
+                return new Ptp();
+            }
+        },
+        // ipam: addresses
+        CLUSTER_IPAM("cluster-ipam") {
+            @Override
+            public Plugin get() {
+                return new ClusterIpam();
+            }
+        },
+        HOST_LOCAL("host-local") {
+            @Override
+            public Plugin get() {
+                return new HostLocalPlugin();
+            }
+        },
+        STATIC("static") {
+            @Override
+            public Plugin get() {
+                return new StaticIpam();
+            }
+        },
+        // meta: chained
+        BANDWIDTH("bandwidth") {
+            @Override
+            public Plugin get() {
+                return new BandwidthPlugin();
+            }
+        },
+        FIREWALL("firewall") {
+            @Override
+            public Plugin get() {
+                return new FirewallPlugin();
+            }
+        },
+        FLANNEL("flannel") {
+            @Override
+            public Plugin get() {
+                return new FlannelPlugin();
+            }
+        },
+        PORTMAP("portmap") {
+            @Override
+            public Plugin get() {
+                return new PortmapPlugin();
+            }
+        },
+        SBR("sbr") {
+            @Override
+            public Plugin get() {
+                return new SbrPlugin();
+            }
+        },
+        TUNING("tuning") {
+            @Override
+            public Plugin get() {
+                return new Tuning();
+            }
+        };
+
+        final String type;
+
+        Entry(String type) {
+            this.type = type;
+        }
+    }
 
     /** Prints the types, one a line, for the install script. */
     public static void main(String[] args) {
@@ -14,39 +119,19 @@ public final class PluginRegistry {
     }
 
     public static List<String> types() {
-        return List.of(
-                // main: interfaces
-                "bridge",
-                "loopback",
-                "ptp",
-                // ipam: addresses
-                "cluster-ipam",
-                "host-local",
-                "static",
-                // meta: chained
-                "bandwidth",
-                "firewall",
-                "flannel",
-                "portmap",
-                "sbr",
-                "tuning");
+        List<String> out = new ArrayList<>();
+        for (Entry e : Entry.values()) out.add(e.type);
+        return List.copyOf(out);
     }
 
+    /** The plugin of {@code type}, or null when jcni has none. */
     public static Supplier<Plugin> lookup(String type) {
-        return switch (type) {
-            case "bridge" -> io.jcni.plugins.main.bridge.Bridge::new;
-            case "loopback" -> io.jcni.plugins.main.loopback.Loopback::new;
-            case "ptp" -> io.jcni.plugins.main.ptp.Ptp::new;
-            case "cluster-ipam" -> io.jcni.plugins.ipam.clusteripam.ClusterIpam::new;
-            case "host-local" -> io.jcni.plugins.ipam.hostlocal.HostLocalPlugin::new;
-            case "static" -> io.jcni.plugins.ipam.staticip.StaticIpam::new;
-            case "bandwidth" -> io.jcni.plugins.meta.bandwidth.BandwidthPlugin::new;
-            case "sbr" -> io.jcni.plugins.meta.sbr.SbrPlugin::new;
-            case "tuning" -> io.jcni.plugins.meta.tuning.Tuning::new;
-            case "portmap" -> io.jcni.plugins.meta.portmap.PortmapPlugin::new;
-            case "firewall" -> io.jcni.plugins.meta.firewall.FirewallPlugin::new;
-            case "flannel" -> io.jcni.plugins.meta.flannel.FlannelPlugin::new;
-            default -> null;
-        };
+        for (Entry e : Entry.values()) if (e.type.equals(type)) return e;
+        return null;
+    }
+
+    /** The context of a call that delegates to these plugins in-process and logs to {@code log}. */
+    public static PluginContext context(PrintStream log) {
+        return Delegation.context(PluginRegistry::lookup, log);
     }
 }

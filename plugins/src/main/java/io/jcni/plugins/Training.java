@@ -1,7 +1,8 @@
 package io.jcni.plugins;
 
 import io.jcni.linux.Netns;
-import io.jcni.plugins.common.Delegation;
+import io.jcni.plugins.common.ipam.Delegation;
+import io.jcni.plugins.skel.PluginContext;
 import io.jcni.plugins.skel.Skel;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -41,15 +42,15 @@ public final class Training {
 
     private final Path dir;
     private final Path cniPath;
-    private final PrintStream log;
     private Caller caller;
+    private final PluginContext context;
     private final List<String> failures = new ArrayList<>();
     private int calls;
 
     private Training(Path dir, PrintStream log) throws IOException {
         this.dir = dir;
         this.cniPath = dir.resolve("bin");
-        this.log = log;
+        this.context = PluginRegistry.context(log);
         // Delegates found here carry the marker, so bridge runs host-local in-process, as installed.
         Files.createDirectories(cniPath);
         for (String t : PluginRegistry.types()) {
@@ -74,7 +75,7 @@ public final class Training {
         Path dir = Files.createTempDirectory("jcni-training-");
         Training t = new Training(dir, new PrintStream(OutputStream.nullOutputStream(), true, StandardCharsets.UTF_8));
         t.caller = caller != null ? caller
-                : (type, env, stdin) -> Skel.run(PluginRegistry.lookup(type), env, stdin, t.log);
+                : (type, env, stdin) -> Skel.run(PluginRegistry.lookup(type), env, stdin, t.context);
         boolean withNs = namespaces && caller == null && isRoot();
         long t0 = System.nanoTime();
         try {

@@ -6,10 +6,12 @@ import io.jcni.spec.Fields;
 import io.jcni.spec.Json;
 import io.jcni.spec.Result;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * One cached attachment in libcni's {@code cniCacheV1} format, so that jcni, podman, containerd and
@@ -88,7 +90,7 @@ public record CacheEntry(String containerId, byte[] config, String ifName, Strin
         try {
             config = cfg == null ? new byte[0] : Base64.getDecoder().decode(cfg);
         } catch (IllegalArgumentException e) {
-            throw new CniException(ErrorCode.DECODING_FAILURE, "invalid cache file", where + ": config is not base64: " + e.getMessage());
+            throw new CniException(ErrorCode.DECODING_FAILURE, "invalid cache file", where + ": config is not base64: " + e.getMessage(), e);
         }
         List<Map.Entry<String, String>> args = new ArrayList<>();
         List<Object> rawArgs = Fields.list(m, "cniArgs", where);
@@ -108,14 +110,14 @@ public record CacheEntry(String containerId, byte[] config, String ifName, Strin
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof CacheEntry c && containerId.equals(c.containerId) && java.util.Arrays.equals(config, c.config)
+        return o instanceof CacheEntry c && containerId.equals(c.containerId) && Arrays.equals(config, c.config)
                 && ifName.equals(c.ifName) && networkName.equals(c.networkName) && netns.equals(c.netns)
-                && cniArgs.equals(c.cniArgs) && capabilityArgs.equals(c.capabilityArgs) && java.util.Objects.equals(result, c.result);
+                && cniArgs.equals(c.cniArgs) && capabilityArgs.equals(c.capabilityArgs) && Objects.equals(result, c.result);
     }
 
     @Override
     public int hashCode() {
-        return java.util.Objects.hash(containerId, java.util.Arrays.hashCode(config), ifName, networkName, netns, cniArgs, capabilityArgs, result);
+        return Objects.hash(containerId, Arrays.hashCode(config), ifName, networkName, netns, cniArgs, capabilityArgs, result);
     }
 
     @Override

@@ -19,6 +19,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -268,7 +269,7 @@ public final class Cni {
             return Optional.of(Result.convert(e.get().result(), chainVersion(list)));
         } catch (CniException ex) {
             throw new CniException(ex.code(), "failed to convert cached result to config version \"" + list.cniVersion() + "\"",
-                    cache.file(list.name(), rt.containerId(), rt.ifName()) + ": " + ex.getMessage());
+                    cache.file(list.name(), rt.containerId(), rt.ifName()) + ": " + ex.getMessage(), ex);
         }
     }
 
@@ -334,7 +335,7 @@ public final class Cni {
     }
 
     private static String describe(String type, CniCommand command) {
-        return "type=\"" + type + "\" (" + command.name().toLowerCase(java.util.Locale.ROOT) + ")";
+        return "type=\"" + type + "\" (" + command.name().toLowerCase(Locale.ROOT) + ")";
     }
 
     private String pathString() {

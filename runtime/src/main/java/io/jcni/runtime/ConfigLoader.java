@@ -6,6 +6,7 @@ import io.jcni.spec.Json;
 import io.jcni.spec.NetConfList;
 import io.jcni.spec.PluginConf;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -134,7 +135,7 @@ public final class ConfigLoader {
             try {
                 raw = Json.parseObject(text);
             } catch (Json.JsonException e) {
-                throw new CniException(ErrorCode.DECODING_FAILURE, "error parsing configuration", f + ": " + e.getMessage());
+                throw new CniException(ErrorCode.DECODING_FAILURE, "error parsing configuration", f + ": " + e.getMessage(), e);
             }
             out.add(PluginConf.parse(raw, f.toString()));
         }
@@ -171,9 +172,9 @@ public final class ConfigLoader {
         try {
             return Files.readString(file, StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new CniException(ErrorCode.IO_FAILURE, "error reading " + file, String.valueOf(e.getMessage()));
-        } catch (java.io.UncheckedIOException e) {
-            throw new CniException(ErrorCode.IO_FAILURE, "error reading " + file, String.valueOf(e.getMessage()));
+            throw new CniException(ErrorCode.IO_FAILURE, "error reading " + file, String.valueOf(e.getMessage()), e);
+        } catch (UncheckedIOException e) {
+            throw new CniException(ErrorCode.IO_FAILURE, "error reading " + file, String.valueOf(e.getMessage()), e);
         }
     }
 

@@ -1,11 +1,13 @@
 package io.jcni.runtime;
 
+import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,7 +36,7 @@ public final class ProcessPluginExec implements PluginExec {
 
     /** Inherits the environment, times out after {@link #DEFAULT_TIMEOUT}, copies plugin stderr to ours. */
     public ProcessPluginExec() {
-        this(DEFAULT_TIMEOUT, ProcessPluginExec::toStderr, null);
+        this(DEFAULT_TIMEOUT, stderrTo(System.err), null);
     }
 
     /**
@@ -53,10 +55,13 @@ public final class ProcessPluginExec implements PluginExec {
         return timeout;
     }
 
-    private static void toStderr(String s) {
-        System.err.print(s);
-        if (!s.endsWith("\n")) System.err.println();
-        System.err.flush();
+    /** A stderr sink that copies a plugin's stderr to {@code out}, ending it with a newline. */
+    public static Consumer<String> stderrTo(PrintStream out) {
+        return s -> {
+            out.print(s);
+            if (!s.endsWith("\n")) out.println();
+            out.flush();
+        };
     }
 
     @Override
@@ -123,7 +128,7 @@ public final class ProcessPluginExec implements PluginExec {
         try {
             Object v = Json.parse(stdout);
             if (v instanceof Map<?, ?> m) {
-                io.jcni.spec.CniException ce = io.jcni.spec.CniException.fromJson(Json.asObject(m));
+                CniException ce = CniException.fromJson(Json.asObject(m));
                 if (ce != null) return new PluginException(name, "", ce.code(), ce.msg(), ce.details(), stderr);
             }
         } catch (Json.JsonException ignored) {

@@ -10,6 +10,7 @@ import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -18,7 +19,9 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -75,7 +78,7 @@ public final class ResultCache {
         Path tmp = dir.resolve("." + target.getFileName() + ".tmp-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
         try {
             createDirs(dir);
-            try (FileChannel ch = FileChannel.open(tmp, java.util.Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+            try (FileChannel ch = FileChannel.open(tmp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
                 ByteBuffer buf = ByteBuffer.wrap(bytes);
                 while (buf.hasRemaining()) ch.write(buf);
@@ -92,7 +95,7 @@ public final class ResultCache {
             } catch (IOException ignored) {
                 // best effort
             }
-            throw new CniException(ErrorCode.IO_FAILURE, "failed to write cached result " + target, String.valueOf(ex.getMessage()));
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to write cached result " + target, String.valueOf(ex.getMessage()), ex);
         }
     }
 
@@ -105,12 +108,12 @@ public final class ResultCache {
         } catch (NoSuchFileException ex) {
             return Optional.empty();
         } catch (IOException ex) {
-            throw new CniException(ErrorCode.IO_FAILURE, "failed to read cached result " + f, String.valueOf(ex.getMessage()));
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to read cached result " + f, String.valueOf(ex.getMessage()), ex);
         }
         try {
             return Optional.of(CacheEntry.fromJson(Json.parseObject(text), f.toString()));
         } catch (Json.JsonException ex) {
-            throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode cached result", f + ": " + ex.getMessage());
+            throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode cached result", f + ": " + ex.getMessage(), ex);
         }
     }
 
@@ -120,7 +123,7 @@ public final class ResultCache {
         try {
             return Files.deleteIfExists(f);
         } catch (IOException ex) {
-            throw new CniException(ErrorCode.IO_FAILURE, "failed to remove cached result " + f, String.valueOf(ex.getMessage()));
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to remove cached result " + f, String.valueOf(ex.getMessage()), ex);
         }
     }
 
@@ -140,14 +143,14 @@ public final class ResultCache {
         } catch (NoSuchFileException ex) {
             return List.of();
         } catch (IOException ex) {
-            throw new CniException(ErrorCode.IO_FAILURE, "failed to list cached results in " + resultsDir(), String.valueOf(ex.getMessage()));
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to list cached results in " + resultsDir(), String.valueOf(ex.getMessage()), ex);
         }
         files.sort((a, b) -> a.getFileName().toString().compareTo(b.getFileName().toString()));
         List<CacheEntry> out = new ArrayList<>();
         for (Path f : files) {
             try {
                 Object v = Json.parse(Files.readString(f, StandardCharsets.UTF_8));
-                if (!(v instanceof java.util.Map<?, ?> m) || !CacheEntry.KIND.equals(m.get("kind"))) continue;
+                if (!(v instanceof Map<?, ?> m) || !CacheEntry.KIND.equals(m.get("kind"))) continue;
                 CacheEntry e = CacheEntry.fromJson(Json.asObject(m), f.toString());
                 if (containerId != null && !containerId.isEmpty() && !e.containerId().equals(containerId)) continue;
                 if (e.ifName().isEmpty() || e.networkName().isEmpty()) continue;
@@ -165,7 +168,7 @@ public final class ResultCache {
         if (parent != null) createDirs(parent);
         try {
             Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        } catch (java.nio.file.FileAlreadyExistsException ignored) {
+        } catch (FileAlreadyExistsException ignored) {
             // raced with another writer
         }
     }

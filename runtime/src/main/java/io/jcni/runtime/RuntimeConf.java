@@ -4,6 +4,7 @@ import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Names;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -27,7 +28,7 @@ public record RuntimeConf(String containerId, String netns, String ifName, List<
         netns = netns == null ? "" : netns;
         ifName = ifName == null ? "" : ifName;
         args = args == null ? List.of() : List.copyOf(args);
-        capabilityArgs = capabilityArgs == null ? Map.of() : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(capabilityArgs));
+        capabilityArgs = capabilityArgs == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(capabilityArgs));
     }
 
     public RuntimeConf(String containerId, String netns, String ifName) {

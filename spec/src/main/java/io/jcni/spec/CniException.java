@@ -27,8 +27,19 @@ public class CniException extends RuntimeException {
         this(code.code(), msg, "");
     }
 
+    /** The error {@code cause} amounts to: its message becomes the details, and it stays the cause. */
     public CniException(ErrorCode code, String msg, Throwable cause) {
-        this(code.code(), msg, cause.getMessage());
+        this(code, msg, cause.getMessage(), cause);
+    }
+
+    /** An error with details of its own, keeping the exception that caused it. */
+    public CniException(ErrorCode code, String msg, String details, Throwable cause) {
+        this(code.code(), msg, details, cause);
+    }
+
+    /** As above, with a numeric code (e.g. a delegate's). */
+    public CniException(int code, String msg, String details, Throwable cause) {
+        this(code, msg, details);
         initCause(cause);
     }
 

@@ -47,7 +47,7 @@ public record CniVersion(int major, int minor, int patch) implements Comparable<
         try {
             v = parse(s);
         } catch (IllegalArgumentException e) {
-            throw new CniException(ErrorCode.INCOMPATIBLE_VERSION, "incompatible CNI versions", e.getMessage());
+            throw new CniException(ErrorCode.INCOMPATIBLE_VERSION, "incompatible CNI versions", e.getMessage(), e);
         }
         if (!v.isSupported()) {
             throw new CniException(ErrorCode.INCOMPATIBLE_VERSION, "incompatible CNI versions",

@@ -95,7 +95,7 @@ public record NetConfList(String name, String cniVersion, boolean disableCheck, 
             return Json.parseObject(text);
         } catch (Json.JsonException e) {
             throw new CniException(ErrorCode.DECODING_FAILURE, "error parsing configuration",
-                    (source == null ? "" : source + ": ") + e.getMessage());
+                    (source == null ? "" : source + ": ") + e.getMessage(), e);
         }
     }
 
@@ -141,7 +141,7 @@ public record NetConfList(String name, String cniVersion, boolean disableCheck, 
         try {
             v = CniVersion.parse(s);
         } catch (IllegalArgumentException e) {
-            throw new CniException(ErrorCode.INCOMPATIBLE_VERSION, "invalid CNI version", field + ": " + e.getMessage());
+            throw new CniException(ErrorCode.INCOMPATIBLE_VERSION, "invalid CNI version", field + ": " + e.getMessage(), e);
         }
         if (v.isSupported()) return v;
         if (skipNewer && v.compareTo(CniVersion.CURRENT) > 0) return null;

@@ -24,7 +24,7 @@ final class ResultCodec {
         try {
             v = CniVersion.parse(version);
         } catch (IllegalArgumentException e) {
-            throw new CniException(ErrorCode.DECODING_FAILURE, "invalid result cniVersion", e.getMessage());
+            throw new CniException(ErrorCode.DECODING_FAILURE, "invalid result cniVersion", e.getMessage(), e);
         }
         if (!v.isSupported()) {
             throw new CniException(ErrorCode.INCOMPATIBLE_VERSION, "unsupported result version", "\"" + version + "\"");

@@ -1,6 +1,6 @@
 package io.jcni.cli.doctor;
 
-import io.jcni.linux.nft.ElementStore;
+import io.jcni.plugins.common.nft.ElementStore;
 import io.jcni.runtime.ConfigLoader;
 import io.jcni.runtime.PluginExec;
 import io.jcni.runtime.ResultCache;

@@ -17,7 +17,7 @@ import io.jcni.linux.Netns;
 import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.TbfParams;
-import io.jcni.linux.nft.ElementStore;
+import io.jcni.plugins.common.nft.ElementStore;
 import io.jcni.linux.nft.Nft;
 import io.jcni.runtime.CacheEntry;
 import io.jcni.runtime.ConfigLoader;

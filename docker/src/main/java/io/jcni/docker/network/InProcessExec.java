@@ -35,7 +35,7 @@ public final class InProcessExec implements PluginExec {
         String type = plugin.getFileName().toString();
         Supplier<Plugin> p = PluginRegistry.lookup(type);
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        Skel.Outcome out = Skel.run(p, env.toMap(), stdin, new PrintStream(err, true, StandardCharsets.UTF_8));
+        Skel.Outcome out = Skel.run(p, env.toMap(), stdin, PluginRegistry.context(new PrintStream(err, true, StandardCharsets.UTF_8)));
         byte[] stdout = out.stdout().getBytes(StandardCharsets.UTF_8);
         if (out.exitCode() == 0) return stdout;
         throw ProcessPluginExec.failure(type, out.exitCode(), stdout, err.toString(StandardCharsets.UTF_8));

@@ -1,5 +1,6 @@
 package io.jcni.plugins.skel;
 
+import io.jcni.runtime.Delegator;
 import io.jcni.spec.Attachment;
 import io.jcni.spec.CniArgs;
 import io.jcni.spec.CniCommand;
@@ -7,7 +8,9 @@ import io.jcni.spec.CniException;
 import io.jcni.spec.CniVersion;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Fields;
+import io.jcni.spec.Json;
 import io.jcni.spec.Result;
+import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -20,10 +23,21 @@ import java.util.Map;
  * @param stdin the config bytes exactly as received, for delegating to IPAM plugins
  * @param conf the parsed config
  * @param prevResult the previous plugin's result, converted to {@code version}, or null
+ * @param context the delegator and log the caller of the skeleton supplied
  */
 public record PluginRequest(CniCommand command, String containerId, String netns, String ifname, CniArgs args,
                             List<String> path, byte[] stdin, Map<String, Object> conf, CniVersion version,
-                            Result prevResult, Map<String, String> env) {
+                            Result prevResult, Map<String, String> env, PluginContext context) {
+
+    /** Runs delegate plugins (IPAM) for this call. */
+    public Delegator delegator() {
+        return context.delegator();
+    }
+
+    /** This call's stderr, for diagnostics. */
+    public PrintStream log() {
+        return context.log();
+    }
 
     public String networkName() {
         String name = Fields.string(conf, "name", "");
@@ -45,7 +59,7 @@ public record PluginRequest(CniCommand command, String containerId, String netns
             if (!(o instanceof Map<?, ?> m)) {
                 throw new CniException(ErrorCode.DECODING_FAILURE, "invalid " + Attachment.VALID_ATTACHMENTS_KEY, "expected objects");
             }
-            out.add(Attachment.fromJson(io.jcni.spec.Json.asObject(m)));
+            out.add(Attachment.fromJson(Json.asObject(m)));
         }
         return out;
     }

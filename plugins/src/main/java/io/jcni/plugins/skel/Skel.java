@@ -35,8 +35,10 @@ public final class Skel {
     /**
      * Runs one plugin call. Pure with respect to process state: environment and stdin come in,
      * stdout text and the exit code come out, so the daemon and tests can use it as well as main().
+     * The caller's {@code context} carries the delegator and the log (stderr) the plugin uses.
      */
-    public static Outcome run(Supplier<Plugin> plugin, Map<String, String> env, byte[] stdin, PrintStream log) {
+    public static Outcome run(Supplier<Plugin> plugin, Map<String, String> env, byte[] stdin, PluginContext context) {
+        PrintStream log = context.log();
         String confVersion = null;
         try {
             CniCommand cmd = command(env);
@@ -66,7 +68,7 @@ public final class Skel {
             try {
                 conf = Json.parseObject(new String(stdin, StandardCharsets.UTF_8));
             } catch (Json.JsonException e) {
-                throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode network configuration", e.getMessage());
+                throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode network configuration", e);
             }
             checkNetworkName(conf);
             // Config keys are read as Go's encoding/json reads them (Fields: "CNIVersion" counts).
@@ -87,7 +89,7 @@ public final class Skel {
                 log.println("ignoring undecodable prevResult on DEL: " + e.getMessage());
             }
             PluginRequest req = new PluginRequest(cmd, containerId, netns, ifname, CniArgs.parse(env.get("CNI_ARGS")),
-                    splitPath(env.get("CNI_PATH")), stdin, conf, version, prev, env);
+                    splitPath(env.get("CNI_PATH")), stdin, conf, version, prev, env, context);
             Plugin p = plugin.get();
             switch (cmd) {
                 case ADD -> {
@@ -110,7 +112,7 @@ public final class Skel {
             // Anything unexpected is still a spec error on stdout, with the trace kept for stderr.
             e.printStackTrace(log);
             String details = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-            return failure(new CniException(ErrorCode.INTERNAL, "internal error", details), confVersion);
+            return failure(new CniException(ErrorCode.INTERNAL, "internal error", details, e), confVersion);
         }
     }
 

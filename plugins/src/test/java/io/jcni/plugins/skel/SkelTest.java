@@ -2,6 +2,7 @@ package io.jcni.plugins.skel;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.jcni.plugins.PluginRegistry;
 import io.jcni.spec.Json;
 import io.jcni.spec.Result;
 import java.io.ByteArrayOutputStream;
@@ -59,7 +60,7 @@ class SkelTest {
     }
 
     private Skel.Outcome run(Map<String, String> env, String stdin) {
-        return Skel.run(() -> fake, env, stdin.getBytes(StandardCharsets.UTF_8), new PrintStream(log));
+        return Skel.run(() -> fake, env, stdin.getBytes(StandardCharsets.UTF_8), PluginRegistry.context(new PrintStream(log)));
     }
 
     private static Map<String, Object> json(Skel.Outcome o) {

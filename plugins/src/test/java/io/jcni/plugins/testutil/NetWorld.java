@@ -2,7 +2,7 @@ package io.jcni.plugins.testutil;
 
 import io.jcni.linux.Netns;
 import io.jcni.plugins.PluginRegistry;
-import io.jcni.plugins.common.Delegation;
+import io.jcni.plugins.common.ipam.Delegation;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.spec.Json;
 import java.io.ByteArrayOutputStream;
@@ -106,8 +106,8 @@ public final class NetWorld implements AutoCloseable {
 
     /** Runs jcni's plugin in-process on the host netns's thread. */
     public Skel.Outcome run(String type, Map<String, String> env, String conf) {
-        return host.run(() -> Skel.run(PluginRegistry.lookup(type), env, conf.getBytes(StandardCharsets.UTF_8),
-                new PrintStream(stderr, true, StandardCharsets.UTF_8)));
+        return host.run(() -> Skel.run(PluginRegistry.lookup(type), env, conf.getBytes(StandardCharsets.UTF_8), PluginRegistry.context(
+                new PrintStream(stderr, true, StandardCharsets.UTF_8))));
     }
 
     public Map<String, Object> ok(String type, Map<String, String> env, String conf) {

@@ -36,7 +36,7 @@ public final class PluginCall {
     public Skel.Outcome run(String command, String stdin) {
         Map<String, String> e = new HashMap<>(env);
         e.put("CNI_COMMAND", command);
-        return Skel.run(PluginRegistry.lookup(type), e, stdin.getBytes(StandardCharsets.UTF_8), new PrintStream(stderr));
+        return Skel.run(PluginRegistry.lookup(type), e, stdin.getBytes(StandardCharsets.UTF_8), PluginRegistry.context(new PrintStream(stderr)));
     }
 
     /** Runs and insists on success; returns the parsed stdout (or an empty map when there is none). */
@@ -71,7 +71,7 @@ public final class PluginCall {
         };
         Map<String, String> e = new HashMap<>(env);
         e.put("CNI_COMMAND", command);
-        Skel.Outcome o = Skel.run(() -> capture, e, stdin.getBytes(StandardCharsets.UTF_8), new PrintStream(stderr));
+        Skel.Outcome o = Skel.run(() -> capture, e, stdin.getBytes(StandardCharsets.UTF_8), PluginRegistry.context(new PrintStream(stderr)));
         if (seen[0] == null) throw new AssertionError(type + " " + command + " refused before the plugin ran: " + o.stdout());
         return seen[0];
     }

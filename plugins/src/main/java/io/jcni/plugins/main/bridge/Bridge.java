@@ -1,5 +1,8 @@
 package io.jcni.plugins.main.bridge;
 
+import static io.jcni.plugins.common.Kernel.kernel;
+import static io.jcni.plugins.common.Kernel.kernelIgnoring;
+
 import io.jcni.linux.Address;
 import io.jcni.linux.Errno;
 import io.jcni.linux.ErrnoException;
@@ -8,15 +11,16 @@ import io.jcni.linux.Link;
 import io.jcni.linux.Netns;
 import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
-import io.jcni.plugins.common.Iface;
-import io.jcni.plugins.common.Inet;
-import io.jcni.plugins.common.IpMasq;
-import io.jcni.plugins.common.Ipam;
-import io.jcni.plugins.common.Links;
-import io.jcni.plugins.common.Namespaces;
-import io.jcni.plugins.common.Sysctls;
-import io.jcni.plugins.common.OwnedLinks;
-import io.jcni.plugins.common.Veth;
+import io.jcni.plugins.common.ip.Iface;
+import io.jcni.plugins.common.ip.Inet;
+import io.jcni.plugins.common.nft.IpMasq;
+import io.jcni.plugins.common.ipam.Ipam;
+import io.jcni.plugins.common.link.Links;
+import io.jcni.plugins.common.ns.Namespaces;
+import io.jcni.plugins.common.link.OwnedLinks;
+import io.jcni.plugins.common.ip.Sysctls;
+import io.jcni.plugins.common.Undo;
+import io.jcni.plugins.common.link.Veth;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Cidr;
@@ -69,97 +73,76 @@ public final class Bridge implements Plugin {
 
         try (Netns hostNs = Netns.current(); Rtnl host = Rtnl.open()) {
             Link br = ensureBridge(host, n);
-            try (Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont)) {
+            try (Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont); Undo undo = new Undo(req.log())) {
                 Veth veth = Veth.setup(host, hostNs, crt, req.ifname(), null, n.mtu(), n.mac(), OwnedLinks.tag(req));
-                boolean success = false;
-                boolean ipamAdded = false;
-                boolean masqAdded = false;
-                try {
-                    attach(host, veth.host(), br, n);
-                    Result result = new Result(CniVersion.CURRENT.toString(), List.of(
-                            new Result.Interface(br.name(), br.mac().toString(), null),
-                            new Result.Interface(veth.host().name(), veth.host().mac().toString(), null),
-                            new Result.Interface(veth.container().name(), veth.container().mac().toString(), req.netns())),
-                            List.of(), List.of(), null);
+                undo.add("deleting " + req.ifname(), () -> Links.deleteIfExists(crt, req.ifname()));
+                attach(host, veth.host(), br, n);
+                Result result = new Result(CniVersion.CURRENT.toString(), List.of(
+                        new Result.Interface(br.name(), br.mac().toString(), null),
+                        new Result.Interface(veth.host().name(), veth.host().mac().toString(), null),
+                        new Result.Interface(veth.container().name(), veth.container().mac().toString(), req.netns())),
+                        List.of(), List.of(), null);
 
-                    if (ipam != null) {
-                        Result ipamResult = ipam.add(req);
-                        ipamAdded = true;
-                        result = result.withIps(ipamResult.ips()).withRoutes(ipamResult.routes()).withDns(ipamResult.dns());
-                        Gateways gws = calcGateways(result, n);
-                        result = gws.result();
-                        Result toConfigure = result;
-                        String ifName = req.ifname();
-                        cont.exec(() -> {
-                            if (n.enableDad()) {
-                                Sysctls.trySet(Sysctls.perIface("ipv6", ifName, "enhanced_dad"), "1");
-                                Sysctls.trySet(Sysctls.perIface("ipv6", ifName, "accept_dad"), "1");
-                            } else {
-                                Sysctls.trySet(Sysctls.perIface("ipv6", ifName, "accept_dad"), "0");
-                            }
-                            Sysctls.trySet(Sysctls.perIface("ipv4", ifName, "arp_notify"), "1");
-                        });
-                        Iface.configure(cont, crt, ifName, toConfigure);
-
-                        if (n.isGateway()) {
-                            for (List<Cidr> family : List.of(gws.v4(), gws.v6())) {
-                                for (Cidr gw : family) ensureAddr(host, n.bridge(), gw, n.forceAddress());
-                                if (!family.isEmpty()) {
-                                    try {
-                                        Sysctls.echo1(family == gws.v4() ? Sysctls.IPV4_FORWARD : Sysctls.IPV6_FORWARD);
-                                    } catch (ErrnoException e) {
-                                        throw new CniException(ErrorCode.INTERNAL, "failed to enable forwarding", e.getMessage());
-                                    }
-                                }
+                if (ipam != null) {
+                    Result ipamResult = ipam.add(req);
+                    undo.add("IPAM cleanup", () -> ipam.del(req));
+                    result = result.withIps(ipamResult.ips()).withRoutes(ipamResult.routes()).withDns(ipamResult.dns());
+                    Gateways gws = calcGateways(result, n);
+                    result = gws.result();
+                    configureContainer(cont, crt, req, result, n);
+                    if (n.isGateway()) {
+                        for (List<Cidr> family : List.of(gws.v4(), gws.v6())) {
+                            for (Cidr gw : family) ensureAddr(host, n.bridge(), gw, n.forceAddress());
+                            if (!family.isEmpty()) {
+                                String key = family == gws.v4() ? Sysctls.IPV4_FORWARD : Sysctls.IPV6_FORWARD;
+                                kernel("failed to enable forwarding", () -> Sysctls.echo1(key));
                             }
                         }
-                        if (masq != null) {
-                            masqAdded = true;
-                            masq.setup(req, result.ips());
-                        }
-                    } else if (!n.disableContainerInterface()) {
-                        // Layer 2 only: the container end still has to be up.
-                        crt.setUp(veth.container().index());
                     }
-
-                    Link hostVeth = n.disableContainerInterface() ? host.link(veth.host().name()) : waitPortUp(host, veth.host().name());
-                    // The host end's and the bridge's MACs may have changed since creation.
-                    Link brNow = bridgeByName(host, n.bridge());
-                    List<Result.Interface> ifs = new ArrayList<>(result.interfaces());
-                    ifs.set(0, new Result.Interface(brNow.name(), brNow.mac().toString(), null));
-                    ifs.set(1, new Result.Interface(hostVeth.name(), hostVeth.mac().toString(), null));
-                    result = result.withInterfaces(ifs);
-                    if (n.dns() != null) result = result.withDns(n.dns());
-                    success = true;
-                    return result;
-                } finally {
-                    if (!success) {
-                        if (masqAdded) masq.teardownQuietly(req);
-                        if (ipamAdded) ipam.delQuietly(req);
-                        Links.deleteQuietly(crt, req.ifname());
+                    if (masq != null) {
+                        // Registered first: a setup that fails half-way leaves state to remove.
+                        undo.add("IP masquerade cleanup", () -> masq.teardown(req));
+                        masq.setup(req, result.ips());
                     }
+                } else if (!n.disableContainerInterface()) {
+                    // Layer 2 only: the container end still has to be up.
+                    crt.setUp(veth.container().index());
                 }
+
+                Link hostVeth = n.disableContainerInterface() ? host.link(veth.host().name()) : waitPortUp(host, veth.host().name());
+                // The host end's and the bridge's MACs may have changed since creation.
+                Link brNow = bridgeByName(host, n.bridge());
+                List<Result.Interface> ifs = new ArrayList<>(result.interfaces());
+                ifs.set(0, new Result.Interface(brNow.name(), brNow.mac().toString(), null));
+                ifs.set(1, new Result.Interface(hostVeth.name(), hostVeth.mac().toString(), null));
+                result = result.withInterfaces(ifs);
+                if (n.dns() != null) result = result.withDns(n.dns());
+                undo.commit();
+                return result;
             }
         }
     }
 
+    /** DAD and ARP sysctls of the container interface, then its addresses and routes. */
+    private static void configureContainer(Netns cont, Rtnl crt, PluginRequest req, Result result, BridgeConf n) {
+        String ifName = req.ifname();
+        cont.exec(() -> {
+            if (n.enableDad()) {
+                Sysctls.trySet(Sysctls.perIface("ipv6", ifName, "enhanced_dad"), "1");
+                Sysctls.trySet(Sysctls.perIface("ipv6", ifName, "accept_dad"), "1");
+            } else {
+                Sysctls.trySet(Sysctls.perIface("ipv6", ifName, "accept_dad"), "0");
+            }
+            Sysctls.trySet(Sysctls.perIface("ipv4", ifName, "arp_notify"), "1");
+        });
+        Iface.configure(cont, crt, ifName, result, req.log());
+    }
+
     /** The host end joins the bridge with the configured hairpin and isolation flags. */
     private static void attach(Rtnl host, Link hostVeth, Link br, BridgeConf n) {
-        try {
-            host.setMaster(hostVeth.index(), br.index());
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to connect \"" + hostVeth.name() + "\" to bridge " + br.name(), e.getMessage());
-        }
-        try {
-            host.setHairpin(hostVeth.index(), n.hairpinMode());
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to setup hairpin mode for " + hostVeth.name(), e.getMessage());
-        }
-        try {
-            host.setIsolated(hostVeth.index(), n.portIsolation());
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to set isolated on " + hostVeth.name(), e.getMessage());
-        }
+        kernel("failed to connect \"" + hostVeth.name() + "\" to bridge " + br.name(), () -> host.setMaster(hostVeth.index(), br.index()));
+        kernel("failed to setup hairpin mode for " + hostVeth.name(), () -> host.setHairpin(hostVeth.index(), n.hairpinMode()));
+        kernel("failed to set isolated on " + hostVeth.name(), () -> host.setIsolated(hostVeth.index(), n.portIsolation()));
     }
 
     private static Link waitPortUp(Rtnl host, String name) throws InterruptedException {
@@ -228,16 +211,12 @@ public final class Bridge implements Plugin {
         } catch (ErrnoException e) {
             if (!e.is(Errno.EEXIST)) {
                 throw new CniException(ErrorCode.INTERNAL, "failed to create bridge \"" + n.bridge() + "\"",
-                        "could not add \"" + n.bridge() + "\": " + e.getMessage());
+                        "could not add \"" + n.bridge() + "\": " + e.getMessage(), e);
             }
         }
         Link br = bridgeByName(host, n.bridge());
         if (n.promiscMode()) {
-            try {
-                host.setPromisc(br.index(), true);
-            } catch (ErrnoException e) {
-                throw new CniException(ErrorCode.INTERNAL, "could not set promiscuous mode on \"" + n.bridge() + "\"", e.getMessage());
-            }
+            kernel("could not set promiscuous mode on \"" + n.bridge() + "\"", () -> host.setPromisc(br.index(), true));
         }
         // We want to own the routes for this interface.
         Sysctls.trySet(Sysctls.perIface("ipv6", n.bridge(), "accept_ra"), "0");
@@ -246,12 +225,7 @@ public final class Bridge implements Plugin {
     }
 
     static Link bridgeByName(Rtnl host, String name) {
-        Link l;
-        try {
-            l = host.link(name);
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "could not lookup \"" + name + "\"", e.getMessage());
-        }
+        Link l = kernel("could not lookup \"" + name + "\"", () -> host.link(name));
         if (!"bridge".equals(l.kind())) {
             throw new CniException(ErrorCode.INTERNAL, "\"" + name + "\" already exists but is not a bridge");
         }
@@ -274,25 +248,13 @@ public final class Bridge implements Plugin {
                     throw new CniException(ErrorCode.INTERNAL, "failed to set bridge addr",
                             "\"" + brName + "\" already has an IP address different from " + gw);
                 }
-                try {
-                    host.deleteAddress(br.index(), a.address(), a.prefixLength());
-                } catch (ErrnoException e) {
-                    throw new CniException(ErrorCode.INTERNAL, "could not remove IP address from \"" + brName + "\"", e.getMessage());
-                }
+                kernel("could not remove IP address from \"" + brName + "\"",
+                        () -> host.deleteAddress(br.index(), a.address(), a.prefixLength()));
             }
         }
-        try {
-            host.addAddress(br.index(), Inet.of(gw.address()), gw.prefix(), false);
-        } catch (ErrnoException e) {
-            if (!e.is(Errno.EEXIST)) {
-                throw new CniException(ErrorCode.INTERNAL, "could not add IP address to \"" + brName + "\"", e.getMessage());
-            }
-        }
-        try {
-            host.setMac(br.index(), host.link(br.index()).mac());
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "could not set bridge's mac", e.getMessage());
-        }
+        kernelIgnoring(Errno.EEXIST, "could not add IP address to \"" + brName + "\"",
+                () -> host.addAddress(br.index(), Inet.of(gw.address()), gw.prefix(), false));
+        kernel("could not set bridge's mac", () -> host.setMac(br.index(), host.link(br.index()).mac()));
     }
 
     @Override

@@ -10,6 +10,8 @@ import io.jcni.spec.Fields;
 import io.jcni.spec.Names;
 import io.jcni.spec.Result;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,18 +20,89 @@ import java.util.TreeSet;
 /**
  * The bridge plugin's config, with the reference plugin's keys and defaults.
  *
+ * @param flags the boolean keys that are true (after defaults; {@code isDefaultGateway} implies
+ *     {@code isGateway}); read them through the named accessors below
  * @param vlans the trunk VLAN ids from {@code vlanTrunk}, sorted and deduplicated; empty if none
  * @param mac the container interface's MAC from CNI_ARGS MAC, args.cni.mac or runtimeConfig.mac
  *     (later ones win), or null
  * @param ipamType null for a layer-2-only network
  * @param dns the config's own dns, which replaces the IPAM's when set, or null
  */
-record BridgeConf(String bridge, boolean isGateway, boolean isDefaultGateway, boolean forceAddress, boolean ipMasq,
-                  int mtu, boolean hairpinMode, boolean promiscMode, int vlan, List<Integer> vlans,
-                  boolean preserveDefaultVlan, boolean macSpoofChk, boolean enableDad, boolean disableContainerInterface,
-                  boolean portIsolation, MacAddress mac, String ipamType, Result.Dns dns) {
+record BridgeConf(String bridge, Set<Flag> flags, int mtu, int vlan, List<Integer> vlans, MacAddress mac, String ipamType,
+                  Result.Dns dns) {
 
     static final String DEFAULT_BRIDGE = "cni0";
+
+    /** The boolean keys: each with its config key and the reference plugin's default. */
+    enum Flag {
+        IS_GATEWAY("isGateway", false),
+        IS_DEFAULT_GATEWAY("isDefaultGateway", false),
+        FORCE_ADDRESS("forceAddress", false),
+        IP_MASQ("ipMasq", false),
+        HAIRPIN_MODE("hairpinMode", false),
+        PROMISC_MODE("promiscMode", false),
+        PRESERVE_DEFAULT_VLAN("preserveDefaultVlan", true),
+        MAC_SPOOF_CHK("macspoofchk", false),
+        ENABLE_DAD("enabledad", false),
+        DISABLE_CONTAINER_INTERFACE("disableContainerInterface", false),
+        PORT_ISOLATION("portIsolation", false);
+
+        final String key;
+        final boolean byDefault;
+
+        Flag(String key, boolean byDefault) {
+            this.key = key;
+            this.byDefault = byDefault;
+        }
+    }
+
+    BridgeConf {
+        flags = Collections.unmodifiableSet(flags.isEmpty() ? EnumSet.noneOf(Flag.class) : EnumSet.copyOf(flags));
+    }
+
+    boolean isGateway() {
+        return flags.contains(Flag.IS_GATEWAY);
+    }
+
+    boolean isDefaultGateway() {
+        return flags.contains(Flag.IS_DEFAULT_GATEWAY);
+    }
+
+    boolean forceAddress() {
+        return flags.contains(Flag.FORCE_ADDRESS);
+    }
+
+    boolean ipMasq() {
+        return flags.contains(Flag.IP_MASQ);
+    }
+
+    boolean hairpinMode() {
+        return flags.contains(Flag.HAIRPIN_MODE);
+    }
+
+    boolean promiscMode() {
+        return flags.contains(Flag.PROMISC_MODE);
+    }
+
+    boolean preserveDefaultVlan() {
+        return flags.contains(Flag.PRESERVE_DEFAULT_VLAN);
+    }
+
+    boolean macSpoofChk() {
+        return flags.contains(Flag.MAC_SPOOF_CHK);
+    }
+
+    boolean enableDad() {
+        return flags.contains(Flag.ENABLE_DAD);
+    }
+
+    boolean disableContainerInterface() {
+        return flags.contains(Flag.DISABLE_CONTAINER_INTERFACE);
+    }
+
+    boolean portIsolation() {
+        return flags.contains(Flag.PORT_ISOLATION);
+    }
 
     static BridgeConf load(PluginRequest req) {
         return load(req.conf(), req.args());
@@ -39,9 +112,10 @@ record BridgeConf(String bridge, boolean isGateway, boolean isDefaultGateway, bo
         String bridge = Fields.string(c, "bridge", "");
         if (bridge == null) bridge = DEFAULT_BRIDGE;
         Names.checkConfigInterfaceName("'bridge'", bridge);
-        boolean isDefaultGateway = Fields.bool(c, "isDefaultGateway", "", false);
+        Set<Flag> flags = EnumSet.noneOf(Flag.class);
+        for (Flag f : Flag.values()) if (Fields.bool(c, f.key, "", f.byDefault)) flags.add(f);
         // isDefaultGateway implies isGateway.
-        boolean isGateway = Fields.bool(c, "isGateway", "", false) || isDefaultGateway;
+        if (flags.contains(Flag.IS_DEFAULT_GATEWAY)) flags.add(Flag.IS_GATEWAY);
 
         Long vlanL = Fields.integer(c, "vlan", "");
         long vlan = vlanL == null ? 0 : vlanL;
@@ -70,18 +144,11 @@ record BridgeConf(String bridge, boolean isGateway, boolean isDefaultGateway, bo
         if (rcMac != null && !rcMac.isEmpty()) macText = rcMac;
         if (macText != null) mac = parseMac(macText);
 
-        boolean disableContainerInterface = Fields.bool(c, "disableContainerInterface", "", false);
         String ipamType = NetConfs.ipamType(c);
-        if (disableContainerInterface && ipamType != null) {
+        if (flags.contains(Flag.DISABLE_CONTAINER_INTERFACE) && ipamType != null) {
             throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "cannot use IPAM when disableContainerInterface flag is set");
         }
-
-        return new BridgeConf(bridge, isGateway, isDefaultGateway, Fields.bool(c, "forceAddress", "", false),
-                Fields.bool(c, "ipMasq", "", false), NetConfs.mtu(c), Fields.bool(c, "hairpinMode", "", false),
-                Fields.bool(c, "promiscMode", "", false), (int) vlan, vlans,
-                Fields.bool(c, "preserveDefaultVlan", "", true), Fields.bool(c, "macspoofchk", "", false),
-                Fields.bool(c, "enabledad", "", false), disableContainerInterface,
-                Fields.bool(c, "portIsolation", "", false), mac, ipamType, NetConfs.dns(c));
+        return new BridgeConf(bridge, flags, NetConfs.mtu(c), (int) vlan, vlans, mac, ipamType, NetConfs.dns(c));
     }
 
     /**
@@ -92,7 +159,7 @@ record BridgeConf(String bridge, boolean isGateway, boolean isDefaultGateway, bo
     void rejectUnsupported() {
         if (vlan != 0) throw unsupported("vlan", "'vlan' (VLAN filtering on the bridge) is not supported yet");
         if (!vlans.isEmpty()) throw unsupported("vlanTrunk", "'vlanTrunk' (VLAN filtering on the bridge) is not supported yet");
-        if (macSpoofChk) throw unsupported("macspoofchk", "'macspoofchk' (MAC spoof filtering) is not supported yet");
+        if (macSpoofChk()) throw unsupported("macspoofchk", "'macspoofchk' (MAC spoof filtering) is not supported yet");
     }
 
     private static CniException unsupported(String key, String details) {

@@ -5,7 +5,7 @@ import io.jcni.linux.Family;
 import io.jcni.linux.Link;
 import io.jcni.linux.Netns;
 import io.jcni.linux.Rtnl;
-import io.jcni.plugins.common.Namespaces;
+import io.jcni.plugins.common.ns.Namespaces;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.CniException;

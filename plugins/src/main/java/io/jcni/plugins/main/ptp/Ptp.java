@@ -1,22 +1,24 @@
 package io.jcni.plugins.main.ptp;
 
+import static io.jcni.plugins.common.Kernel.kernel;
+import static io.jcni.plugins.common.Kernel.kernelIgnoring;
+
 import io.jcni.linux.Errno;
-import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Link;
 import io.jcni.linux.Netns;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
-import io.jcni.plugins.common.Delegation;
-import io.jcni.plugins.common.Iface;
-import io.jcni.plugins.common.IpMasq;
-import io.jcni.plugins.common.Inet;
-import io.jcni.plugins.common.Ipam;
-import io.jcni.plugins.common.Links;
-import io.jcni.plugins.common.Namespaces;
+import io.jcni.plugins.common.ip.Iface;
+import io.jcni.plugins.common.nft.IpMasq;
+import io.jcni.plugins.common.ip.Inet;
+import io.jcni.plugins.common.ipam.Ipam;
+import io.jcni.plugins.common.link.Links;
+import io.jcni.plugins.common.ns.Namespaces;
 import io.jcni.plugins.common.NetConfs;
-import io.jcni.plugins.common.Sysctls;
-import io.jcni.plugins.common.OwnedLinks;
-import io.jcni.plugins.common.Veth;
+import io.jcni.plugins.common.ip.Sysctls;
+import io.jcni.plugins.common.link.OwnedLinks;
+import io.jcni.plugins.common.Undo;
+import io.jcni.plugins.common.link.Veth;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Cidr;
@@ -24,6 +26,7 @@ import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.IpAddr;
 import io.jcni.spec.Result;
+import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -55,43 +58,37 @@ public final class Ptp implements Plugin {
         Ipam ipam = Ipam.of(req);
 
         Result result = ipam.add(req);
-        boolean success = false;
-        try {
+        try (Undo undo = new Undo(req.log())) {
+            undo.add("IPAM cleanup", () -> ipam.del(req));
             for (Result.IpConfig ipc : result.ips()) {
                 if (ipc.gateway() == null) {
                     throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "ptp needs a gateway for every address",
                             "IPAM returned " + ipc.address() + " without a gateway");
                 }
             }
-            try {
-                Sysctls.enableForward(result.ips());
-            } catch (ErrnoException e) {
-                throw new CniException(ErrorCode.INTERNAL, "Could not enable IP forwarding", e.getMessage());
-            }
+            List<Result.IpConfig> allocated = result.ips();
+            kernel("Could not enable IP forwarding", () -> Sysctls.enableForward(allocated));
             try (Netns hostNs = Netns.current(); Rtnl host = Rtnl.open();
-                 Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont)) {
+                 Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont); Undo inContainer = new Undo(req.log())) {
                 Veth veth = Veth.setup(host, hostNs, crt, req.ifname(), null, mtu, null, OwnedLinks.tag(req));
-                try {
-                    List<Result.IpConfig> ips = new ArrayList<>();
-                    for (Result.IpConfig ipc : result.ips()) ips.add(new Result.IpConfig(ipc.address(), ipc.gateway(), 1));
-                    result = result.withIps(ips).withInterfaces(List.of(
-                            new Result.Interface(veth.host().name(), veth.host().mac().toString(), null),
-                            new Result.Interface(veth.container().name(), veth.container().mac().toString(), req.netns())));
-                    setupContainer(cont, crt, req.ifname(), result);
-                    setupHost(host, veth.host().name(), result);
-                    if (masq != null) masq.setup(req, result.ips());
-                    if (confDns != null) result = result.withDns(confDns);
-                    success = true;
-                    return result;
-                } finally {
-                    if (!success) {
-                        if (masq != null) masq.teardownQuietly(req);
-                        Links.deleteQuietly(crt, req.ifname());
-                    }
+                inContainer.add("deleting " + req.ifname(), () -> Links.deleteIfExists(crt, req.ifname()));
+                List<Result.IpConfig> ips = new ArrayList<>();
+                for (Result.IpConfig ipc : result.ips()) ips.add(new Result.IpConfig(ipc.address(), ipc.gateway(), 1));
+                result = result.withIps(ips).withInterfaces(List.of(
+                        new Result.Interface(veth.host().name(), veth.host().mac().toString(), null),
+                        new Result.Interface(veth.container().name(), veth.container().mac().toString(), req.netns())));
+                setupContainer(cont, crt, req.ifname(), result, req.log());
+                setupHost(host, veth.host().name(), result);
+                if (masq != null) {
+                    // Registered first: a setup that fails half-way leaves state to remove.
+                    inContainer.add("IP masquerade cleanup", () -> masq.teardown(req));
+                    masq.setup(req, result.ips());
                 }
+                if (confDns != null) result = result.withDns(confDns);
+                inContainer.commit();
+                undo.commit();
+                return result;
             }
-        } finally {
-            if (!success) ipam.delQuietly(req);
         }
     }
 
@@ -100,60 +97,38 @@ public final class Ptp implements Plugin {
      * IP/len, the kernel's "SUBNET dev IF" route is deleted, and "GW/32 dev IF scope link src IP"
      * plus "SUBNET via GW dev IF src IP" force all traffic through the gateway except to it.
      */
-    static void setupContainer(Netns cont, Rtnl crt, String ifName, Result result) {
-        Iface.configure(cont, crt, ifName, result);
+    static void setupContainer(Netns cont, Rtnl crt, String ifName, Result result, PrintStream log) {
+        Iface.configure(cont, crt, ifName, result, log);
         int index = crt.link(ifName).index();
         for (Result.IpConfig ipc : result.ips()) {
             Cidr addr = Cidr.parse(ipc.address());
             Cidr subnet = addr.masked();
             IpAddr gw = IpAddr.parse(ipc.gateway());
             Route auto = Route.to(Inet.prefix(subnet)).dev(index).scope(Route.SCOPE_NOWHERE);
-            try {
-                crt.deleteRoute(auto);
-            } catch (ErrnoException e) {
-                throw new CniException(ErrorCode.INTERNAL, "failed to delete route " + subnet + " dev " + ifName, e.getMessage());
-            }
+            kernel("failed to delete route " + subnet + " dev " + ifName, () -> crt.deleteRoute(auto));
             List<Route> add = List.of(
                     Route.to(Inet.host(gw)).dev(index).scope(Route.SCOPE_LINK).src(Inet.of(addr.address())),
                     Route.to(Inet.prefix(subnet)).dev(index).scope(Route.SCOPE_UNIVERSE).via(Inet.of(gw)).src(Inet.of(addr.address())));
-            for (Route r : add) {
-                try {
-                    crt.addRoute(r);
-                } catch (ErrnoException e) {
-                    throw new CniException(ErrorCode.INTERNAL, "failed to add route " + r, e.getMessage());
-                }
-            }
+            for (Route r : add) kernel("failed to add route " + r, () -> crt.addRoute(r));
         }
     }
 
     /** The host end: each gateway as a host address, and a host route to each container address. */
     static void setupHost(Rtnl host, String vethName, Result result) {
-        Link veth;
-        try {
-            veth = host.link(vethName);
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to lookup \"" + vethName + "\"", e.getMessage());
-        }
+        Link veth = kernel("failed to lookup \"" + vethName + "\"", () -> host.link(vethName));
         for (Result.IpConfig ipc : result.ips()) {
             IpAddr gw = IpAddr.parse(ipc.gateway());
-            try {
-                host.addAddress(veth.index(), Inet.of(gw), gw.bits(), false);
-            } catch (ErrnoException e) {
-                throw new CniException(ErrorCode.INTERNAL, "failed to add IP addr " + gw + "/" + gw.bits() + " to veth", e.getMessage());
-            }
+            kernel("failed to add IP addr " + gw + "/" + gw.bits() + " to veth", () -> host.addAddress(veth.index(), Inet.of(gw), gw.bits(), false));
             IpAddr ip = Cidr.parse(ipc.address()).address();
-            try {
-                host.addRoute(Route.to(Inet.host(ip)).dev(veth.index()).scope(Route.SCOPE_HOST));
-            } catch (ErrnoException e) {
-                if (!e.is(Errno.EEXIST)) throw new CniException(ErrorCode.INTERNAL, "failed to add route on host", e.getMessage());
-            }
+            kernelIgnoring(Errno.EEXIST, "failed to add route on host",
+                    () -> host.addRoute(Route.to(Inet.host(ip)).dev(veth.index()).scope(Route.SCOPE_HOST)));
         }
     }
 
     @Override
     public void del(PluginRequest req) throws Exception {
         NetConfs.mtu(req.conf());
-        Ipam ipam = new Ipam(new Delegation(), NetConfs.requireIpamType(req.conf()));
+        Ipam ipam = new Ipam(req.delegator(), NetConfs.requireIpamType(req.conf()));
         // As upstream: the addresses (and their masquerading) first, then the interface.
         IpMasq masq = IpMasq.of(req.conf());
         if (masq != null) masq.teardown(req);
@@ -164,7 +139,7 @@ public final class Ptp implements Plugin {
     @Override
     public void check(PluginRequest req) throws Exception {
         NetConfs.mtu(req.conf());
-        Ipam ipam = new Ipam(new Delegation(), NetConfs.requireIpamType(req.conf()));
+        Ipam ipam = new Ipam(req.delegator(), NetConfs.requireIpamType(req.conf()));
         try (Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont)) {
             ipam.check(req);
             if (req.prevResult() == null) {

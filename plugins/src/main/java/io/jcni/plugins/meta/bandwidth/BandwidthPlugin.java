@@ -8,7 +8,7 @@ import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.TbfParams;
 import io.jcni.linux.Tc;
-import io.jcni.plugins.common.OwnedLinks;
+import io.jcni.plugins.common.link.OwnedLinks;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.CniException;
@@ -149,7 +149,7 @@ public final class BandwidthPlugin implements Plugin {
                 try {
                     rt.deleteLink(l.index());
                 } catch (ErrnoException e) {
-                    if (!e.is(Errno.ENODEV)) failure = new CniException(ErrorCode.INTERNAL, "delete ifb " + l.name(), e.getMessage());
+                    if (!e.is(Errno.ENODEV)) failure = new CniException(ErrorCode.INTERNAL, "delete ifb " + l.name(), e);
                 }
             }
         }
@@ -201,7 +201,7 @@ public final class BandwidthPlugin implements Plugin {
             peer = host.link(peerIndex);
         } catch (ErrnoException e) {
             if (!e.is(Errno.ENODEV)) throw e;
-            throw new CniException(ErrorCode.INTERNAL, "veth peer with index " + peerIndex + " is not in host ns");
+            throw new CniException(ErrorCode.INTERNAL, "veth peer with index " + peerIndex + " is not in host ns", "", e);
         }
         for (Result.Interface i : prev.interfaces()) {
             if ((i.sandbox() == null || i.sandbox().isEmpty()) && peer.name().equals(i.name())) return peer;
@@ -214,7 +214,7 @@ public final class BandwidthPlugin implements Plugin {
         try {
             return Netns.open(path);
         } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INVALID_NETNS, "failed to open netns \"" + path + "\"", e.getMessage());
+            throw new CniException(ErrorCode.INVALID_NETNS, "failed to open netns \"" + path + "\"", e);
         }
     }
 

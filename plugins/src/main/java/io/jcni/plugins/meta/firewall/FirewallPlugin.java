@@ -1,11 +1,11 @@
 package io.jcni.plugins.meta.firewall;
 
-import io.jcni.linux.nft.ElementStore;
-import io.jcni.linux.nft.ElementStore.Element;
-import io.jcni.linux.nft.ElementStore.Owner;
 import io.jcni.linux.nft.Nft;
 import io.jcni.linux.nft.NftException;
 import io.jcni.linux.nft.NftSyntax;
+import io.jcni.plugins.common.nft.ElementStore.Element;
+import io.jcni.plugins.common.nft.ElementStore.Owner;
+import io.jcni.plugins.common.nft.ElementStore;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Attachment;
@@ -40,7 +40,7 @@ public final class FirewallPlugin implements Plugin {
             try {
                 NftSyntax.ifname(bridge);
             } catch (IllegalArgumentException e) {
-                throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid bridge name in prevResult", e.getMessage());
+                throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid bridge name in prevResult", e);
             }
         }
         List<Element> elements = FirewallRules.elements(prev);
@@ -62,7 +62,7 @@ public final class FirewallPlugin implements Plugin {
             nft.check(NftSyntax.chainNameProbe(chain));
         } catch (NftException e) {
             throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid iptablesAdminChainName \"" + chain + "\"",
-                    "nft cannot take it as a chain name (an nft keyword?): " + e.getMessage());
+                    "nft cannot take it as a chain name (an nft keyword?): " + e.getMessage(), e);
         }
     }
 
@@ -86,7 +86,7 @@ public final class FirewallPlugin implements Plugin {
         try {
             store.verifyPresent(owner(req));
         } catch (NftException e) {
-            throw new CniException(ErrorCode.INTERNAL, "firewall: elements missing from nftables", e.getMessage());
+            throw new CniException(ErrorCode.INTERNAL, "firewall: elements missing from nftables", e);
         }
     }
 
@@ -106,7 +106,7 @@ public final class FirewallPlugin implements Plugin {
         try {
             return new ElementStore(Nft.current(), c.dataDir() == null ? ElementStore.DEFAULT_BASE : c.dataDir());
         } catch (RuntimeException e) {
-            throw new CniException(ErrorCode.INTERNAL, "firewall: cannot use nftables", e.getMessage());
+            throw new CniException(ErrorCode.INTERNAL, "firewall: cannot use nftables", e);
         }
     }
 }

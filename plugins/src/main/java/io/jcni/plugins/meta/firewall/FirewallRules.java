@@ -1,7 +1,7 @@
 package io.jcni.plugins.meta.firewall;
 
-import io.jcni.linux.nft.ElementStore.Element;
 import io.jcni.linux.nft.NftSyntax;
+import io.jcni.plugins.common.nft.ElementStore.Element;
 import io.jcni.spec.Cidr;
 import io.jcni.spec.Result;
 import java.util.ArrayList;

@@ -1,9 +1,7 @@
 package io.jcni.plugins.meta.flannel;
 
-import io.jcni.plugins.common.Delegation;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
-import io.jcni.runtime.Delegator;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Json;
@@ -30,16 +28,6 @@ import java.util.Map;
  */
 public final class FlannelPlugin implements Plugin {
     private static final long POLL_MILLIS = 100;
-    private final Delegator delegator;
-
-    public FlannelPlugin() {
-        this(new Delegation());
-    }
-
-    FlannelPlugin(Delegator delegator) {
-        this.delegator = delegator;
-    }
-
     @Override
     public Result add(PluginRequest req) throws Exception {
         FlannelConf conf = FlannelConf.parse(req.conf());
@@ -47,7 +35,7 @@ public final class FlannelPlugin implements Plugin {
         Map<String, Object> delegate = conf.delegateConfig(env);
         byte[] bytes = Json.write(delegate).getBytes(StandardCharsets.UTF_8);
         save(conf.dataDir(), req.containerId(), bytes);
-        return delegator.add((String) delegate.get("type"), bytes, req.env());
+        return req.delegator().add((String) delegate.get("type"), bytes, req.env());
     }
 
     @Override
@@ -64,10 +52,10 @@ public final class FlannelPlugin implements Plugin {
         try {
             d = Json.parseObject(new String(bytes, StandardCharsets.UTF_8));
         } catch (RuntimeException e) {
-            System.err.println("flannel: unreadable saved config " + saved + ": " + e.getMessage());
+            req.log().println("flannel: unreadable saved config " + saved + ": " + e.getMessage());
             return; // as the reference: the interface goes when the node reboots
         }
-        delegator.del(String.valueOf(d.get("type")), bytes, req.env());
+        req.delegator().del(String.valueOf(d.get("type")), bytes, req.env());
         Files.deleteIfExists(saved);
     }
 
@@ -82,7 +70,7 @@ public final class FlannelPlugin implements Plugin {
             throw new CniException(ErrorCode.INTERNAL, "flannel: no saved delegate config for container " + req.containerId());
         }
         if (req.conf().get("prevResult") != null) d.put("prevResult", req.conf().get("prevResult"));
-        delegator.check(String.valueOf(d.get("type")), Json.write(d).getBytes(StandardCharsets.UTF_8), req.env());
+        req.delegator().check(String.valueOf(d.get("type")), Json.write(d).getBytes(StandardCharsets.UTF_8), req.env());
     }
 
     private static SubnetFile awaitSubnetFile(FlannelConf conf) throws IOException, InterruptedException {

@@ -1,7 +1,7 @@
 package io.jcni.plugins.meta.portmap;
 
-import io.jcni.spec.CniException;
 import io.jcni.spec.Cidr;
+import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Fields;
 import io.jcni.spec.IpAddr;
@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -81,7 +82,7 @@ public record PortmapConfig(String network, boolean snat, boolean masqAll, int m
         int hostPort = port(m, "hostPort", where);
         int containerPort = port(m, "containerPort", where);
         String proto = Fields.string(m, "protocol", where);
-        proto = proto == null || proto.isEmpty() ? "tcp" : proto.toLowerCase(java.util.Locale.ROOT);
+        proto = proto == null || proto.isEmpty() ? "tcp" : proto.toLowerCase(Locale.ROOT);
         if (!proto.equals("tcp") && !proto.equals("udp") && !proto.equals("sctp")) {
             throw invalid("invalid protocol '" + proto + "'", where + ".protocol: expected tcp, udp or sctp");
         }

@@ -6,11 +6,11 @@ import io.jcni.linux.Family;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.Sysctl;
-import io.jcni.linux.nft.ElementStore;
-import io.jcni.linux.nft.ElementStore.Element;
-import io.jcni.linux.nft.ElementStore.Owner;
 import io.jcni.linux.nft.Nft;
 import io.jcni.linux.nft.NftException;
+import io.jcni.plugins.common.nft.ElementStore.Element;
+import io.jcni.plugins.common.nft.ElementStore.Owner;
+import io.jcni.plugins.common.nft.ElementStore;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Attachment;
@@ -19,6 +19,7 @@ import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.IpAddr;
 import io.jcni.spec.Result;
+import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -101,7 +102,7 @@ public final class PortmapPlugin implements Plugin {
         try {
             store.verifyPresent(owner(req));
         } catch (NftException e) {
-            throw new CniException(ErrorCode.INTERNAL, "portmap: port mappings missing from nftables", e.getMessage());
+            throw new CniException(ErrorCode.INTERNAL, "portmap: port mappings missing from nftables", e);
         }
     }
 
@@ -121,11 +122,11 @@ public final class PortmapPlugin implements Plugin {
         return store(c.dataDir());
     }
 
-    static ElementStore store(java.nio.file.Path dataDir) {
+    static ElementStore store(Path dataDir) {
         try {
             return new ElementStore(Nft.current(), dataDir == null ? ElementStore.DEFAULT_BASE : dataDir);
         } catch (RuntimeException e) {
-            throw new CniException(ErrorCode.INTERNAL, "portmap: cannot use nftables", e.getMessage());
+            throw new CniException(ErrorCode.INTERNAL, "portmap: cannot use nftables", e);
         }
     }
 

@@ -1,7 +1,7 @@
 package io.jcni.plugins.meta.portmap;
 
-import io.jcni.linux.nft.ElementStore.Element;
 import io.jcni.linux.nft.NftSyntax;
+import io.jcni.plugins.common.nft.ElementStore.Element;
 import io.jcni.spec.Cidr;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,7 +10,7 @@ import java.util.List;
  * What portmap puts into the shared {@code inet jcni} table. Pure functions, no I/O.
  *
  * <p>The rules never change with the number of mappings: each mapping is one map element, and
- * every per-container set is a hash set (no interval sets: see {@link io.jcni.linux.nft.ElementStore}).
+ * every per-container set is a hash set (no interval sets: see {@link io.jcni.plugins.common.nft.ElementStore}).
  * <pre>
  *   map pm4  { inet_proto . inet_service             : ipv4_addr . inet_service }   (any host IP)
  *   map pm4h { ipv4_addr . inet_proto . inet_service : ipv4_addr . inet_service }   (given hostIP)

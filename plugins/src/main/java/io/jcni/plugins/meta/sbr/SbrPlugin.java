@@ -1,5 +1,7 @@
 package io.jcni.plugins.meta.sbr;
 
+import static io.jcni.plugins.common.Kernel.kernel;
+
 import io.jcni.linux.Address;
 import io.jcni.linux.Errno;
 import io.jcni.linux.ErrnoException;
@@ -11,7 +13,7 @@ import io.jcni.linux.Netns;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.Rule;
-import io.jcni.plugins.common.Inet;
+import io.jcni.plugins.common.ip.Inet;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Cidr;
@@ -20,10 +22,12 @@ import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Fields;
 import io.jcni.spec.IpAddr;
 import io.jcni.spec.Result;
+import java.io.PrintStream;
 import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -105,7 +109,7 @@ public final class SbrPlugin implements Plugin {
             if (cfg.table() != null) {
                 for (Result.IpConfig ip : ips) rt.addRule(Rule.from(hostPrefix(ip), cfg.table()));
             } else {
-                doRoutes(rt, ips, req.ifname(), cfg);
+                doRoutes(rt, ips, req.ifname(), cfg, req.log());
             }
         }
         return prev;
@@ -125,7 +129,7 @@ public final class SbrPlugin implements Plugin {
         return out;
     }
 
-    private static void doRoutes(Rtnl rt, List<Result.IpConfig> ips, String ifname, Config cfg) {
+    private static void doRoutes(Rtnl rt, List<Result.IpConfig> ips, String ifname, Config cfg, PrintStream log) {
         List<Rule> rules = rt.rules(Family.ALL);
         List<Route> allRoutes = rt.routes(Family.ALL);
         Set<Integer> used = new LinkedHashSet<>();
@@ -147,11 +151,8 @@ public final class SbrPlugin implements Plugin {
             InetAddress gw = cidr.isV6() ? cfg.gatewayV6() : cfg.gatewayV4();
             if (gw == null && ipc.gateway() != null && !ipc.gateway().isEmpty()) gw = Inet.of(ipc.gateway());
             if (gw != null) {
-                try {
-                    rt.addRoute(Route.defaultRoute(cidr.isV6() ? Family.INET6 : Family.INET).via(gw).dev(link.index()).table(table));
-                } catch (ErrnoException e) {
-                    throw new CniException(ErrorCode.INTERNAL, "Failed to add default route to " + gw.getHostAddress(), e.getMessage());
-                }
+                Route viaGw = Route.defaultRoute(cidr.isV6() ? Family.INET6 : Family.INET).via(gw).dev(link.index()).table(table);
+                kernel("Failed to add default route to " + gw.getHostAddress(), () -> rt.addRoute(viaGw));
             }
             // The interface plugin put the interface's routes in the main table; copy the ones
             // that belong to this address (or to no address in particular) into its table.
@@ -161,7 +162,7 @@ public final class SbrPlugin implements Plugin {
                     try {
                         rt.replaceRoute(r.table(table));
                     } catch (ErrnoException e) {
-                        throw new CniException(ErrorCode.INTERNAL, "Failed to readd route", r + ": " + e.getMessage());
+                        throw new CniException(ErrorCode.INTERNAL, "Failed to readd route", r + ": " + e.getMessage(), e);
                     }
                 }
             }
@@ -177,7 +178,7 @@ public final class SbrPlugin implements Plugin {
                 try {
                     rt.replaceRoute(hint);
                 } catch (ErrnoException e) {
-                    System.err.println("sbr: warning: failed to add subnet route with source hint: " + e.getMessage());
+                    log.println("sbr: warning: failed to add subnet route with source hint: " + e.getMessage());
                 }
             }
             for (Route r : linkRoutes) {
@@ -185,7 +186,7 @@ public final class SbrPlugin implements Plugin {
                 try {
                     rt.deleteRoute(r);
                 } catch (ErrnoException e) {
-                    System.err.println("sbr: warning: failed to delete route " + r + ": " + e.getMessage());
+                    log.println("sbr: warning: failed to delete route " + r + ": " + e.getMessage());
                 }
             }
         } else {
@@ -193,7 +194,7 @@ public final class SbrPlugin implements Plugin {
                 try {
                     rt.deleteRoute(r);
                 } catch (ErrnoException e) {
-                    if (!e.is(Errno.ESRCH)) throw new CniException(ErrorCode.INTERNAL, "Failed to delete route", r + ": " + e.getMessage());
+                    if (!e.is(Errno.ESRCH)) throw new CniException(ErrorCode.INTERNAL, "Failed to delete route", r + ": " + e.getMessage(), e);
                 }
             }
         }
@@ -213,7 +214,7 @@ public final class SbrPlugin implements Plugin {
         try (Flock lock = lock(req.netns()); ns; Rtnl rt = Rtnl.open(ns)) {
             Link link = rt.findLink(req.ifname()).orElse(null);
             if (link == null) return;
-            Set<InetAddress> addrs = new java.util.HashSet<>();
+            Set<InetAddress> addrs = new HashSet<>();
             for (Address a : rt.addresses(link.index(), Family.ALL)) addrs.add(a.address());
 
             CniException failure = null;
@@ -225,7 +226,7 @@ public final class SbrPlugin implements Plugin {
                     rt.deleteRule(r);
                     tables.add(r.table());
                 } catch (ErrnoException e) {
-                    if (!e.is(Errno.ENOENT)) failure = new CniException(ErrorCode.INTERNAL, "Failed to delete rule", e.getMessage());
+                    if (!e.is(Errno.ENOENT)) failure = new CniException(ErrorCode.INTERNAL, "Failed to delete rule", e);
                 }
             }
             if (cfg.table() == null && !tables.isEmpty()) {
@@ -234,7 +235,7 @@ public final class SbrPlugin implements Plugin {
                     try {
                         rt.deleteRoute(r);
                     } catch (ErrnoException e) {
-                        if (!e.is(Errno.ESRCH)) failure = new CniException(ErrorCode.INTERNAL, "Failed to delete route", e.getMessage());
+                        if (!e.is(Errno.ESRCH)) failure = new CniException(ErrorCode.INTERNAL, "Failed to delete route", e);
                     }
                 }
             }
@@ -261,7 +262,7 @@ public final class SbrPlugin implements Plugin {
         try {
             return Flock.lock(Path.of(netns));
         } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INVALID_NETNS, "failed to open netns \"" + netns + "\"", e.getMessage());
+            throw new CniException(ErrorCode.INVALID_NETNS, "failed to open netns \"" + netns + "\"", e);
         }
     }
 

@@ -18,6 +18,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The interface attributes ADD is about to change, saved so DEL can put them back. Only what the
@@ -78,7 +79,7 @@ record Backup(String mac, Boolean promisc, int mtu, Boolean allmulti, Integer tx
                 Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             }
             try (SeekableByteChannel ch = Files.newByteChannel(file,
-                    java.util.Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING),
+                    Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING),
                     PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
                 ByteBuffer b = ByteBuffer.wrap(toJson().getBytes(StandardCharsets.UTF_8));
                 while (b.hasRemaining()) ch.write(b);

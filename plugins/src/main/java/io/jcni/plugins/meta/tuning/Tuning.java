@@ -1,12 +1,13 @@
 package io.jcni.plugins.meta.tuning;
 
+import static io.jcni.plugins.common.Kernel.kernel;
+
 import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Link;
-import io.jcni.linux.MacAddress;
 import io.jcni.linux.Netns;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.Sysctl;
-import io.jcni.plugins.common.Namespaces;
+import io.jcni.plugins.common.ns.Namespaces;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.CniException;
@@ -14,6 +15,7 @@ import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Result;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -74,16 +76,16 @@ public final class Tuning implements Plugin {
             int ix = link.index();
             String ifname = req.ifname();
             if (conf.mac() != null) {
-                change(() -> rt.setMac(ix, conf.mac()), "failed to set MAC address " + conf.mac() + " on " + ifname);
+                kernel("failed to set MAC address " + conf.mac() + " on " + ifname, () -> rt.setMac(ix, conf.mac()));
                 result = withMac(result, ifname, conf.mac().toString());
             }
-            if (conf.promisc()) change(() -> rt.setPromisc(ix, true), "failed to set promiscuous mode on " + ifname);
-            if (conf.mtu() != 0) change(() -> rt.setMtu(ix, conf.mtu()), "failed to set MTU " + conf.mtu() + " on " + ifname);
+            if (conf.promisc()) kernel("failed to set promiscuous mode on " + ifname, () -> rt.setPromisc(ix, true));
+            if (conf.mtu() != 0) kernel("failed to set MTU " + conf.mtu() + " on " + ifname, () -> rt.setMtu(ix, conf.mtu()));
             if (conf.allmulti() != null) {
-                change(() -> rt.setAllmulti(ix, conf.allmulti()), "failed to set all-multicast mode on " + ifname);
+                kernel("failed to set all-multicast mode on " + ifname, () -> rt.setAllmulti(ix, conf.allmulti()));
             }
             if (conf.txQLen() != null) {
-                change(() -> rt.setTxqlen(ix, conf.txQLen()), "failed to set transmit queue length " + conf.txQLen() + " on " + ifname);
+                kernel("failed to set transmit queue length " + conf.txQLen() + " on " + ifname, () -> rt.setTxqlen(ix, conf.txQLen()));
             }
         }
         return result;
@@ -102,21 +104,21 @@ public final class Tuning implements Plugin {
         try {
             ns = Netns.open(req.netns());
         } catch (ErrnoException | IllegalArgumentException e) {
-            removeQuietly(file);
+            removeQuietly(file, req.log());
             return;
         }
         try (ns; Rtnl rt = Rtnl.open(ns)) {
             Link link = rt.findLink(req.ifname()).orElse(null);
             if (link == null) {
-                removeQuietly(file);
+                removeQuietly(file, req.log());
                 return;
             }
             List<String> errors = restore(rt, link.index(), Backup.load(file));
             if (errors.isEmpty()) {
-                removeQuietly(file);
+                removeQuietly(file, req.log());
             } else {
                 // Upstream ignores restore failures on DEL and keeps the file; say what happened.
-                System.err.println("tuning: DEL " + req.containerId() + "/" + req.ifname() + ": " + String.join("; ", errors));
+                req.log().println("tuning: DEL " + req.containerId() + "/" + req.ifname() + ": " + String.join("; ", errors));
             }
         }
     }
@@ -158,7 +160,7 @@ public final class Tuning implements Plugin {
                         }
                     });
                 } catch (IOException ex) {
-                    throw new CniException(ErrorCode.INTERNAL, "failed to read sysctl \"" + e.getKey() + "\"", ex.toString());
+                    throw new CniException(ErrorCode.INTERNAL, "failed to read sysctl \"" + e.getKey() + "\"", ex.toString(), ex);
                 }
                 if (current.endsWith("\n")) current = current.substring(0, current.length() - 1);
                 if (!current.equals(e.getValue())) {
@@ -209,14 +211,6 @@ public final class Tuning implements Plugin {
         }
     }
 
-    private static void change(Runnable r, String what) {
-        try {
-            r.run();
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, what, e);
-        }
-    }
-
     private static void attempt(List<String> errors, String what, Runnable r) {
         try {
             r.run();
@@ -229,11 +223,11 @@ public final class Tuning implements Plugin {
         return new CniException(ErrorCode.INTERNAL, msg);
     }
 
-    private static void removeQuietly(Path file) {
+    private static void removeQuietly(Path file, PrintStream log) {
         try {
             Files.deleteIfExists(file);
         } catch (IOException e) {
-            System.err.println("tuning: cannot remove " + file + ": " + e.getMessage());
+            log.println("tuning: cannot remove " + file + ": " + e.getMessage());
         }
     }
 }

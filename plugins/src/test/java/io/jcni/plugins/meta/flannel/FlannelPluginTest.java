@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.plugins.skel.PluginContext;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.runtime.Delegator;
 import io.jcni.spec.Cidr;
@@ -84,7 +85,7 @@ class FlannelPluginTest {
     private static Skel.Outcome call(FakeDelegator d, String cmd, String conf) {
         Map<String, String> env = new HashMap<>(Map.of("CNI_COMMAND", cmd, "CNI_CONTAINERID", "c1", "CNI_NETNS", "/var/run/netns/x",
                 "CNI_IFNAME", "eth0", "CNI_PATH", "/nonexistent"));
-        return Skel.run(() -> new FlannelPlugin(d), env, conf.getBytes(StandardCharsets.UTF_8), new PrintStream(new ByteArrayOutputStream()));
+        return Skel.run(FlannelPlugin::new, env, conf.getBytes(StandardCharsets.UTF_8), new PluginContext(d, new PrintStream(new ByteArrayOutputStream())));
     }
 
     @Test

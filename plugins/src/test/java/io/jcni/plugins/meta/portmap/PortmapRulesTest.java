@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.linux.nft.ElementStore;
-import io.jcni.linux.nft.ElementStore.Element;
+import io.jcni.plugins.common.nft.ElementStore.Element;
+import io.jcni.plugins.common.nft.ElementStore;
 import io.jcni.plugins.testutil.PluginCall;
 import io.jcni.spec.Cidr;
 import io.jcni.spec.CniException;

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.plugins.PluginRegistry;
 import io.jcni.linux.MacAddress;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.plugins.testutil.PluginCall;
@@ -31,7 +32,8 @@ class TuningConfTest {
     private static PluginRequest request(String json, String cniArgs) {
         String text = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"tuning\"" + json + "}";
         return new PluginRequest(CniCommand.ADD, "c1", "/var/run/netns/x", "eth0", CniArgs.parse(cniArgs), List.of(),
-                text.getBytes(StandardCharsets.UTF_8), Json.parseObject(text), CniVersion.V1_0_0, null, Map.of());
+                text.getBytes(StandardCharsets.UTF_8), Json.parseObject(text), CniVersion.V1_0_0, null, Map.of(),
+                PluginRegistry.context(System.err));
     }
 
     private static String conf(String json) {

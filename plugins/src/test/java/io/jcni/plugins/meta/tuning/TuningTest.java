@@ -1,5 +1,6 @@
 package io.jcni.plugins.meta.tuning;
 
+import io.jcni.plugins.PluginRegistry;
 import io.jcni.plugins.testutil.Proc;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -348,7 +349,7 @@ class TuningTest {
     private Skel.Outcome run(Tuning plugin, String command, String stdin) {
         Map<String, String> env = new HashMap<>(Map.of("CNI_COMMAND", command, "CNI_CONTAINERID", "ctr1", "CNI_NETNS", netnsPath,
                 "CNI_IFNAME", "eth0", "CNI_PATH", "/nonexistent"));
-        return Skel.run(() -> plugin, env, stdin.getBytes(StandardCharsets.UTF_8), new PrintStream(new ByteArrayOutputStream()));
+        return Skel.run(() -> plugin, env, stdin.getBytes(StandardCharsets.UTF_8), PluginRegistry.context(new PrintStream(new ByteArrayOutputStream())));
     }
 
     private String reference(String command, String stdin) {

@@ -1,4 +1,4 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.link;
 
 import io.jcni.linux.Errno;
 import io.jcni.linux.ErrnoException;
@@ -7,6 +7,7 @@ import io.jcni.linux.MacAddress;
 import io.jcni.linux.Netns;
 import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
+import io.jcni.plugins.common.ip.Sysctls;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import java.io.IOException;
@@ -90,7 +91,7 @@ public record Veth(Link host, Link container) {
                 peer = candidate;
             } catch (ErrnoException e) {
                 if (!e.is(Errno.EEXIST)) {
-                    throw new CniException(ErrorCode.INTERNAL, "failed to make veth pair", e.getMessage());
+                    throw new CniException(ErrorCode.INTERNAL, "failed to make veth pair", e);
                 }
                 if (hostName == null && hostRt.findLink(candidate).isPresent()) continue;
                 throw new CniException(ErrorCode.INTERNAL, "container veth name (\"" + containerName + "\") peer provided (\""
@@ -110,7 +111,7 @@ public record Veth(Link host, Link container) {
             host = hostRt.link(host.index());
         } catch (ErrnoException e) {
             Links.deleteQuietly(containerRt, containerName);
-            throw new CniException(ErrorCode.INTERNAL, "failed to set up veth " + peer, e.getMessage());
+            throw new CniException(ErrorCode.INTERNAL, "failed to set up veth " + peer, e);
         }
         return new Veth(host, container);
     }

@@ -1,31 +1,35 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.ipam;
 
-import io.jcni.plugins.PluginRegistry;
 import io.jcni.plugins.skel.Plugin;
+import io.jcni.plugins.skel.PluginContext;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.runtime.CniEnvironment;
 import io.jcni.runtime.Delegator;
 import io.jcni.runtime.ExecDelegator;
 import io.jcni.runtime.PluginException;
 import io.jcni.runtime.PluginExec;
+import io.jcni.runtime.ProcessPluginExec;
 import io.jcni.spec.CniCommand;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Json;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
  * Calls IPAM and other delegate plugins. The delegate is looked up on CNI_PATH as always; when the
  * executable found there is one of jcni's own (its launcher or shim carries the marker
- * {@value #MARKER}), it runs in this JVM through the same skeleton instead of a second JVM. The
- * semantics are those of the executable: a Go host-local earlier on CNI_PATH still wins.
+ * {@value #MARKER}) and the registry this delegation was given knows its type, it runs in this JVM
+ * through the same skeleton, with the same registry and log, instead of a second JVM. The semantics
+ * are those of the executable: a Go host-local earlier on CNI_PATH still wins.
  */
 public final class Delegation implements Delegator {
     public static final String MARKER = "jcni-launcher";
@@ -33,19 +37,38 @@ public final class Delegation implements Delegator {
     /** Launchers are scripts and the shim is small; anything larger is not ours. */
     private static final long MAX_MARKED_SIZE = 1 << 20;
 
-    private final Delegator exec;
+    private final Function<String, Supplier<Plugin>> registry;
+    private final PrintStream log;
+    private Delegator exec;
 
-    public Delegation() {
-        this(new ExecDelegator());
+    /**
+     * @param registry the in-process plugins by type (null for a type it does not have)
+     * @param log where an in-process delegate's diagnostics and an executed one's stderr go
+     */
+    public Delegation(Function<String, Supplier<Plugin>> registry, PrintStream log) {
+        this(registry, log, null);
     }
 
-    public Delegation(Delegator exec) {
+    /** As above, running non-jcni delegates through {@code exec} instead of as processes. */
+    public Delegation(Function<String, Supplier<Plugin>> registry, PrintStream log, Delegator exec) {
+        this.registry = registry;
+        this.log = log;
         this.exec = exec;
+    }
+
+    /** The context for one {@link Skel#run} call: delegates through {@code registry}, diagnostics to {@code log}. */
+    public static PluginContext context(Function<String, Supplier<Plugin>> registry, PrintStream log) {
+        return new Delegation(registry, log).context();
+    }
+
+    /** A context with this delegation and its log. */
+    public PluginContext context() {
+        return new PluginContext(this, log);
     }
 
     @Override
     public byte[] invoke(CniCommand command, String type, byte[] stdin, Map<String, String> env) {
-        Supplier<Plugin> inProcess = PluginRegistry.lookup(type);
+        Supplier<Plugin> inProcess = registry.apply(type);
         if (inProcess != null) {
             Path exe;
             try {
@@ -55,13 +78,21 @@ public final class Delegation implements Delegator {
             }
             if (isJcni(exe)) return runInProcess(inProcess, command, type, stdin, env);
         }
-        return exec.invoke(command, type, stdin, env);
+        return exec().invoke(command, type, stdin, env);
     }
 
-    private static byte[] runInProcess(Supplier<Plugin> plugin, CniCommand command, String type, byte[] stdin, Map<String, String> env) {
+    /** Built on first use: most calls never start a process, and a standalone plugin's start-up counts. */
+    private Delegator exec() {
+        if (exec == null) {
+            exec = new ExecDelegator(new ProcessPluginExec(ProcessPluginExec.DEFAULT_TIMEOUT, ProcessPluginExec.stderrTo(log), null));
+        }
+        return exec;
+    }
+
+    private byte[] runInProcess(Supplier<Plugin> plugin, CniCommand command, String type, byte[] stdin, Map<String, String> env) {
         Map<String, String> delegateEnv = new HashMap<>(env);
         delegateEnv.putAll(CniEnvironment.from(env).withCommand(command.name()).toMap());
-        Skel.Outcome out = Skel.run(plugin, delegateEnv, stdin, System.err);
+        Skel.Outcome out = Skel.run(plugin, delegateEnv, stdin, context());
         if (out.exitCode() == 0) return out.stdout().getBytes(StandardCharsets.UTF_8);
         CniException err = null;
         try {

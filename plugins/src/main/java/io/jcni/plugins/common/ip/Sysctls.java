@@ -1,4 +1,4 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.ip;
 
 import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Sysctl;

@@ -1,7 +1,9 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.link;
 
 import io.jcni.linux.Link;
 import io.jcni.linux.Rtnl;
+import io.jcni.plugins.common.ipam.Ipam;
+import io.jcni.plugins.common.nft.IpMasq;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Attachment;
 import io.jcni.spec.Names;

@@ -1,4 +1,4 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.link;
 
 import static org.junit.jupiter.api.Assertions.*;
 

@@ -1,5 +1,6 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.ipam;
 
+import io.jcni.plugins.common.NetConfs;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.runtime.Delegator;
 import io.jcni.spec.CniException;
@@ -8,8 +9,8 @@ import io.jcni.spec.Result;
 
 /**
  * Calls the IPAM plugin named by the config's {@code ipam.type} (pkg/ipam's ExecAdd/ExecDel/...):
- * it gets the caller's stdin and environment unchanged but for CNI_COMMAND. Goes through
- * {@link Delegation}, so jcni's own IPAM plugins run in-process.
+ * it gets the caller's stdin and environment unchanged but for CNI_COMMAND. Goes through the
+ * request's delegator ({@link Delegation} outside tests), so jcni's own IPAM plugins run in-process.
  */
 public final class Ipam {
     private final Delegator delegator;
@@ -23,7 +24,7 @@ public final class Ipam {
     /** The IPAM of {@code req}'s config, or null when it has none. */
     public static Ipam of(PluginRequest req) {
         String t = NetConfs.ipamType(req.conf());
-        return t == null ? null : new Ipam(new Delegation(), t);
+        return t == null ? null : new Ipam(req.delegator(), t);
     }
 
     /** STATUS of a plugin whose readiness is its IPAM's: asks the IPAM plugin, if there is one. */
@@ -45,15 +46,6 @@ public final class Ipam {
 
     public void del(PluginRequest req) {
         delegator.del(type, req.stdin(), req.env());
-    }
-
-    /** DEL after a failed ADD: the original failure matters more than a cleanup error. */
-    public void delQuietly(PluginRequest req) {
-        try {
-            del(req);
-        } catch (RuntimeException e) {
-            System.err.println("IPAM cleanup after a failed ADD failed: " + e.getMessage());
-        }
     }
 
     public void check(PluginRequest req) {

@@ -1,4 +1,4 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.ns;
 
 import io.jcni.linux.Errno;
 import io.jcni.linux.ErrnoException;
@@ -15,7 +15,7 @@ public final class Namespaces {
         try {
             return Netns.open(path);
         } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to open netns \"" + path + "\"", e.getMessage());
+            throw new CniException(ErrorCode.INTERNAL, "failed to open netns \"" + path + "\"", e);
         }
     }
 
@@ -25,7 +25,7 @@ public final class Namespaces {
             return Netns.open(path);
         } catch (ErrnoException e) {
             if (e.is(Errno.ENOENT)) return null;
-            throw new CniException(ErrorCode.INTERNAL, "failed to open netns \"" + path + "\"", e.getMessage());
+            throw new CniException(ErrorCode.INTERNAL, "failed to open netns \"" + path + "\"", e);
         }
     }
 }

@@ -1,11 +1,11 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.nft;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.linux.nft.ElementStore.Element;
+import io.jcni.plugins.common.nft.ElementStore.Element;
 import io.jcni.plugins.testutil.Topology;
 import io.jcni.spec.Attachment;
 import io.jcni.spec.Cidr;

@@ -1,8 +1,11 @@
-package io.jcni.linux.nft;
+package io.jcni.plugins.common.nft;
 
 import io.jcni.linux.Flock;
+import io.jcni.linux.nft.Nft;
+import io.jcni.linux.nft.NftException;
 import io.jcni.spec.Json;
 import io.jcni.spec.Names;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -12,13 +15,16 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Function;
 import java.util.function.Predicate;
+import java.util.stream.Stream;
 
 /**
  * Set and map elements in jcni's nftables table, each owned by one attachment, added and removed
@@ -121,7 +127,7 @@ public final class ElementStore {
      * sets and chains, {@code flush} before re-adding rules); it is given every element the
      * transaction touches.
      */
-    public void put(Owner owner, java.util.function.Function<List<Element>, String> skeleton, List<Element> elements) {
+    public void put(Owner owner, Function<List<Element>, String> skeleton, List<Element> elements) {
         checkDistinct(elements);
         try (Flock lock = lock()) {
             List<Element> before = read(owner);
@@ -165,7 +171,7 @@ public final class ElementStore {
      * removed. {@code skeleton} gives the structure those elements need (so that removal works
      * even when the table is gone, e.g. after a reboot).
      */
-    public List<Element> remove(Owner owner, java.util.function.Function<List<Element>, String> skeleton) {
+    public List<Element> remove(Owner owner, Function<List<Element>, String> skeleton) {
         try (Flock lock = lock()) {
             return removeLocked(owner, skeleton);
         }
@@ -262,7 +268,7 @@ public final class ElementStore {
 
     /** Removes the elements of every attachment of {@code scope}/{@code network} that {@code keep} rejects. */
     public List<Owner> gc(String scope, String network, Predicate<Owner> keep,
-                          java.util.function.Function<List<Element>, String> skeleton) {
+                          Function<List<Element>, String> skeleton) {
         List<Owner> removed = new ArrayList<>();
         try (Flock lock = lock()) {
             for (Owner o : owners(scope, network)) {
@@ -274,7 +280,7 @@ public final class ElementStore {
         return removed;
     }
 
-    private List<Element> removeLocked(Owner owner, java.util.function.Function<List<Element>, String> skeleton) {
+    private List<Element> removeLocked(Owner owner, Function<List<Element>, String> skeleton) {
         List<Element> mine = new ArrayList<>();
         for (Element e : read(owner)) if (ownedBy(e, owner)) mine.add(e);
         if (!mine.isEmpty()) nft.run(script(skeleton.apply(mine), owner.comment(), mine, Map.of()));
@@ -370,8 +376,8 @@ public final class ElementStore {
     }
 
     private static void deleteTree(Path root) {
-        try (java.util.stream.Stream<Path> s = Files.walk(root)) {
-            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+        try (Stream<Path> s = Files.walk(root)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
         } catch (NoSuchFileException e) {
             // nothing there
         } catch (IOException e) {
@@ -502,7 +508,7 @@ public final class ElementStore {
 
     static String dec(String s) {
         if (s.equals("%")) return "";
-        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
             if (c == '%' && i + 2 < s.length()) {

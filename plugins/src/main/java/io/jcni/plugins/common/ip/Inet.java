@@ -1,4 +1,4 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.ip;
 
 import io.jcni.linux.IpPrefix;
 import io.jcni.spec.Cidr;
@@ -39,5 +39,15 @@ public final class Inet {
     /** A host prefix: /32 or /128. */
     public static IpPrefix host(IpAddr ip) {
         return new IpPrefix(of(ip), ip.bits());
+    }
+
+    static boolean isGlobalUnicast(InetAddress a) {
+        return !(a.isLoopbackAddress() || a.isLinkLocalAddress() || a.isMulticastAddress() || a.isAnyLocalAddress()
+                || isV4Broadcast(a));
+    }
+
+    private static boolean isV4Broadcast(InetAddress a) {
+        byte[] b = a.getAddress();
+        return b.length == 4 && (b[0] & b[1] & b[2] & b[3]) == (byte) 0xff;
     }
 }

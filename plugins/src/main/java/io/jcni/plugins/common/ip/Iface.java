@@ -1,4 +1,6 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.ip;
+
+import static io.jcni.plugins.common.Kernel.kernel;
 
 import io.jcni.linux.Address;
 import io.jcni.linux.ErrnoException;
@@ -14,6 +16,7 @@ import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.IpAddr;
 import io.jcni.spec.Result;
+import java.io.PrintStream;
 import java.net.InetAddress;
 import java.util.List;
 
@@ -30,15 +33,11 @@ public final class Iface {
      * first gateway of its family. IPv6 is enabled on lo and the interface first if needed.
      *
      * @param ns the namespace {@code rt} is bound to, for its sysctls
+     * @param log the call's stderr, for warnings
      */
-    public static void configure(Netns ns, Rtnl rt, String ifName, Result res) {
+    public static void configure(Netns ns, Rtnl rt, String ifName, Result res, PrintStream log) {
         if (res.interfaces().isEmpty()) throw new CniException(ErrorCode.INTERNAL, "no interfaces to configure");
-        Link link;
-        try {
-            link = rt.link(ifName);
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to lookup \"" + ifName + "\"", e.getMessage());
-        }
+        Link link = kernel("failed to lookup \"" + ifName + "\"", () -> rt.link(ifName));
         rt.setUp(link.index());
 
         InetAddress v4gw = null;
@@ -54,16 +53,12 @@ public final class Iface {
             Cidr addr = Cidr.parse(ipc.address());
             if (addr.isV6() && !ipv6Enabled) {
                 ns.exec(() -> {
-                    for (String i : List.of("lo", ifName)) enableIpv6(i);
+                    for (String i : List.of("lo", ifName)) enableIpv6(i, log);
                 });
                 ipv6Enabled = true;
             }
-            try {
-                rt.addAddress(link.index(), Inet.of(addr.address()), addr.prefix(), false);
-            } catch (ErrnoException e) {
-                throw new CniException(ErrorCode.INTERNAL, "failed to add IP addr " + ipc.address() + " to \"" + ifName + "\"",
-                        e.getMessage());
-            }
+            kernel("failed to add IP addr " + ipc.address() + " to \"" + ifName + "\"",
+                    () -> rt.addAddress(link.index(), Inet.of(addr.address()), addr.prefix(), false));
             if (ipc.gateway() != null) {
                 InetAddress gw = Inet.of(ipc.gateway());
                 if (!IpAddr.parse(ipc.gateway()).isV6()) {
@@ -73,18 +68,13 @@ public final class Iface {
                 }
             }
         }
-        if (v6gw != null) settleAddresses(rt, link.index(), SETTLE_MILLIS);
+        if (v6gw != null) settleAddresses(rt, link.index(), SETTLE_MILLIS, log);
 
         for (Result.Route r : res.routes()) {
             Cidr dst = Cidr.parse(r.dst());
             InetAddress gw = r.gw() != null ? Inet.of(r.gw()) : dst.isV6() ? v6gw : v4gw;
             Route route = toRoute(r, link.index(), gw);
-            try {
-                rt.addRoute(route);
-            } catch (ErrnoException e) {
-                throw new CniException(ErrorCode.INTERNAL, "failed to add route '" + r.dst() + " via "
-                        + (gw == null ? "<nil>" : gw.getHostAddress()) + " dev " + ifName + "'", e.getMessage());
-            }
+            kernel("failed to add route '" + r.dst() + " via " + (gw == null ? "<nil>" : gw.getHostAddress()) + " dev " + ifName + "'", () -> rt.addRoute(route));
         }
     }
 
@@ -100,37 +90,32 @@ public final class Iface {
         return route;
     }
 
-    private static void enableIpv6(String ifName) {
+    private static void enableIpv6(String ifName, PrintStream log) {
         String key = Sysctls.perIface("ipv6", ifName, "disable_ipv6");
         String value;
         try {
             value = Sysctl.get(key);
         } catch (ErrnoException e) {
-            System.err.println("failed to read sysctl " + key + ": " + e.getMessage());
+            log.println("failed to read sysctl " + key + ": " + e.getMessage());
             return;
         }
         if (value.equals("0")) return;
-        try {
-            Sysctl.set(key, "0");
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to enable IPv6 for interface \"" + ifName + "\" (" + key + "=" + value + ")",
-                    e.getMessage());
-        }
+        kernel("failed to enable IPv6 for interface \"" + ifName + "\" (" + key + "=" + value + ")", () -> Sysctl.set(key, "0"));
     }
 
     /**
      * Waits (bounded) until no IPv6 address of the link is tentative (ip.SettleAddresses); a
-     * timeout is not an error, as upstream ignores it, but DAD failure is reported on stderr.
+     * timeout is not an error, as upstream ignores it, but DAD failure is reported on {@code log}.
      *
      * @return true when every address settled
      */
-    public static boolean settleAddresses(Rtnl rt, int index, long timeoutMillis) {
+    public static boolean settleAddresses(Rtnl rt, int index, long timeoutMillis, PrintStream log) {
         long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
         while (true) {
             boolean tentative = false;
             for (Address a : rt.addresses(index, Family.INET6)) {
                 if ((a.flags() & Address.IFA_F_DADFAILED) != 0) {
-                    System.err.println("link " + index + " has address " + a.address().getHostAddress() + " in DADFAILED state");
+                    log.println("link " + index + " has address " + a.address().getHostAddress() + " in DADFAILED state");
                     return false;
                 }
                 if ((a.flags() & Address.IFA_F_TENTATIVE) != 0) tentative = true;

@@ -1,10 +1,11 @@
-package io.jcni.linux.nft;
+package io.jcni.plugins.common.nft;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jcni.linux.Netns;
+import io.jcni.linux.nft.Nft;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Comparator;

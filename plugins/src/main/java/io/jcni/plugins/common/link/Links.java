@@ -1,14 +1,14 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.link;
 
 import io.jcni.linux.Errno;
 import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Link;
 import io.jcni.linux.Netns;
 import io.jcni.linux.Rtnl;
+import io.jcni.plugins.common.ns.Namespaces;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
-import java.net.InetAddress;
 import java.util.Optional;
 
 /** Link helpers that treat "already gone" as success, for DEL and cleanup paths. */
@@ -39,7 +39,7 @@ public final class Links {
         try (cont; Rtnl crt = Rtnl.open(cont)) {
             deleteIfExists(crt, req.ifname());
         } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to delete \"" + req.ifname() + "\"", e.getMessage());
+            throw new CniException(ErrorCode.INTERNAL, "failed to delete \"" + req.ifname() + "\"", e);
         }
     }
 
@@ -50,15 +50,5 @@ public final class Links {
         } catch (RuntimeException ignored) {
             // the original error is the one to report
         }
-    }
-
-    static boolean isGlobalUnicast(InetAddress a) {
-        return !(a.isLoopbackAddress() || a.isLinkLocalAddress() || a.isMulticastAddress() || a.isAnyLocalAddress()
-                || isV4Broadcast(a));
-    }
-
-    private static boolean isV4Broadcast(InetAddress a) {
-        byte[] b = a.getAddress();
-        return b.length == 4 && (b[0] & b[1] & b[2] & b[3]) == (byte) 0xff;
     }
 }

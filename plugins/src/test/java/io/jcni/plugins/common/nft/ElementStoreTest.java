@@ -1,4 +1,4 @@
-package io.jcni.linux.nft;
+package io.jcni.plugins.common.nft;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,18 +1,19 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.nft;
 
 import io.jcni.linux.Netns;
-import io.jcni.linux.nft.ElementStore;
-import io.jcni.linux.nft.ElementStore.Element;
-import io.jcni.linux.nft.ElementStore.Owner;
 import io.jcni.linux.nft.Nft;
+import io.jcni.plugins.common.nft.ElementStore.Element;
+import io.jcni.plugins.common.nft.ElementStore.Owner;
 import io.jcni.spec.Attachment;
 import io.jcni.spec.Cidr;
+import io.jcni.spec.IpAddr;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * {@code ipMasq: true} for bridge and ptp, on nftables: traffic from the container's address to
@@ -96,7 +97,7 @@ public final class Masquerade {
 
     /** The structure the given elements need (one chain and two sets per family and prefix length); idempotent. */
     public static String skeleton(List<Element> elements) {
-        java.util.TreeSet<String> kinds = new java.util.TreeSet<>();
+        TreeSet<String> kinds = new TreeSet<>();
         for (Element e : elements) if (!e.set().contains("_own_")) kinds.add(e.set().substring(2)); // "4_24"
         StringBuilder b = new StringBuilder("add table inet jcni\n");
         for (String k : kinds) {
@@ -125,7 +126,7 @@ public final class Masquerade {
     static String mask(boolean six, int len) {
         byte[] m = new byte[six ? 16 : 4];
         for (int i = 0; i < len; i++) m[i / 8] |= (byte) (0x80 >> (i % 8));
-        return new io.jcni.spec.IpAddr(m).toString();
+        return new IpAddr(m).toString();
     }
 
     /** The elements for {@code ips}. Pure. */

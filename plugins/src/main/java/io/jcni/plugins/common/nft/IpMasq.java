@@ -1,4 +1,4 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.nft;
 
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Cidr;
@@ -38,7 +38,7 @@ public final class IpMasq {
         try {
             masquerade.setup(req.networkName(), req.containerId(), req.ifname(), cidrs);
         } catch (RuntimeException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to set up IP masquerade", e.getMessage());
+            throw new CniException(ErrorCode.INTERNAL, "failed to set up IP masquerade", e);
         }
     }
 
@@ -47,16 +47,7 @@ public final class IpMasq {
         try {
             masquerade.teardown(req.networkName(), req.containerId(), req.ifname());
         } catch (RuntimeException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to tear down IP masquerade", e.getMessage());
-        }
-    }
-
-    /** After a failed ADD: the original failure matters more than a cleanup error. */
-    public void teardownQuietly(PluginRequest req) {
-        try {
-            teardown(req);
-        } catch (RuntimeException e) {
-            System.err.println("IP masquerade cleanup after a failed ADD failed: " + e.getMessage());
+            throw new CniException(ErrorCode.INTERNAL, "failed to tear down IP masquerade", e);
         }
     }
 
@@ -65,7 +56,7 @@ public final class IpMasq {
         try {
             masquerade.gc(req.networkName(), req.validAttachments());
         } catch (RuntimeException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to collect IP masquerade", e.getMessage());
+            throw new CniException(ErrorCode.INTERNAL, "failed to collect IP masquerade", e);
         }
     }
 }

@@ -1,8 +1,11 @@
-package io.jcni.plugins.common;
+package io.jcni.plugins.common.ip;
 
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.jcni.linux.Route;
+import io.jcni.plugins.common.NetConfs;
+import io.jcni.plugins.common.link.Veth;
+import io.jcni.plugins.common.nft.IpMasq;
 import io.jcni.spec.CniException;
 import io.jcni.spec.IpAddr;
 import io.jcni.spec.Json;
@@ -65,8 +68,8 @@ class CommonHelpersTest {
     void addressConversionsNeverResolve() {
         assertEquals("fd00::1", Inet.ip(Inet.of("fd00::1")).toString());
         assertEquals("10.1.2.3/32", Inet.host(IpAddr.parse("10.1.2.3")).toString());
-        assertFalse(Links.isGlobalUnicast(Inet.of("fe80::1")));
-        assertFalse(Links.isGlobalUnicast(Inet.of("127.0.0.1")));
-        assertTrue(Links.isGlobalUnicast(Inet.of("10.1.2.3")));
+        assertFalse(Inet.isGlobalUnicast(Inet.of("fe80::1")));
+        assertFalse(Inet.isGlobalUnicast(Inet.of("127.0.0.1")));
+        assertTrue(Inet.isGlobalUnicast(Inet.of("10.1.2.3")));
     }
 }

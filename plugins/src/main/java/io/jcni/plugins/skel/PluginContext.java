@@ -1,0 +1,20 @@
+package io.jcni.plugins.skel;
+
+import io.jcni.runtime.Delegator;
+import java.io.PrintStream;
+
+/**
+ * What the caller of {@link Skel#run} gives a plugin besides the CNI call itself: how to run
+ * delegate plugins (libcni's {@code invoke.DelegateAdd(..., exec)} takes its executor the same way)
+ * and where diagnostics go. The standalone executable, jcnid and tests each supply their own, so a
+ * plugin never reaches for a global: inside jcnid a delegated IPAM runs through the registry jcnid
+ * was given, and warnings reach the caller's stderr rather than the daemon's log.
+ *
+ * @param delegator runs delegate plugins (IPAM) for this call
+ * @param log this call's stderr: diagnostics only, never the CNI answer
+ */
+public record PluginContext(Delegator delegator, PrintStream log) {
+    public PluginContext {
+        if (delegator == null || log == null) throw new NullPointerException("delegator and log are required");
+    }
+}
