@@ -36,6 +36,13 @@ import java.util.Set;
  * </pre>
  * A bridge-family table because bridged frames never pass the inet hooks (without br_netfilter);
  * priority -300 runs before the bridge's forwarding decision, as the reference's chain does.
+ *
+ * <p>Differences from the reference (1.1.1), besides the layout: a DEL whose nft transaction fails
+ * fails with code 11 and keeps the state for the retry (the reference only logs its teardown
+ * error); DEL removes the elements whatever {@code macspoofchk} says now, from the attachment's
+ * state; GC removes the elements of attachments not in {@code cni.dev/valid-attachments} (the
+ * reference bridge has no GC). Like the reference, ADD sets the check up before IPAM, and CHECK
+ * does not look at it. The two tables ({@code bridge nat}, {@code bridge jcni}) do not interfere.
  */
 final class MacSpoofCheck {
     static final String SCOPE = "macspoofchk";
