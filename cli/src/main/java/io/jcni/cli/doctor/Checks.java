@@ -217,17 +217,22 @@ public final class Checks {
             if (attached.contains(new Key(o.network(), o.containerId(), o.ifName()))) continue;
             out.add(new Finding(Severity.WARN, "leftovers", o.scope() + " " + o.network() + " " + o.containerId() + "/" + o.ifName(),
                     "nftables elements of " + o.scope() + " for container " + o.containerId() + " (" + o.ifName() + ") in \""
-                    + o.network() + "\" have no attachment (table inet jcni, comment \"" + o.comment() + "\")"
+                    + o.network() + "\" have no attachment (table " + nftTable(o) + ", comment \"" + o.comment() + "\")"
                     + (o.recorded() ? "" : "; jcni has no record of them, so GC cannot remove them"),
                     (o.recorded() ? gc11Command(f, o.network()) : java.util.Optional.<String>empty())
                             .orElse("delete the elements commented \"" + o.comment()
-                                    + "\" from table inet jcni (nft -a list table inet jcni shows them)")));
+                                    + "\" from table " + nftTable(o) + " (nft -a list table " + nftTable(o) + " shows them)")));
         }
         if (out.size() == before) {
             out.add(Finding.ok("leftovers", "state", f.cached().size() + " cached attachment(s), " + f.allocations().size()
                     + " allocation(s), " + f.links().size() + " jcni link(s), " + f.nftOwners().size()
                     + " nftables owner(s): every one belongs to a live attachment"));
         }
+    }
+
+    /** The table an owner's elements are in: bridge macspoofchk filters bridged frames, so its table is bridge-family. */
+    static String nftTable(NftOwner o) {
+        return "macspoofchk".equals(o.scope()) ? "bridge jcni" : "inet jcni";
     }
 
     /**

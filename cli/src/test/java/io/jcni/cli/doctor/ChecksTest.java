@@ -191,6 +191,15 @@ class ChecksTest {
     }
 
     @Test
+    void macspoofchkElementsAreNamedInTheirBridgeTable() {
+        NodeFacts f = facts(List.of(net("n1", "1.0.0", false, "bridge", "host-local")), List.of(), List.of(), List.of(),
+                List.of(), List.of(new NftOwner("macspoofchk", "n1", "x", "eth0", "macspoofchk n1 x eth0", false)));
+        Finding p = problems(f).getFirst();
+        assertTrue(p.message().contains("(table bridge jcni, comment"), p.message());
+        assertTrue(p.fix().endsWith("from table bridge jcni (nft -a list table bridge jcni shows them)"), p.fix());
+    }
+
+    @Test
     void ownersFromElementComments() {
         String ruleset = """
                 table inet jcni {

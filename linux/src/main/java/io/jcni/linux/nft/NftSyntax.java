@@ -33,6 +33,17 @@ public final class NftSyntax {
     }
 
     /**
+     * An Ethernet address as an nft {@code ether_addr} literal ({@code 0a:58:0a:32:00:02}): exactly
+     * six bytes, written by us in hex, so nothing else can reach the script.
+     *
+     * @throws IllegalArgumentException for anything but six bytes
+     */
+    public static String etherAddr(byte[] mac) {
+        if (mac == null || mac.length != 6) throw new IllegalArgumentException("not an Ethernet address for nft");
+        return java.util.HexFormat.ofDelimiter(":").formatHex(mac);
+    }
+
+    /**
      * Whether {@code name} has the shape of a chain name; it may still be an nft keyword
      * ({@link #mayBeKeyword}), which nft refuses as a chain name since it cannot quote one.
      */

@@ -105,11 +105,25 @@ public final class ElementStore {
 
     private final Nft nft;
     private final Path dir;
+    private final String table;
     private boolean cookieChecked;
 
+    /** Elements of {@value #TABLE}. */
     public ElementStore(Nft nft, Path base) {
+        this(nft, base, TABLE);
+    }
+
+    /**
+     * Elements of another jcni table, e.g. {@code bridge jcni} (filtering bridged frames needs a
+     * bridge-family table). Its state shares the directory and lock of {@value #TABLE}; its key
+     * files are kept apart by the table's name, so set names need not differ between tables.
+     *
+     * @param table family and name as nft writes them ({@code bridge jcni}); from code, never from input
+     */
+    public ElementStore(Nft nft, Path base, String table) {
         this.nft = nft;
         this.dir = base.resolve(Long.toString(nft.netnsInode()));
+        this.table = Objects.requireNonNull(table);
     }
 
     public Path dir() {
@@ -142,7 +156,7 @@ public final class ElementStore {
             List<Element> touched = new ArrayList<>(drop);
             touched.addAll(elements);
             if (touched.isEmpty()) return;
-            String script = script(skeleton.apply(touched), owner.comment(), drop, held);
+            String script = script(table, skeleton.apply(touched), owner.comment(), drop, held);
             // Intent first: if we die after nft, the state still names every element we may hold.
             List<Element> union = new ArrayList<>(elements);
             for (Element e : before) if (!union.contains(e) && !drop.contains(e)) union.add(e);
@@ -192,7 +206,7 @@ public final class ElementStore {
         Map<String, List<Element>> bySet = new LinkedHashMap<>();
         for (Element e : elements(owner)) bySet.computeIfAbsent(e.set(), k -> new ArrayList<>()).add(e);
         for (var en : bySet.entrySet()) {
-            StringBuilder b = new StringBuilder("get element " + TABLE + " " + en.getKey() + " { ");
+            StringBuilder b = new StringBuilder("get element " + table + " " + en.getKey() + " { ");
             for (int i = 0; i < en.getValue().size(); i++) b.append(i == 0 ? "" : ", ").append(en.getValue().get(i).key());
             nft.run(b.append(" }\n").toString());
         }
@@ -283,7 +297,7 @@ public final class ElementStore {
     private List<Element> removeLocked(Owner owner, Function<List<Element>, String> skeleton) {
         List<Element> mine = new ArrayList<>();
         for (Element e : read(owner)) if (ownedBy(e, owner)) mine.add(e);
-        if (!mine.isEmpty()) nft.run(script(skeleton.apply(mine), owner.comment(), mine, Map.of()));
+        if (!mine.isEmpty()) nft.run(script(table, skeleton.apply(mine), owner.comment(), mine, Map.of()));
         for (Element e : mine) deleteKey(e);
         deleteAttFile(owner);
         return mine;
@@ -297,22 +311,27 @@ public final class ElementStore {
      *            value when nobody holds it)
      */
     public static String script(String skeleton, String comment, List<Element> remove, Map<Element, String> add) {
+        return script(TABLE, skeleton, comment, remove, add);
+    }
+
+    /** {@link #script(String, String, List, Map)} for the elements of {@code table}. */
+    public static String script(String table, String skeleton, String comment, List<Element> remove, Map<Element, String> add) {
         StringBuilder b = new StringBuilder(skeleton);
         if (!skeleton.isEmpty() && !skeleton.endsWith("\n")) b.append('\n');
         for (Element e : remove) {
-            b.append("add element ").append(TABLE).append(' ').append(e.set()).append(" { ").append(e.key());
+            b.append("add element ").append(table).append(' ').append(e.set()).append(" { ").append(e.key());
             if (e.value() != null) b.append(" : ").append(e.value());
             b.append(" }\n");
-            b.append("delete element ").append(TABLE).append(' ').append(e.set()).append(" { ").append(e.key()).append(" }\n");
+            b.append("delete element ").append(table).append(' ').append(e.set()).append(" { ").append(e.key()).append(" }\n");
         }
         for (var en : add.entrySet()) {
             Element e = en.getKey();
             String held = en.getValue() == null ? e.value() : en.getValue();
-            b.append("add element ").append(TABLE).append(' ').append(e.set()).append(" { ").append(e.key());
+            b.append("add element ").append(table).append(' ').append(e.set()).append(" { ").append(e.key());
             if (e.value() != null) b.append(" : ").append(held);
             b.append(" }\n");
-            b.append("delete element ").append(TABLE).append(' ').append(e.set()).append(" { ").append(e.key()).append(" }\n");
-            b.append("add element ").append(TABLE).append(' ').append(e.set()).append(" { ").append(e.key())
+            b.append("delete element ").append(table).append(' ').append(e.set()).append(" { ").append(e.key()).append(" }\n");
+            b.append("add element ").append(table).append(' ').append(e.set()).append(" { ").append(e.key())
                     .append(" comment \"").append(comment).append('"');
             if (e.value() != null) b.append(" : ").append(e.value());
             b.append(" }\n");
@@ -390,7 +409,9 @@ public final class ElementStore {
     }
 
     private Path keyFile(Element e) {
-        return dir.resolve("key").resolve(fileName(enc(e.set()))).resolve(fileName(enc(e.key())));
+        // Sets of TABLE keep their historical directory; another table's are prefixed with its name.
+        String set = table.equals(TABLE) ? e.set() : table + " " + e.set();
+        return dir.resolve("key").resolve(fileName(enc(set))).resolve(fileName(enc(e.key())));
     }
 
     /** The value the key holds now per our records, or null when nobody holds it. */

@@ -42,17 +42,20 @@ import java.util.List;
  * {@code isGateway} puts the gateway address on the bridge and enables forwarding;
  * {@code isDefaultGateway} also adds a default route via it. Without {@code ipam} the network is
  * layer 2 only. {@code ipMasq: true} masquerades the container's traffic leaving its subnet (see
- * {@link IpMasq}). The result lists the bridge, the host veth and the container interface, in that
- * order, all IPs pointing at the container interface (index 2).
+ * {@link IpMasq}). {@code macspoofchk: true} drops frames from the container's host veth whose
+ * source MAC is not the container interface's (see {@link MacSpoofCheck}). The result lists the
+ * bridge, the host veth and the container interface, in that order, all IPs pointing at the
+ * container interface (index 2).
  *
- * <p>DEL deletes the container interface (the host end goes with it), the masquerading and the
+ * <p>DEL deletes the container interface (the host end goes with it), the spoof-check elements
+ * (from the attachment's own state, whatever the config says now), the masquerading and the
  * addresses; a missing namespace, interface or allocation is success. CHECK verifies the bridge,
  * the veth pair and the addresses and routes in the container against prevResult. GC removes host
- * veths (tagged with their attachment), masquerading and addresses of attachments the runtime no
- * longer lists; STATUS is the IPAM plugin's.
+ * veths (tagged with their attachment), spoof-check elements, masquerading and addresses of
+ * attachments the runtime no longer lists; STATUS is the IPAM plugin's.
  *
  * <p>Not yet supported (refused on ADD with a config error naming the key): {@code vlan},
- * {@code vlanTrunk}, {@code macspoofchk}.
+ * {@code vlanTrunk}.
  */
 public final class Bridge implements Plugin {
     /** Waits for the host end to be operationally up, as upstream: 0, 50, 500, 1000, 1000 ms. */
@@ -70,6 +73,7 @@ public final class Bridge implements Plugin {
         }
         Ipam ipam = Ipam.of(req);
         IpMasq masq = IpMasq.of(req.conf());
+        MacSpoofCheck spoof = n.macSpoofChk() ? MacSpoofCheck.forAdd(req.conf()) : null;
 
         try (Netns hostNs = Netns.current(); Rtnl host = Rtnl.open()) {
             Link br = ensureBridge(host, n);
@@ -77,6 +81,11 @@ public final class Bridge implements Plugin {
                 Veth veth = Veth.setup(host, hostNs, crt, req.ifname(), null, n.mtu(), n.mac(), OwnedLinks.tag(req));
                 undo.add("deleting " + req.ifname(), () -> Links.deleteIfExists(crt, req.ifname()));
                 attach(host, veth.host(), br, n);
+                if (spoof != null) {
+                    // Registered first: a setup that fails half-way leaves state to remove.
+                    undo.add("MAC spoof check cleanup", () -> spoof.teardown(req));
+                    spoof.setup(req, veth.host().name(), veth.container().mac());
+                }
                 Result result = new Result(CniVersion.CURRENT.toString(), List.of(
                         new Result.Interface(br.name(), br.mac().toString(), null),
                         new Result.Interface(veth.host().name(), veth.host().mac().toString(), null),
@@ -264,6 +273,7 @@ public final class Bridge implements Plugin {
         Ipam ipam = Ipam.of(req);
         // As upstream: the interface first, then the addresses.
         Links.deleteContainerIface(req);
+        MacSpoofCheck.forCleanup(req.conf()).teardown(req);
         if (ipam != null) {
             IpMasq masq = IpMasq.of(req.conf());
             if (masq != null) masq.teardown(req);
@@ -367,6 +377,7 @@ public final class Bridge implements Plugin {
     @Override
     public void gc(PluginRequest req) {
         BridgeConf.load(req);
+        MacSpoofCheck.forCleanup(req.conf()).gc(req.networkName(), req.validAttachments());
         OwnedLinks.gcWithIpam(req);
     }
 

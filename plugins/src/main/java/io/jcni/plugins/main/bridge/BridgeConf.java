@@ -154,12 +154,11 @@ record BridgeConf(String bridge, Set<Flag> flags, int mtu, int vlan, List<Intege
     /**
      * What this build cannot do yet, refused on ADD with an error naming the key. VLAN filtering
      * needs bridge VLAN netlink support (IFLA_BR_VLAN_FILTERING, RTM_SETLINK AF_BRIDGE
-     * IFLA_AF_SPEC) that io.jcni.linux does not have; macspoofchk needs nftables rules not written yet.
+     * IFLA_AF_SPEC) that io.jcni.linux does not have.
      */
     void rejectUnsupported() {
         if (vlan != 0) throw unsupported("vlan", "'vlan' (VLAN filtering on the bridge) is not supported yet");
         if (!vlans.isEmpty()) throw unsupported("vlanTrunk", "'vlanTrunk' (VLAN filtering on the bridge) is not supported yet");
-        if (macSpoofChk()) throw unsupported("macspoofchk", "'macspoofchk' (MAC spoof filtering) is not supported yet");
     }
 
     private static CniException unsupported(String key, String details) {

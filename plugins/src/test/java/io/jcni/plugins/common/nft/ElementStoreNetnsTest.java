@@ -79,6 +79,31 @@ class ElementStoreNetnsTest {
         }
     }
 
+    /** A store for another table (bridge jcni) shares the directory, but a set of the same name and key is its own. */
+    @Test
+    void anotherTablesElementsAreKeptApart() {
+        String n = uniqueName();
+        ElementStore.Owner inetOwner = new ElementStore.Owner("test", "net", "c1", "eth0");
+        ElementStore.Owner bridgeOwner = new ElementStore.Owner("test2", "net", "c2", "eth0");
+        String bridgeSkeleton = "add table bridge jcni\nadd set bridge jcni es_test { type ipv4_addr; }\n";
+        ElementStore.Element e = new ElementStore.Element("es_test", "10.0.0.4", null);
+        try (Netns ns = Netns.create(n)) {
+            ElementStore inet = new ElementStore(Nft.in(ns), base);
+            ElementStore bridge = new ElementStore(Nft.in(ns), base, "bridge jcni");
+            inet.put(inetOwner, els -> SKELETON, List.of(e));
+            bridge.put(bridgeOwner, els -> bridgeSkeleton, List.of(e));
+            assertEquals(List.of(e), inet.elements(inetOwner), "not taken over by the other table's owner");
+            assertTrue(exec(List.of("ip", "netns", "exec", n, "nft", "list", "set", "bridge", "jcni", "es_test")).contains("10.0.0.4"));
+
+            assertEquals(List.of(e), bridge.remove(bridgeOwner, els -> bridgeSkeleton));
+            assertTrue(!exec(List.of("ip", "netns", "exec", n, "nft", "list", "set", "bridge", "jcni", "es_test")).contains("10.0.0.4"));
+            assertTrue(exec(List.of("ip", "netns", "exec", n, "nft", "list", "set", "inet", "jcni", "es_test")).contains("10.0.0.4"));
+            assertEquals(List.of(e), inet.remove(inetOwner, els -> SKELETON));
+        } finally {
+            Netns.delete(n);
+        }
+    }
+
     private static String uniqueName() {
         return "jes-" + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() & 0xffffffffL);
     }

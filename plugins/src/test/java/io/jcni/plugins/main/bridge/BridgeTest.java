@@ -297,8 +297,8 @@ class BridgeTest {
         assertTrue(e.get("msg").toString().contains("invalid VLAN ID 5000"), e.toString());
         e = w.fails("bridge", w.env("ADD", "c1", c, "eth0"), staticConf("1.0.0", "10.50.0.2/24", ",\"vlan\":100"));
         assertTrue(e.get("msg").toString().startsWith("vlan"), e.toString());
-        e = w.fails("bridge", w.env("ADD", "c1", c, "eth0"), staticConf("1.0.0", "10.50.0.2/24", ",\"macspoofchk\":true"));
-        assertTrue(e.get("msg").toString().startsWith("macspoofchk"), e.toString());
+        e = w.fails("bridge", w.env("ADD", "c1", c, "eth0"), staticConf("1.0.0", "10.50.0.2/24", ",\"macspoofchk\":1"));
+        assertTrue(e.toString().contains("macspoofchk"), e.toString());
         // Nothing was created by the refused ADDs.
         assertNotEquals(0, NetWorld.in(c, "ip", "link", "show", "eth0").rc());
     }
