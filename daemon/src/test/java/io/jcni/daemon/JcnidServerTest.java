@@ -7,6 +7,7 @@ import io.jcni.plugins.common.ipam.Delegation;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.plugins.skel.Skel;
+import io.jcni.spec.Cidr;
 import io.jcni.spec.Json;
 import io.jcni.spec.Result;
 import java.io.ByteArrayOutputStream;
@@ -91,7 +92,7 @@ class JcnidServerTest {
         Path inner = bin.resolve("inner");
         Files.writeString(inner, "#!/bin/sh\n# " + Delegation.MARKER + "\nexit 99\n");
         Files.setPosixFilePermissions(inner, PosixFilePermissions.fromString("rwxr-xr-x"));
-        Result innerResult = new Result("1.0.0", List.of(), List.of(new Result.IpConfig("10.3.0.2/24", null, null)), List.of(), null);
+        Result innerResult = new Result("1.0.0", List.of(), List.of(new Result.IpConfig(Cidr.parse("10.3.0.2/24"), null, null)), List.of(), null);
         Function<String, Supplier<Plugin>> registry = t -> switch (t) {
             case "outer" -> () -> new Quiet() {
                 @Override

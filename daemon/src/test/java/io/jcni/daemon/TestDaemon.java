@@ -3,6 +3,7 @@ package io.jcni.daemon;
 import io.jcni.plugins.PluginRegistry;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
+import io.jcni.spec.Cidr;
 import io.jcni.spec.Result;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -93,7 +94,7 @@ final class TestDaemon implements AutoCloseable {
     }
 
     private static Result result(PluginRequest req) {
-        return new Result("1.1.0", List.of(), List.of(new Result.IpConfig("10.9.0.2/24", null, null)), List.of(), null);
+        return new Result("1.1.0", List.of(), List.of(new Result.IpConfig(Cidr.parse("10.9.0.2/24"), null, null)), List.of(), null);
     }
 
     final class Slow implements Plugin {

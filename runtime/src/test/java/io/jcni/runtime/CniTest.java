@@ -91,7 +91,7 @@ class CniTest {
 
         assertEquals(List.of("bridge:ADD", "tuning:ADD", "portmap:ADD"), exec.commands());
         assertEquals("0.4.0", r.cniVersion());
-        assertEquals("10.1.0.5/24", r.ips().getFirst().address());
+        assertEquals("10.1.0.5/24", r.ips().getFirst().address().toString());
 
         FakeExec.Call tuning = exec.calls.get(1);
         Map<String, Object> prev = Json.asObject(tuning.stdin().get("prevResult"));

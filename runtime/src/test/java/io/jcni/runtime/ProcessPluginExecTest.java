@@ -181,7 +181,7 @@ class ProcessPluginExecTest {
         ExecDelegator d = new ExecDelegator(exec);
         byte[] conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"bridge\",\"ipam\":{\"type\":\"ipam\"}}".getBytes(StandardCharsets.UTF_8);
         Result r = d.add("ipam", conf, env);
-        assertEquals("10.9.0.2/24", r.ips().getFirst().address());
+        assertEquals("10.9.0.2/24", r.ips().getFirst().address().toString());
         assertEquals("ADD c9 net1", d.addJson("ipam", conf, env).get("x"));
         assertEquals("DEL c9 net1", new String(d.invoke(CniCommand.DEL, "ipam", conf, env), StandardCharsets.UTF_8).replaceAll(".*\"x\":\"([^\"]*)\".*", "$1"));
         CniException missing = assertThrows(CniException.class, () -> d.add("nope", conf, env));

@@ -41,7 +41,7 @@ class ResultCacheTest {
         assertEquals("{\"cniVersion\":\"1.0.0\",\"name\":\"podman\"}", new String(e.config(), StandardCharsets.UTF_8));
         assertEquals(List.of(Map.entry("IgnoreUnknown", "1"), Map.entry("K8S_POD_NAME", "web")), e.cniArgs());
         assertEquals("/run/netns/netns-1", e.netns());
-        assertEquals("10.88.0.3/16", e.decodedResult().ips().getFirst().address());
+        assertEquals("10.88.0.3/16", e.decodedResult().ips().getFirst().address().toString());
         assertEquals(List.of(e), c.list(null));
         assertEquals(List.of(e), c.list("abc123"));
         assertEquals(List.of(), c.list("abc"));

@@ -30,6 +30,11 @@ public record Cidr(IpAddr address, int prefix) {
         return new Cidr(a, len);
     }
 
+    /** 0.0.0.0/0 or ::/0: every address of a family, the default route's destination. */
+    public static Cidr any(boolean v6) {
+        return new Cidr(new IpAddr(new byte[v6 ? 16 : 4]), 0);
+    }
+
     public boolean isV6() {
         return address.isV6();
     }

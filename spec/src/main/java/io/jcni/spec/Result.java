@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * A CNI result in its richest form (1.1.0). Results of every older version decode into this model
@@ -30,31 +31,45 @@ public record Result(String cniVersion, List<Interface> interfaces, List<IpConfi
     }
 
     /**
-     * An address assigned to an interface.
+     * An address assigned to an interface, parsed once where the result is decoded (as cni's
+     * types100.IPConfig holds a net.IPNet and a net.IP), so plugins never parse it again.
      *
-     * @param address CIDR form, e.g. "10.1.0.5/16"
+     * @param address the address with its prefix length, host bits kept, e.g. 10.1.0.5/16
+     * @param gateway null when the result names none
      * @param interfaceIndex index into {@link Result#interfaces()}, or null when not tied to one
      */
-    public record IpConfig(String address, String gateway, Integer interfaceIndex) {
+    public record IpConfig(Cidr address, IpAddr gateway, Integer interfaceIndex) {
+        public IpConfig {
+            Objects.requireNonNull(address, "address");
+        }
+
         public boolean isIpv6() {
-            return address.indexOf(':') >= 0;
+            return address.isV6();
         }
 
         /** The address without its prefix length. */
-        public String ip() {
-            int slash = address.indexOf('/');
-            return slash < 0 ? address : address.substring(0, slash);
+        public IpAddr ip() {
+            return address.address();
         }
     }
 
-    /** A route; the fields after {@code gw} exist from 1.1.0 (mtu, advmss, priority, table, scope). */
-    public record Route(String dst, String gw, Integer mtu, Integer advmss, Integer priority, Integer table, Integer scope) {
-        public Route(String dst, String gw) {
+    /**
+     * A route; the fields after {@code gw} exist from 1.1.0 (mtu, advmss, priority, table, scope).
+     *
+     * @param dst the destination as written, host bits kept (Go's types.Route keeps them too)
+     * @param gw null when the route names no gateway
+     */
+    public record Route(Cidr dst, IpAddr gw, Integer mtu, Integer advmss, Integer priority, Integer table, Integer scope) {
+        public Route {
+            Objects.requireNonNull(dst, "dst");
+        }
+
+        public Route(Cidr dst, IpAddr gw) {
             this(dst, gw, null, null, null, null, null);
         }
 
         public boolean isIpv6() {
-            return dst.indexOf(':') >= 0;
+            return dst.isV6();
         }
 
         /** The route as 0.x results carry it: destination and gateway only. */

@@ -117,7 +117,7 @@ final class ResultCodec {
                 Map<String, Object> m = new LinkedHashMap<>();
                 if (withIpVersion) m.put("version", ip.isIpv6() ? "6" : "4");
                 if (ip.interfaceIndex() != null) m.put("interface", (long) ip.interfaceIndex());
-                m.put("address", ip.address());
+                m.put("address", ip.address().toString());
                 putIfPresent(m, "gateway", ip.gateway());
                 l.add(m);
             }
@@ -150,7 +150,7 @@ final class ResultCodec {
 
     private static Map<String, Object> legacyIp(Result.IpConfig ip, List<Result.Route> routes, boolean v6) {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("ip", ip.address());
+        m.put("ip", ip.address().toString());
         putIfPresent(m, "gateway", ip.gateway());
         List<Object> l = new ArrayList<>();
         for (Result.Route route : routes) if (route.isIpv6() == v6) l.add(routeJson(route.basic()));
@@ -160,7 +160,7 @@ final class ResultCodec {
 
     private static Map<String, Object> routeJson(Result.Route r) {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("dst", r.dst());
+        m.put("dst", r.dst().toString());
         putIfPresent(m, "gw", r.gw());
         putIfPresentInt(m, "mtu", r.mtu());
         putIfPresentInt(m, "advmss", r.advmss());
@@ -172,6 +172,10 @@ final class ResultCodec {
 
     private static void putIfPresent(Map<String, Object> m, String k, String v) {
         if (v != null && !v.isEmpty()) m.put(k, v);
+    }
+
+    private static void putIfPresent(Map<String, Object> m, String k, IpAddr v) {
+        if (v != null) m.put(k, v.toString());
     }
 
     private static void putIfPresentInt(Map<String, Object> m, String k, Integer v) {
@@ -187,23 +191,26 @@ final class ResultCodec {
     }
 
     /** A required address with prefix length, as Go's net.ParseCIDR takes it (the reference fails to decode anything else). */
-    private static String cidr(Map<String, Object> m, String key, String where) {
+    private static Cidr cidr(Map<String, Object> m, String key, String where) {
         String s = Fields.requireString(m, key, where);
-        if (Cidr.tryParse(s) == null) {
+        Cidr c = Cidr.tryParse(s);
+        if (c == null) {
             throw new CniException(ErrorCode.DECODING_FAILURE, "invalid value for '" + Fields.path(where, key) + "'",
                     "\"" + Names.printable(s) + "\" is not an address with a prefix length");
         }
-        return s;
+        return c;
     }
 
-    /** An optional plain address. */
-    private static String ip(Map<String, Object> m, String key, String where) {
+    /** An optional plain address; absent or "" is null, as Go's net.IP reads "" as nil. */
+    private static IpAddr ip(Map<String, Object> m, String key, String where) {
         String s = Fields.string(m, key, where);
-        if (s != null && !s.isEmpty() && IpAddr.tryParse(s) == null) {
+        if (s == null || s.isEmpty()) return null;
+        IpAddr a = IpAddr.tryParse(s);
+        if (a == null) {
             throw new CniException(ErrorCode.DECODING_FAILURE, "invalid value for '" + Fields.path(where, key) + "'",
                     "\"" + Names.printable(s) + "\" is not an IP address");
         }
-        return s;
+        return a;
     }
 
     private static Map<String, Object> obj(Object v, String where) {

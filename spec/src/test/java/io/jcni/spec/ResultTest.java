@@ -99,4 +99,23 @@ class ResultTest {
         e = assertThrows(CniException.class, () -> Result.convert(Json.parseObject(V110), "2.0.0"));
         assertEquals(1, e.code());
     }
+
+    @Test
+    void addressesAreParsedOnceAndPrintedAsGoPrintsThem() {
+        Result r = Result.fromJson(Json.parseObject("""
+            {"cniVersion":"1.0.0","ips":[{"address":"FD00::0005/64","gateway":""},{"address":"10.1.0.5/16","gateway":"10.1.0.1"}],
+             "routes":[{"dst":"10.9.0.7/16","gw":"::ffff:10.1.0.1"}]}"""));
+        assertEquals(new Result.IpConfig(Cidr.parse("fd00::5/64"), null, null), r.ips().get(0));
+        assertEquals(IpAddr.parse("10.1.0.5"), r.ips().get(1).ip());
+        assertTrue(r.ips().get(0).isIpv6());
+        // Host bits stay in a destination, as in Go's types.Route; "" is no gateway, as Go's nil IP.
+        assertEquals(new Result.Route(Cidr.parse("10.9.0.7/16"), IpAddr.parse("10.1.0.1")), r.routes().get(0));
+        assertEquals(Json.write(Json.parse("""
+            {"cniVersion":"1.0.0","ips":[{"address":"fd00::5/64"},{"address":"10.1.0.5/16","gateway":"10.1.0.1"}],
+             "routes":[{"dst":"10.9.0.7/16","gw":"10.1.0.1"}],"dns":{}}""")), Json.write(r));
+        CniException e = assertThrows(CniException.class, () -> Result.fromJson(Json.parseObject(
+                "{\"cniVersion\":\"1.0.0\",\"routes\":[{\"dst\":\"0.0.0.0/0\",\"gw\":\"10.1.0\"}]}")));
+        assertEquals(ErrorCode.DECODING_FAILURE.code(), e.code());
+        assertTrue(e.getMessage().contains("result.routes[0].gw"), e.getMessage());
+    }
 }

@@ -33,11 +33,12 @@ public final class IpamConf {
             Cidr c = Cidr.tryParse(dst);
             if (c == null) throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid route destination", where + ".dst: \"" + dst + "\"");
             String gw = Fields.string(m, "gw", where);
-            if (gw != null && IpAddr.tryParse(gw) == null) {
+            IpAddr gwIp = gw == null ? null : IpAddr.tryParse(gw);
+            if (gw != null && gwIp == null) {
                 throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid route gateway", where + ".gw: \"" + gw + "\"");
             }
             // Go re-prints the destination from its parsed form, host bits kept.
-            out.add(new Result.Route(c.toString(), gw == null ? null : IpAddr.parse(gw).toString(),
+            out.add(new Result.Route(c, gwIp,
                     intOrNull(m, "mtu", where), intOrNull(m, "advmss", where), intOrNull(m, "priority", where),
                     intOrNull(m, "table", where), intOrNull(m, "scope", where)));
         }

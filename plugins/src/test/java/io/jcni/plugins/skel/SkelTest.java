@@ -3,6 +3,8 @@ package io.jcni.plugins.skel;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.jcni.plugins.PluginRegistry;
+import io.jcni.spec.Cidr;
+import io.jcni.spec.IpAddr;
 import io.jcni.spec.Json;
 import io.jcni.spec.Result;
 import java.io.ByteArrayOutputStream;
@@ -27,7 +29,7 @@ class SkelTest {
             last = req;
             if (toThrow != null) throw toThrow;
             return new Result("1.1.0", List.of(new Result.Interface("eth0", "aa:bb:cc:dd:ee:ff", req.netns())),
-                    List.of(new Result.IpConfig("10.0.0.2/24", "10.0.0.1", 0)), List.of(), null);
+                    List.of(new Result.IpConfig(Cidr.parse("10.0.0.2/24"), IpAddr.parse("10.0.0.1"), 0)), List.of(), null);
         }
 
         @Override
@@ -164,7 +166,7 @@ class SkelTest {
         assertEquals(0, run(env("CHECK"), conf).exitCode());
         assertEquals(io.jcni.spec.CniVersion.V0_4_0, fake.last.version());
         assertEquals("n", fake.last.networkName());
-        assertEquals("10.0.0.5/24", fake.last.prevResult().ips().get(0).address());
+        assertEquals("10.0.0.5/24", fake.last.prevResult().ips().get(0).address().toString());
     }
 
     /** Go's ParsePrevResult takes a prevResult without cniVersion to be of the config's version. */
@@ -174,7 +176,7 @@ class SkelTest {
             {"cniVersion":"1.0.0","name":"n","prevResult":{"ips":[{"address":"10.0.0.5/24"}]}}
             """;
         assertEquals(0, run(env("DEL"), conf).exitCode(), run(env("DEL"), conf).stdout());
-        assertEquals("10.0.0.5/24", fake.last.prevResult().ips().get(0).address());
+        assertEquals("10.0.0.5/24", fake.last.prevResult().ips().get(0).address().toString());
     }
 
     @Test
@@ -185,7 +187,7 @@ class SkelTest {
             """;
         assertEquals(0, run(env("CHECK"), conf).exitCode());
         assertEquals("1.0.0", fake.last.prevResult().cniVersion());
-        assertEquals("10.0.0.5/24", fake.last.prevResult().ips().get(0).address());
+        assertEquals("10.0.0.5/24", fake.last.prevResult().ips().get(0).address().toString());
     }
 
     @ParameterizedTest

@@ -50,7 +50,7 @@ public final class Iface {
                 throw new CniException(ErrorCode.INTERNAL, "failed to add IP addr " + ipc.address() + " to \"" + ifName
                         + "\": invalid interface index");
             }
-            Cidr addr = Cidr.parse(ipc.address());
+            Cidr addr = ipc.address();
             if (addr.isV6() && !ipv6Enabled) {
                 ns.exec(() -> {
                     for (String i : List.of("lo", ifName)) enableIpv6(i, log);
@@ -61,7 +61,7 @@ public final class Iface {
                     () -> rt.addAddress(link.index(), Inet.of(addr.address()), addr.prefix(), false));
             if (ipc.gateway() != null) {
                 InetAddress gw = Inet.of(ipc.gateway());
-                if (!IpAddr.parse(ipc.gateway()).isV6()) {
+                if (!ipc.gateway().isV6()) {
                     if (v4gw == null) v4gw = gw;
                 } else if (v6gw == null) {
                     v6gw = gw;
@@ -71,8 +71,7 @@ public final class Iface {
         if (v6gw != null) settleAddresses(rt, link.index(), SETTLE_MILLIS, log);
 
         for (Result.Route r : res.routes()) {
-            Cidr dst = Cidr.parse(r.dst());
-            InetAddress gw = r.gw() != null ? Inet.of(r.gw()) : dst.isV6() ? v6gw : v4gw;
+            InetAddress gw = r.gw() != null ? Inet.of(r.gw()) : r.isIpv6() ? v6gw : v4gw;
             Route route = toRoute(r, link.index(), gw);
             kernel("failed to add route '" + r.dst() + " via " + (gw == null ? "<nil>" : gw.getHostAddress()) + " dev " + ifName + "'", () -> rt.addRoute(route));
         }
@@ -137,7 +136,7 @@ public final class Iface {
                 () -> new CniException(ErrorCode.INTERNAL, "Cannot find container link " + ifName));
         List<Address> addrs = rt.addresses(link.index(), Family.ALL);
         for (Result.IpConfig ipc : ips) {
-            Cidr want = Cidr.parse(ipc.address());
+            Cidr want = ipc.address();
             boolean found = addrs.stream().anyMatch(
                     a -> a.prefixLength() == want.prefix() && Inet.ip(a.address()).equals(want.address()));
             if (!found) {
@@ -153,10 +152,10 @@ public final class Iface {
      */
     public static void validateRoutes(Rtnl rt, List<Result.Route> routes) {
         for (Result.Route r : routes) {
-            Cidr dst = Cidr.parse(r.dst()).masked();
+            Cidr dst = r.dst().masked();
             Family fam = dst.isV6() ? Family.INET6 : Family.INET;
             int table = r.table() != null ? r.table() : Route.TABLE_MAIN;
-            IpAddr gw = r.gw() == null ? null : IpAddr.parse(r.gw());
+            IpAddr gw = r.gw();
             boolean isDefault = dst.prefix() == 0;
             boolean found = false;
             for (Route k : rt.routes(fam, table)) {

@@ -18,11 +18,6 @@ public final class Inet {
         }
     }
 
-    /** A literal such as "10.1.0.1" from a result; never resolved. */
-    public static InetAddress of(String literal) {
-        return of(IpAddr.parse(literal));
-    }
-
     public static IpAddr ip(InetAddress a) {
         return new IpAddr(a.getAddress());
     }
@@ -30,10 +25,6 @@ public final class Inet {
     /** "10.1.0.5/16" keeping its host bits, as an address is added to an interface. */
     public static IpPrefix prefix(Cidr c) {
         return new IpPrefix(of(c.address()), c.prefix());
-    }
-
-    public static IpPrefix prefix(String cidr) {
-        return prefix(Cidr.parse(cidr));
     }
 
     /** A host prefix: /32 or /128. */

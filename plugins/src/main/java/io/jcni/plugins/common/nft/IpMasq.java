@@ -34,7 +34,7 @@ public final class IpMasq {
 
     public void setup(PluginRequest req, List<Result.IpConfig> ips) {
         List<Cidr> cidrs = new ArrayList<>();
-        for (Result.IpConfig ip : ips) cidrs.add(Cidr.parse(ip.address()));
+        for (Result.IpConfig ip : ips) cidrs.add(ip.address());
         try {
             masquerade.setup(req.networkName(), req.containerId(), req.ifname(), cidrs);
         } catch (RuntimeException e) {

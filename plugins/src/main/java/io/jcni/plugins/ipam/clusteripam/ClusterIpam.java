@@ -46,8 +46,7 @@ public final class ClusterIpam implements Plugin {
         Attachment me = new Attachment(req.containerId(), req.ifname());
         try (EtcdClient etcd = client(cfg)) {
             IpAddr ip = allocate(etcd, cfg, me);
-            String gw = cfg.gateway() == null ? null : cfg.gateway().toString();
-            Result.IpConfig ipc = new Result.IpConfig(new Cidr(ip, cfg.range().prefix()).toString(), gw, null);
+            Result.IpConfig ipc = new Result.IpConfig(new Cidr(ip, cfg.range().prefix()), cfg.gateway(), null);
             return new Result(CniVersion.CURRENT.toString(), List.of(), List.of(ipc), cfg.routes(), cfg.dns());
         } catch (IOException e) {
             throw unreachable(cfg, e);
@@ -116,7 +115,7 @@ public final class ClusterIpam implements Plugin {
         try (EtcdClient etcd = client(cfg)) {
             Optional<KeyValue> owner = etcd.get(Allocations.ownerKey(cfg.etcdPrefix(), cfg.range(), new Attachment(req.containerId(), req.ifname())));
             if (owner.isEmpty()) throw new CniException(ErrorCode.INTERNAL, "cluster-ipam: no allocation for " + req.containerId() + "/" + req.ifname());
-            boolean found = prev.ips().stream().anyMatch(i -> i.ip().equals(owner.get().value()));
+            boolean found = prev.ips().stream().anyMatch(i -> i.ip().toString().equals(owner.get().value()));
             if (!found) throw new CniException(ErrorCode.INTERNAL, "cluster-ipam: " + owner.get().value() + " is allocated but not in prevResult");
         } catch (IOException e) {
             throw unreachable(cfg, e);

@@ -3,6 +3,7 @@ package io.jcni.plugins.ipam.hostlocal;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Attachment;
+import io.jcni.spec.Cidr;
 import io.jcni.spec.CniException;
 import io.jcni.spec.CniVersion;
 import io.jcni.spec.ErrorCode;
@@ -41,7 +42,7 @@ public final class HostLocalPlugin implements Plugin {
     public Result add(PluginRequest req) {
         HostLocal.AddResult r = HostLocal.add(config(req), req.containerId(), req.ifname());
         List<Result.IpConfig> ips = new ArrayList<>();
-        for (Allocation a : r.ips()) ips.add(new Result.IpConfig(a.cidr(), a.gateway().toString(), null));
+        for (Allocation a : r.ips()) ips.add(new Result.IpConfig(new Cidr(a.address(), a.prefix()), a.gateway(), null));
         return new Result(CniVersion.CURRENT.toString(), List.of(), ips, r.routes(), r.dns());
     }
 
@@ -58,8 +59,8 @@ public final class HostLocalPlugin implements Plugin {
         List<IpAddr> held = HostLocal.check(c, req.containerId(), req.ifname());
         if (req.prevResult() == null) return;
         for (Result.IpConfig ip : req.prevResult().ips()) {
-            IpAddr addr = IpAddr.tryParse(ip.ip());
-            if (addr == null || held.contains(addr)) continue;
+            IpAddr addr = ip.ip();
+            if (held.contains(addr)) continue;
             if (c.ranges().stream().anyMatch(set -> set.contains(addr))) {
                 throw new CniException(ErrorCode.INTERNAL, "host-local: address " + addr
                         + " is not reserved for container " + req.containerId() + " interface " + req.ifname());

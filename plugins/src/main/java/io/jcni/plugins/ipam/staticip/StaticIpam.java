@@ -77,7 +77,7 @@ public final class StaticIpam implements Plugin {
         Config c = load(req);
         List<Result.IpConfig> ips = new ArrayList<>();
         for (Address a : c.addresses()) {
-            ips.add(new Result.IpConfig(a.cidr().toString(), a.gateway() == null ? null : a.gateway().toString(), null));
+            ips.add(new Result.IpConfig(a.cidr(), a.gateway(), null));
         }
         return new Result(CniVersion.CURRENT.toString(), List.of(), ips, c.routes(), c.dns());
     }
@@ -94,8 +94,8 @@ public final class StaticIpam implements Plugin {
         Result prev = req.requirePrevResult();
         for (Address a : c.addresses()) {
             for (Result.IpConfig ip : prev.ips()) {
-                if (!IpAddr.parse(ip.ip()).equals(a.cidr().address())) continue;
-                if (a.gateway() != null && (ip.gateway() == null || !a.gateway().equals(IpAddr.parse(ip.gateway())))) {
+                if (!ip.ip().equals(a.cidr().address())) continue;
+                if (a.gateway() != null && !a.gateway().equals(ip.gateway())) {
                     throw new CniException(ErrorCode.INTERNAL, "static: Failed to match addr " + ip.ip() + " on interface " + req.ifname());
                 }
                 break;

@@ -190,15 +190,15 @@ public final class Bridge implements Plugin {
         List<Result.Route> routes = new ArrayList<>(result.routes());
         boolean[] defaultFound = new boolean[2];
         for (Result.IpConfig ipc : result.ips()) {
-            Cidr addr = Cidr.parse(ipc.address());
+            Cidr addr = ipc.address();
             int f = addr.isV6() ? 1 : 0;
-            String defaultDst = addr.isV6() ? "::/0" : "0.0.0.0/0";
-            String gateway = ipc.gateway();
-            if (gateway == null && n.isGateway()) gateway = addr.network().add(1).toString();
+            Cidr defaultDst = Cidr.any(addr.isV6());
+            IpAddr gateway = ipc.gateway();
+            if (gateway == null && n.isGateway()) gateway = addr.network().add(1);
             ips.add(new Result.IpConfig(ipc.address(), gateway, 2));
             if (n.isDefaultGateway()) {
                 for (Result.Route r : routes) {
-                    if (r.gw() != null && Cidr.parse(r.dst()).masked().toString().equals(defaultDst)) {
+                    if (r.gw() != null && r.dst().masked().equals(defaultDst)) {
                         defaultFound[f] = true;
                         break;
                     }
@@ -208,7 +208,7 @@ public final class Bridge implements Plugin {
                     defaultFound[f] = true;
                 }
             }
-            if (n.isGateway()) (addr.isV6() ? v6 : v4).add(new Cidr(IpAddr.parse(gateway), addr.prefix()));
+            if (n.isGateway()) (addr.isV6() ? v6 : v4).add(new Cidr(gateway, addr.prefix()));
         }
         return new Gateways(result.withIps(ips).withRoutes(routes), v4, v6);
     }

@@ -8,6 +8,7 @@ import io.jcni.linux.Rtnl;
 import io.jcni.plugins.common.ns.Namespaces;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
+import io.jcni.spec.Cidr;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.IpAddr;
@@ -44,7 +45,7 @@ public final class Loopback implements Plugin {
                 }
                 if (!addrs.isEmpty()) {
                     Address first = addrs.getFirst();
-                    ips.add(new Result.IpConfig(new IpAddr(first.address().getAddress()) + "/" + first.prefixLength(), null, 0));
+                    ips.add(new Result.IpConfig(new Cidr(new IpAddr(first.address().getAddress()), first.prefixLength()), null, 0));
                 }
             }
         }

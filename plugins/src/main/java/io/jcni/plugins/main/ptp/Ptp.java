@@ -101,9 +101,9 @@ public final class Ptp implements Plugin {
         Iface.configure(cont, crt, ifName, result, log);
         int index = crt.link(ifName).index();
         for (Result.IpConfig ipc : result.ips()) {
-            Cidr addr = Cidr.parse(ipc.address());
+            Cidr addr = ipc.address();
             Cidr subnet = addr.masked();
-            IpAddr gw = IpAddr.parse(ipc.gateway());
+            IpAddr gw = ipc.gateway();
             Route auto = Route.to(Inet.prefix(subnet)).dev(index).scope(Route.SCOPE_NOWHERE);
             kernel("failed to delete route " + subnet + " dev " + ifName, () -> crt.deleteRoute(auto));
             List<Route> add = List.of(
@@ -117,9 +117,9 @@ public final class Ptp implements Plugin {
     static void setupHost(Rtnl host, String vethName, Result result) {
         Link veth = kernel("failed to lookup \"" + vethName + "\"", () -> host.link(vethName));
         for (Result.IpConfig ipc : result.ips()) {
-            IpAddr gw = IpAddr.parse(ipc.gateway());
+            IpAddr gw = ipc.gateway();
             kernel("failed to add IP addr " + gw + "/" + gw.bits() + " to veth", () -> host.addAddress(veth.index(), Inet.of(gw), gw.bits(), false));
-            IpAddr ip = Cidr.parse(ipc.address()).address();
+            IpAddr ip = ipc.ip();
             kernelIgnoring(Errno.EEXIST, "failed to add route on host",
                     () -> host.addRoute(Route.to(Inet.host(ip)).dev(veth.index()).scope(Route.SCOPE_HOST)));
         }

@@ -72,7 +72,7 @@ public final class FirewallRules {
     public static List<Element> elements(Result prev) {
         LinkedHashSet<Element> out = new LinkedHashSet<>();
         for (Result.IpConfig ip : prev.ips()) {
-            Cidr c = Cidr.parse(ip.address());
+            Cidr c = ip.address();
             out.add(new Element(c.isV6() ? "fw6" : "fw4", c.address().toString(), null));
         }
         return new ArrayList<>(out);

@@ -130,7 +130,7 @@ public record PortmapConfig(String network, boolean snat, boolean masqAll, int m
                 Result.Interface itf = prev.interfaces().get(idx);
                 if (!ifname.equals(itf.name()) || itf.sandbox() == null || itf.sandbox().isEmpty()) continue;
             }
-            out[fam] = Cidr.parse(ip.address());
+            out[fam] = ip.address();
         }
         return out;
     }

@@ -144,12 +144,12 @@ public final class SbrPlugin implements Plugin {
 
         int table = nextFree(used, FIRST_TABLE);
         for (Result.IpConfig ipc : ips) {
-            Cidr cidr = Cidr.parse(ipc.address());
+            Cidr cidr = ipc.address();
             rt.addRule(Rule.from(hostPrefix(ipc), table));
             used.add(table);
 
             InetAddress gw = cidr.isV6() ? cfg.gatewayV6() : cfg.gatewayV4();
-            if (gw == null && ipc.gateway() != null && !ipc.gateway().isEmpty()) gw = Inet.of(ipc.gateway());
+            if (gw == null && ipc.gateway() != null) gw = Inet.of(ipc.gateway());
             if (gw != null) {
                 Route viaGw = Route.defaultRoute(cidr.isV6() ? Family.INET6 : Family.INET).via(gw).dev(link.index()).table(table);
                 kernel("Failed to add default route to " + gw.getHostAddress(), () -> rt.addRoute(viaGw));
@@ -171,7 +171,7 @@ public final class SbrPlugin implements Plugin {
 
         if (cfg.addSourceHints()) {
             for (Result.IpConfig ipc : ips) {
-                Cidr cidr = Cidr.parse(ipc.address());
+                Cidr cidr = ipc.address();
                 IpAddr ip = cidr.address();
                 Route hint = Route.to(Inet.prefix(cidr.masked())).dev(link.index()).src(Inet.of(ip))
                         .table(Route.TABLE_MAIN).scope(Route.SCOPE_LINK);
@@ -273,7 +273,7 @@ public final class SbrPlugin implements Plugin {
     }
 
     private static IpPrefix hostPrefix(Result.IpConfig ipc) {
-        return Inet.host(Cidr.parse(ipc.address()).address());
+        return Inet.host(ipc.ip());
     }
 
     private static boolean contains(Cidr cidr, InetAddress a) {

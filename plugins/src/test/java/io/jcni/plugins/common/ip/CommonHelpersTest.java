@@ -6,6 +6,7 @@ import io.jcni.linux.Route;
 import io.jcni.plugins.common.NetConfs;
 import io.jcni.plugins.common.link.Veth;
 import io.jcni.plugins.common.nft.IpMasq;
+import io.jcni.spec.Cidr;
 import io.jcni.spec.CniException;
 import io.jcni.spec.IpAddr;
 import io.jcni.spec.Json;
@@ -51,7 +52,7 @@ class CommonHelpersTest {
 
     @Test
     void resultRoutesBecomeKernelRoutes() {
-        Route r = Iface.toRoute(new Result.Route("10.0.0.0/8", null, 1400, 1360, 50, 100, 253), 7, Inet.of("10.1.0.1"));
+        Route r = Iface.toRoute(new Result.Route(Cidr.parse("10.0.0.0/8"), null, 1400, 1360, 50, 100, 253), 7, Inet.of(IpAddr.parse("10.1.0.1")));
         assertEquals(7, r.oif());
         assertEquals("10.1.0.1", r.gateway().getHostAddress());
         assertEquals(1400, r.mtu());
@@ -59,17 +60,17 @@ class CommonHelpersTest {
         assertEquals(50, r.priority());
         assertEquals(100, r.table());
         assertEquals(253, r.scope());
-        Route plain = Iface.toRoute(new Result.Route("0.0.0.0/0", "10.1.0.1"), 3, Inet.of("10.1.0.1"));
+        Route plain = Iface.toRoute(new Result.Route(Cidr.parse("0.0.0.0/0"), IpAddr.parse("10.1.0.1")), 3, Inet.of(IpAddr.parse("10.1.0.1")));
         assertTrue(plain.isDefault());
         assertEquals(-1, plain.table());
     }
 
     @Test
     void addressConversionsNeverResolve() {
-        assertEquals("fd00::1", Inet.ip(Inet.of("fd00::1")).toString());
+        assertEquals("fd00::1", Inet.ip(Inet.of(IpAddr.parse("fd00::1"))).toString());
         assertEquals("10.1.2.3/32", Inet.host(IpAddr.parse("10.1.2.3")).toString());
-        assertFalse(Inet.isGlobalUnicast(Inet.of("fe80::1")));
-        assertFalse(Inet.isGlobalUnicast(Inet.of("127.0.0.1")));
-        assertTrue(Inet.isGlobalUnicast(Inet.of("10.1.2.3")));
+        assertFalse(Inet.isGlobalUnicast(Inet.of(IpAddr.parse("fe80::1"))));
+        assertFalse(Inet.isGlobalUnicast(Inet.of(IpAddr.parse("127.0.0.1"))));
+        assertTrue(Inet.isGlobalUnicast(Inet.of(IpAddr.parse("10.1.2.3"))));
     }
 }

@@ -6,6 +6,7 @@ import io.jcni.plugins.PluginRegistry;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.runtime.PluginException;
+import io.jcni.spec.Cidr;
 import io.jcni.spec.CniCommand;
 import io.jcni.spec.Result;
 import java.io.ByteArrayOutputStream;
@@ -54,14 +55,14 @@ class DelegationTest {
         // The launcher would fail if executed; in-process delegation never runs it.
         executable("static", "#!/bin/sh\n# jcni-launcher\nexit 99\n");
         Result r = delegation().add("static", CONF, env());
-        assertEquals("10.5.0.2/24", r.ips().get(0).address());
+        assertEquals("10.5.0.2/24", r.ips().get(0).address().toString());
     }
 
     @Test
     void aForeignPluginIsExecuted() throws Exception {
         executable("static", "#!/bin/sh\necho '{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.9.9.9/24\"}]}'\n");
         Result r = delegation().add("static", CONF, env());
-        assertEquals("10.9.9.9/24", r.ips().get(0).address());
+        assertEquals("10.9.9.9/24", r.ips().get(0).address().toString());
     }
 
     @Test
@@ -85,9 +86,9 @@ class DelegationTest {
         // A registry without "static" (as a daemon given fewer types): the marked launcher is executed.
         executable("static", "#!/bin/sh\n# jcni-launcher\necho '{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.7.7.7/24\"}]}'\n");
         Result r = new Delegation(type -> null, new PrintStream(log)).add("static", CONF, env());
-        assertEquals("10.7.7.7/24", r.ips().get(0).address());
+        assertEquals("10.7.7.7/24", r.ips().get(0).address().toString());
         // A registry with its own "static": that plugin runs, with the same delegation in its request.
-        Result fake = new Result("1.0.0", List.of(), List.of(new Result.IpConfig("10.8.8.8/24", null, null)), List.of(), null);
+        Result fake = new Result("1.0.0", List.of(), List.of(new Result.IpConfig(Cidr.parse("10.8.8.8/24"), null, null)), List.of(), null);
         Delegation[] seen = new Delegation[1];
         Delegation own = new Delegation(type -> () -> new Plugin() {
             @Override
@@ -103,7 +104,7 @@ class DelegationTest {
             @Override
             public void check(PluginRequest req) {}
         }, new PrintStream(log, true, StandardCharsets.UTF_8));
-        assertEquals("10.8.8.8/24", own.add("static", CONF, env()).ips().get(0).address());
+        assertEquals("10.8.8.8/24", own.add("static", CONF, env()).ips().get(0).address().toString());
         assertSame(own, seen[0]);
         assertEquals("from the in-process delegate\n", log.toString(StandardCharsets.UTF_8));
     }

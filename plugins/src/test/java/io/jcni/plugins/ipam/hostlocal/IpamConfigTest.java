@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.spec.Cidr;
 import io.jcni.spec.CniException;
 import io.jcni.spec.IpAddr;
 import io.jcni.spec.Result;
@@ -151,9 +152,9 @@ class IpamConfigTest {
                 {"subnet":"10.1.2.0/24","routes":[{"dst":"0.0.0.0/0"},{"dst":"192.168.0.0/16","gw":"1.1.1.1"},
                  {"dst":"2001:db8:2::0/64","gw":"2001:db8:3::1","mtu":1400,"priority":5}]}""");
         assertEquals(List.of(
-                new Result.Route("0.0.0.0/0", null),
-                new Result.Route("192.168.0.0/16", "1.1.1.1"),
-                new Result.Route("2001:db8:2::/64", "2001:db8:3::1", 1400, null, 5, null, null)),
+                new Result.Route(Cidr.parse("0.0.0.0/0"), null),
+                new Result.Route(Cidr.parse("192.168.0.0/16"), IpAddr.parse("1.1.1.1")),
+                new Result.Route(Cidr.parse("2001:db8:2::/64"), IpAddr.parse("2001:db8:3::1"), 1400, null, 5, null, null)),
                 c.routes());
     }
 

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import io.jcni.spec.Cidr;
 import io.jcni.spec.CniArgs;
 import io.jcni.spec.CniException;
+import io.jcni.spec.IpAddr;
 import io.jcni.spec.Json;
 import io.jcni.spec.Result;
 import java.util.List;
@@ -95,16 +96,16 @@ class BridgeConfTest {
     void gatewaysAndDefaultRoutesPerFamily() {
         BridgeConf n = load("{\"isDefaultGateway\":true}");
         Result ipam = new Result("1.0.0", List.of(), List.of(
-                new Result.IpConfig("10.1.2.5/16", null, null),
-                new Result.IpConfig("10.9.0.5/24", "10.9.0.254", null),
-                new Result.IpConfig("fd00::5/64", null, null)),
-                List.of(new Result.Route("::/0", "fd00::99")), null);
+                new Result.IpConfig(Cidr.parse("10.1.2.5/16"), null, null),
+                new Result.IpConfig(Cidr.parse("10.9.0.5/24"), IpAddr.parse("10.9.0.254"), null),
+                new Result.IpConfig(Cidr.parse("fd00::5/64"), null, null)),
+                List.of(new Result.Route(Cidr.parse("::/0"), IpAddr.parse("fd00::99"))), null);
         Bridge.Gateways g = Bridge.calcGateways(ipam, n);
         Result r = g.result();
-        assertEquals(List.of(new Result.IpConfig("10.1.2.5/16", "10.1.0.1", 2), new Result.IpConfig("10.9.0.5/24", "10.9.0.254", 2),
-                new Result.IpConfig("fd00::5/64", "fd00::1", 2)), r.ips());
+        assertEquals(List.of(new Result.IpConfig(Cidr.parse("10.1.2.5/16"), IpAddr.parse("10.1.0.1"), 2), new Result.IpConfig(Cidr.parse("10.9.0.5/24"), IpAddr.parse("10.9.0.254"), 2),
+                new Result.IpConfig(Cidr.parse("fd00::5/64"), IpAddr.parse("fd00::1"), 2)), r.ips());
         // One IPv4 default route via the first gateway; IPAM's IPv6 default route is kept as is.
-        assertEquals(List.of(new Result.Route("::/0", "fd00::99"), new Result.Route("0.0.0.0/0", "10.1.0.1")), r.routes());
+        assertEquals(List.of(new Result.Route(Cidr.parse("::/0"), IpAddr.parse("fd00::99")), new Result.Route(Cidr.parse("0.0.0.0/0"), IpAddr.parse("10.1.0.1"))), r.routes());
         assertEquals(List.of(Cidr.parse("10.1.0.1/16"), Cidr.parse("10.9.0.254/24")), g.v4());
         assertEquals(List.of(Cidr.parse("fd00::1/64")), g.v6());
 
