@@ -1,0 +1,103 @@
+package io.jcni.chaos;
+
+import io.jcni.spec.Json;
+import io.jcni.testkit.Sh;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * Everything a chain can leave behind, counted category by category: IPAM reservations, links
+ * (host veths, ifbs, interfaces left in container namespaces), nft set and map elements, tc
+ * qdiscs of the kinds bandwidth adds, result cache files and nft ownership state files. A
+ * difference of two counts is what one operation left (positive) or took from others (negative).
+ */
+record Leaks(int addresses, int links, int nftElements, int tcObjects, int cacheFiles, int stateFiles) {
+
+    static Leaks count(ChainNetwork net, List<String> containerNetns) {
+        return new Leaks(
+                files(net.ipamDir, n -> !n.equals("lock") && !n.startsWith("last_reserved_ip")),
+                hostLinks(net.world.host) + containerLinks(containerNetns),
+                nftElements(net.world.host),
+                tcObjects(net.world.host),
+                files(net.cacheDir, n -> true),
+                files(net.nftDir, n -> !n.equals("lock")));
+    }
+
+    Leaks minus(Leaks base) {
+        return new Leaks(addresses - base.addresses, links - base.links, nftElements - base.nftElements,
+                tcObjects - base.tcObjects, cacheFiles - base.cacheFiles, stateFiles - base.stateFiles);
+    }
+
+    boolean isZero() {
+        return equals(new Leaks(0, 0, 0, 0, 0, 0));
+    }
+
+    int total() {
+        return Math.abs(addresses) + Math.abs(links) + Math.abs(nftElements) + Math.abs(tcObjects)
+                + Math.abs(cacheFiles) + Math.abs(stateFiles);
+    }
+
+    @Override
+    public String toString() {
+        return "addresses=" + addresses + " links=" + links + " nftElements=" + nftElements + " tcObjects=" + tcObjects
+                + " cacheFiles=" + cacheFiles + " stateFiles=" + stateFiles;
+    }
+
+    /** Regular files below {@code dir} (recursively) whose name {@code counts}; a missing dir has none. */
+    static int files(Path dir, java.util.function.Predicate<String> counts) {
+        if (!Files.isDirectory(dir)) return 0;
+        try (Stream<Path> s = Files.walk(dir)) {
+            return (int) s.filter(Files::isRegularFile).filter(p -> counts.test(p.getFileName().toString())).count();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Host veths and ifbs: the bridge itself stays after DEL by design, as in the reference plugin. */
+    static int hostLinks(String host) {
+        return Sh.lines(Sh.ok("ip", "-n", host, "-o", "link", "show", "type", "veth")).size()
+                + Sh.lines(Sh.ok("ip", "-n", host, "-o", "link", "show", "type", "ifb")).size();
+    }
+
+    /** Interfaces other than lo in the container namespaces that still exist. */
+    static int containerLinks(List<String> netnsPaths) {
+        int n = 0;
+        for (String path : netnsPaths) {
+            String name = Path.of(path).getFileName().toString();
+            if (!Files.exists(Path.of(path))) continue;
+            Sh.Run r = Sh.run("ip", "-n", name, "-o", "link", "show");
+            if (r.rc() != 0) continue;
+            for (String l : Sh.lines(r.out())) if (!l.matches("\\d+: lo: .*")) n++;
+        }
+        return n;
+    }
+
+    static int nftElements(String host) {
+        Sh.Run r = Sh.run("ip", "netns", "exec", host, "nft", "-j", "list", "table", "inet", "jcni");
+        if (r.rc() != 0) return 0; // no table: nothing in it
+        int n = 0;
+        for (Object o : Json.asList(Json.parseObject(r.out()).get("nftables"))) {
+            Map<String, Object> entry = Json.asObject(o);
+            for (String kind : List.of("set", "map")) {
+                if (entry.get(kind) instanceof Map<?, ?> set && set.get("elem") instanceof List<?> elems) n += elems.size();
+            }
+        }
+        return n;
+    }
+
+    /** tbf and ingress qdiscs (bandwidth's); the default qdiscs of a link are not counted. */
+    static int tcObjects(String host) {
+        int n = 0;
+        for (String l : Sh.lines(Sh.ok("ip", "netns", "exec", host, "tc", "qdisc", "show"))) {
+            if (l.startsWith("qdisc tbf") || l.startsWith("qdisc ingress") || l.startsWith("qdisc htb") || l.startsWith("qdisc clsact")) n++;
+        }
+        return n;
+    }
+
+}
