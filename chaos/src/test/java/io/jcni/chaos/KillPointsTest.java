@@ -48,6 +48,7 @@ class KillPointsTest {
         List<String> leaks = new ArrayList<>();
         int hits = 0;
         long addNanos;
+        Leaks footprint;
         try (World w = new World()) {
             ChainNetwork net = new ChainNetwork(w, jcni);
             Jcnid jcnid = daemon ? Jcnid.start(jcni, w.dir.resolve("jcnid.log")) : null;
@@ -62,6 +63,8 @@ class KillPointsTest {
                 net.run(9998, 300, "del", net.name, probe).ok();
                 w.deleteNamespace(name(probe));
                 Leaks base = Leaks.count(net, List.of(bystander));
+                footprint = base;
+                assertEveryCategoryCounted(base);
 
                 for (int i = 0; i < points; i++) {
                     String netns = w.container(i);
@@ -90,9 +93,15 @@ class KillPointsTest {
                 if (daemon) Jcnid.stop(jcni);
             }
         }
-        System.out.printf("chaos kill points (%s): %d kill points tried, %d hit a running ADD, an uninterrupted ADD %d ms; leaks found: %d; %s%n",
-                mode, points, hits, addNanos / 1_000_000, leaks.size(), Chaos.seconds(t0));
+        System.out.printf("chaos kill points (%s): %d kill points tried, %d hit a running ADD, an uninterrupted ADD %d ms; leaks found: %d (one attachment's footprint: %s); %s%n",
+                mode, points, hits, addNanos / 1_000_000, leaks.size(), footprint, Chaos.seconds(t0));
         assertEquals(List.of(), leaks, "kill points that leaked or whose cleanup failed (" + mode + ")");
+    }
+
+    /** One attached container shows in every category, so a zero difference means something. */
+    static void assertEveryCategoryCounted(Leaks one) {
+        assertTrue(one.addresses() > 0 && one.links() > 0 && one.nftElements() > 0 && one.tcObjects() > 0
+                && one.cacheFiles() > 0 && one.stateFiles() > 0, "an attachment is seen in every category: " + one);
     }
 
     private static String name(String netnsPath) {

@@ -1,0 +1,93 @@
+package io.jcni.chaos;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import io.jcni.testkit.Installed;
+import io.jcni.testkit.Jcnid;
+import io.jcni.testkit.Sh;
+import io.jcni.testkit.World;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A node "reboot": containers are attached to the full chain through jcnid, then jcnid dies, its
+ * runtime directory is wiped, every network namespace (containers and the host's) disappears and
+ * the host comes back as a new namespace with an empty ruleset. What survives is what lives on
+ * disk: IPAM reservations, nft ownership state and, unless the runtime keeps it on tmpfs, the
+ * result cache. {@code jcni gc} must reconcile all of it to zero.
+ */
+@Tag("root")
+class RebootTest {
+    static Installed jcni;
+
+    @BeforeAll
+    static void install() throws Exception {
+        jcni = Installed.get();
+    }
+
+    @Test
+    void gcAfterRebootReconcilesToZero() throws Exception {
+        reboot(false);
+    }
+
+    /** The runtime's result cache was on tmpfs too: only the plugins' own GC can find what to free. */
+    @Test
+    void gcAfterRebootWithoutResultCacheReconcilesToZero() throws Exception {
+        reboot(true);
+    }
+
+    private void reboot(boolean wipeCache) throws Exception {
+        int n = Chaos.size("rebootContainers", 20, 100);
+        long t0 = System.nanoTime();
+        try (World w = new World()) {
+            ChainNetwork net = new ChainNetwork(w, jcni);
+            HostRuntime rt = new HostRuntime(net);
+            List<String> netns = new ArrayList<>();
+            for (int i = 0; i < n; i++) netns.add(w.container(i));
+            Jcnid jcnid = Jcnid.start(jcni, w.dir.resolve("jcnid.log"));
+            try {
+                try (ExecutorService pool = Executors.newFixedThreadPool(10)) {
+                    List<Future<?>> adds = new ArrayList<>();
+                    for (int i = 0; i < n; i++) {
+                        int c = i;
+                        adds.add(pool.submit(() -> rt.add(c, netns.get(c))));
+                    }
+                    for (Future<?> f : adds) f.get(300, TimeUnit.SECONDS);
+                }
+                Leaks before = Leaks.count(net, netns);
+                assertEquals(n, before.addresses(), "attached: " + before);
+
+                // The reboot.
+                jcnid.kill();
+                try (Stream<Path> run = Files.list(jcni.socket.getParent())) {
+                    for (Path p : run.toList()) Files.deleteIfExists(p);
+                }
+                for (String path : netns) w.deleteNamespace(Path.of(path).getFileName().toString());
+                w.deleteNamespace(w.host);
+                if (wipeCache) Sh.ok("rm", "-rf", net.cacheDir.toString());
+                w.namespace(w.host);
+                jcnid = Jcnid.start(jcni, w.dir.resolve("jcnid.log"));
+                Leaks survived = Leaks.count(net, List.of());
+
+                Sh.Run gc = net.run(0, 300, "gc", net.name);
+                Leaks left = Leaks.count(net, List.of());
+                System.out.printf("chaos reboot (%s): %d containers; attached: %s; after the reboot: %s; after jcni gc: %s; %s%n",
+                        wipeCache ? "result cache wiped" : "result cache kept", n, before, survived, left, Chaos.seconds(t0));
+                gc.ok();
+                assertEquals(new Leaks(0, 0, 0, 0, 0, 0), left, "left after jcni gc");
+            } finally {
+                jcnid.close();
+            }
+        }
+    }
+}
