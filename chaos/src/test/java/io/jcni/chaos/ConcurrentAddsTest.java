@@ -35,7 +35,7 @@ class ConcurrentAddsTest {
 
     @Test
     void concurrentAddsGetDistinctAddressesAndConcurrentDelsLeaveNothing() throws Exception {
-        int n = Chaos.size("concurrent", 500, 500);
+        int n = Chaos.size("concurrent", 150, 500);
         long t0 = System.nanoTime();
         try (World w = new World(); ExecutorService pool = Executors.newFixedThreadPool(n)) {
             ChainNetwork net = new ChainNetwork(w, jcni);

@@ -12,21 +12,28 @@ import java.util.Map;
 import java.util.stream.Stream;
 
 /**
- * Everything a chain can leave behind, counted category by category: IPAM reservations, links
- * (host veths, ifbs, interfaces left in container namespaces), nft set and map elements, tc
- * qdiscs of the kinds bandwidth adds, result cache files and nft ownership state files. A
+ * Everything a chain can leave behind, counted category by category: IPAM reservations (address
+ * files), links (host veths, ifbs, interfaces left in container namespaces), nft set and map
+ * elements, tc qdiscs of the kinds bandwidth adds, result cache files, and other state files (nft
+ * ownership state, host-local's attachment index and any stray temporary file). A
  * difference of two counts is what one operation left (positive) or took from others (negative).
  */
 record Leaks(int addresses, int links, int nftElements, int tcObjects, int cacheFiles, int stateFiles) {
 
     static Leaks count(ChainNetwork net, List<String> containerNetns) {
         return new Leaks(
-                files(net.ipamDir, n -> !n.equals("lock") && !n.startsWith("last_reserved_ip")),
+                files(net.ipamDir.resolve(net.name), Leaks::isReservation),
                 hostLinks(net.world.host) + containerLinks(containerNetns),
                 nftElements(net.world.host),
                 tcObjects(net.world.host),
                 files(net.cacheDir, n -> true),
-                files(net.nftDir, n -> !n.equals("lock")));
+                files(net.nftDir, n -> !n.equals("lock"))
+                        + files(net.ipamDir, n -> !n.equals("lock") && !n.startsWith("last_reserved_ip") && !isReservation(n)));
+    }
+
+    /** host-local names a reservation file after its address (IPv6 colons as '_' on some systems). */
+    static boolean isReservation(String fileName) {
+        return fileName.matches("[0-9.]+|[0-9a-fA-F:_]+") && (fileName.contains(".") || fileName.contains(":") || fileName.contains("_"));
     }
 
     Leaks minus(Leaks base) {
