@@ -40,7 +40,7 @@ final class FuzzInputs {
         }
     }
 
-    /** One generated call. {@code hazardous}: it names a path that blocks or never ends (run it where it can be killed). */
+    /** One generated call. {@code hazardous}: it names a path that blocks or never ends, or a huge file (run it where it can be killed). */
     record Case(int index, String type, Map<String, String> env, byte[] stdin, boolean hazardous, String mutations) {
         String command() {
             return env.getOrDefault("CNI_COMMAND", "");
@@ -97,15 +97,19 @@ final class FuzzInputs {
         List<String> done = new ArrayList<>();
         boolean[] hazardous = {false};
 
-        int envMutations = rnd.nextInt(4) == 0 ? 1 + rnd.nextInt(2) : 0;
+        // Profiles: a mutated config with a valid environment reaches the parsers; a valid config with a mutated
+        // environment, or with a hostile path, reaches the code that acts.
+        int profile = rnd.nextInt(100);
+        int envMutations = profile < 65 ? (rnd.nextInt(7) == 0 ? 1 : 0) : profile < 85 ? 1 + rnd.nextInt(2) : 0;
+        int confMutations = profile < 65 ? 1 + rnd.nextInt(3) : 0;
         for (int i = 0; i < envMutations; i++) done.add(mutateEnv(rnd, env, hazardous));
-        int confMutations = rnd.nextInt(8) == 0 ? 0 : 1 + rnd.nextInt(3);
         Object root = conf;
         for (int i = 0; i < confMutations; i++) {
             String[] what = new String[1];
             root = mutate(rnd, root, what, hazardous);
             done.add(what[0]);
         }
+        if (profile >= 92) done.add(hostilePath(rnd, conf, env, hazardous));
         pin(type, root);
         byte[] stdin = write(root);
         if (rnd.nextInt(20) == 0) {
@@ -188,6 +192,22 @@ final class FuzzInputs {
 
     // ---------------------------------------------------------------- mutations
 
+    /** A path that is not what it claims (a FIFO that blocks open, an endless or a 3 GB file, a directory) where one is read. */
+    private String hostilePath(Random rnd, Map<String, Object> conf, Map<String, String> env, boolean[] hazardous) {
+        String path = pick(rnd, paths.fifo().toString(), "/dev/zero", paths.hazardDir().resolve("big").toString(),
+                paths.hazardDir().toString(), paths.hazardDir().resolve("regular").toString(), "/dev/null", "/dev/urandom");
+        hazardous[0] = true;
+        env.put("CNI_COMMAND", "ADD");
+        if (conf.get("ipam") instanceof Map<?, ?> ipam && rnd.nextBoolean()) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> i = (Map<String, Object>) ipam;
+            i.put("resolvConf", path);
+            return "ipam.resolvConf=" + path;
+        }
+        env.put("CNI_NETNS", path);
+        return "env CNI_NETNS=" + path;
+    }
+
     private String mutateEnv(Random rnd, Map<String, String> env, boolean[] hazardous) {
         String key = switch (rnd.nextInt(7)) {
             case 0 -> "CNI_COMMAND";
@@ -231,7 +251,9 @@ final class FuzzInputs {
             what[0] = "root replaced";
             return rnd.nextBoolean() ? deep(rnd, 1 + rnd.nextInt(20000)) : randomValue(rnd, hazardous);
         }
-        Object[] slot = slots.get(rnd.nextInt(slots.size()));
+        // Leaves (names, numbers, addresses) are where validation lives: three in four mutations aim at one.
+        List<Object[]> leaves = slots.stream().filter(x -> !(value(x) instanceof Map) && !(value(x) instanceof List)).toList();
+        Object[] slot = !leaves.isEmpty() && rnd.nextInt(4) != 0 ? leaves.get(rnd.nextInt(leaves.size())) : slots.get(rnd.nextInt(slots.size()));
         String path = (String) slot[2];
         int op = rnd.nextInt(12);
         if (op == 0 && slot[0] instanceof Map<?, ?> m) {
@@ -296,6 +318,10 @@ final class FuzzInputs {
         }
     }
 
+    private static Object value(Object[] slot) {
+        return slot[0] instanceof Map<?, ?> m ? m.get(slot[1]) : ((List<?>) slot[0]).get((Integer) slot[1]);
+    }
+
     @SuppressWarnings("unchecked")
     private static void set(Object[] slot, Object value) {
         if (slot[0] instanceof Map<?, ?> m) ((Map<String, Object>) m).put((String) slot[1], value);
@@ -335,11 +361,31 @@ final class FuzzInputs {
         return new Raw(b.toByteArray());
     }
 
+    /**
+     * Truncates the text or flips one byte, never inside a {@code "dataDir":"..."} pair: a flipped byte there would
+     * send a plugin to another directory, or (in the key) to its default under /var/lib/cni.
+     */
     private static byte[] corrupt(Random rnd, byte[] text) {
         if (text.length == 0) return text;
         byte[] out = rnd.nextBoolean() ? java.util.Arrays.copyOf(text, rnd.nextInt(text.length)) : text.clone();
-        if (out.length > 0 && rnd.nextBoolean()) out[rnd.nextInt(out.length)] = (byte) rnd.nextInt(256);
+        if (out.length > 0 && rnd.nextBoolean()) {
+            boolean[] pinned = pinnedBytes(out);
+            int at = rnd.nextInt(out.length);
+            if (!pinned[at]) out[at] = (byte) rnd.nextInt(256);
+        }
         return out;
+    }
+
+    private static boolean[] pinnedBytes(byte[] text) {
+        boolean[] pinned = new boolean[text.length];
+        byte[] key = "\"dataDir\":\"".getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; i + key.length <= text.length; i++) {
+            if (!java.util.Arrays.equals(text, i, i + key.length, key, 0, key.length)) continue;
+            int end = i + key.length;
+            while (end < text.length && text[end] != '"') end++;
+            for (int j = i; j <= Math.min(end, text.length - 1); j++) pinned[j] = true;
+        }
+        return pinned;
     }
 
     // ---------------------------------------------------------------- writing

@@ -6,7 +6,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -86,13 +85,20 @@ record Leaks(int addresses, int links, int nftElements, int tcObjects, int cache
     }
 
     static int nftElements(String host) {
+        return nftElementsBySet(host).values().stream().mapToInt(Integer::intValue).sum();
+    }
+
+    /** Elements of each non-empty set and map of jcni's table in the namespace. */
+    static Map<String, Integer> nftElementsBySet(String host) {
         Sh.Run r = Sh.run("ip", "netns", "exec", host, "nft", "-j", "list", "table", "inet", "jcni");
-        if (r.rc() != 0) return 0; // no table: nothing in it
-        int n = 0;
+        Map<String, Integer> n = new java.util.TreeMap<>();
+        if (r.rc() != 0) return n; // no table: nothing in it
         for (Object o : Json.asList(Json.parseObject(r.out()).get("nftables"))) {
             Map<String, Object> entry = Json.asObject(o);
             for (String kind : List.of("set", "map")) {
-                if (entry.get(kind) instanceof Map<?, ?> set && set.get("elem") instanceof List<?> elems) n += elems.size();
+                if (entry.get(kind) instanceof Map<?, ?> set && set.get("elem") instanceof List<?> elems && !elems.isEmpty()) {
+                    n.merge(String.valueOf(set.get("name")), elems.size(), Integer::sum);
+                }
             }
         }
         return n;
