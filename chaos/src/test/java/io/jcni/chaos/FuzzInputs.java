@@ -109,7 +109,7 @@ final class FuzzInputs {
             root = mutate(rnd, root, what, hazardous);
             done.add(what[0]);
         }
-        if (profile >= 92) done.add(hostilePath(rnd, conf, env, hazardous));
+        if (profile >= 97) done.add(hostilePath(rnd, conf, env, hazardous));
         pin(type, root);
         byte[] stdin = write(root);
         if (rnd.nextInt(20) == 0) {

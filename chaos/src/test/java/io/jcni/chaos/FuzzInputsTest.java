@@ -37,8 +37,9 @@ class FuzzInputsTest {
             } catch (RuntimeException e) {
                 continue; // not JSON: nothing can read a directory from it
             }
+            if (!conf.containsKey("name")) continue; // the root was replaced: no plugin gets as far as a directory
             parsed++;
-            assertTrue(String.valueOf(conf.get("dataDir")).startsWith("/scratch/state/"), "case " + i + ": " + conf.get("dataDir"));
+            assertTrue(String.valueOf(conf.get("dataDir")).startsWith("/scratch/state/"), "case " + i + ": " + text.substring(0, Math.min(600, text.length())));
             if (conf.get("ipam") instanceof Map<?, ?> ipam) {
                 assertTrue(String.valueOf(ipam.get("dataDir")).startsWith("/scratch/state/"), "case " + i + ": " + ipam);
             }
