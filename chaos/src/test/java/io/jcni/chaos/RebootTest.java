@@ -35,7 +35,7 @@ class RebootTest {
         jcni = Installed.get();
     }
 
-    /** {@code jcni gc NET} (cnitool's gc: no list of valid attachments) DELs every cached attachment. */
+    /** {@code jcni gc NET --valid none}: no attachment is in use; the cached ones are DELeted, then the plugins GC. */
     @Test
     void jcniGcAfterRebootReconcilesToZero() throws Exception {
         reboot(false);
@@ -92,7 +92,7 @@ class RebootTest {
                         gcError = e.toString() + " " + String.join(" ", rt.stderr);
                     }
                 } else {
-                    Sh.Run gc = net.run(0, 300, "gc", net.name);
+                    Sh.Run gc = net.run(0, 300, "gc", net.name, "--valid", "none");
                     if (gc.rc() != 0) gcError = "exit " + gc.rc() + ": " + gc.err();
                 }
                 Leaks left = Leaks.count(net, List.of());
