@@ -18,6 +18,7 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <linux/netlink.h>
@@ -148,6 +149,63 @@ JNIEXPORT jlong JNICALL Java_io_jcni_linux_Native_inode(JNIEnv *env, jclass cls,
         return -1;
     }
     return (jlong) st.st_ino;
+}
+
+JNIEXPORT jlong JNICALL Java_io_jcni_linux_Native_statfsType(JNIEnv *env, jclass cls, jstring path) {
+    (void) cls;
+    jpath p;
+    if (!require(env, path, "statfs") || !path_get(env, path, &p)) return -1;
+    struct statfs sf;
+    int rc;
+    do rc = statfs(p.c, &sf); while (rc < 0 && errno == EINTR);
+    if (rc < 0) throw_errno(env, errno, "statfs %s", p.c);
+    path_release(env, &p);
+    return rc < 0 ? -1 : (jlong) sf.f_type;
+}
+
+JNIEXPORT jlong JNICALL Java_io_jcni_linux_Native_fstatfsType(JNIEnv *env, jclass cls, jint fd) {
+    (void) cls;
+    struct statfs sf;
+    if (fstatfs(fd, &sf) < 0) {
+        throw_errno(env, errno, "fstatfs fd %d", fd);
+        return -1;
+    }
+    return (jlong) sf.f_type;
+}
+
+/* out = { st_mode, st_size }. */
+JNIEXPORT void JNICALL Java_io_jcni_linux_Native_fstat(JNIEnv *env, jclass cls, jint fd, jlongArray out) {
+    (void) cls;
+    struct stat st;
+    if (out == NULL || (*env)->GetArrayLength(env, out) < 2) {
+        throw_errno(env, EINVAL, "fstat fd %d (need a long[2])", fd);
+        return;
+    }
+    if (fstat(fd, &st) < 0) {
+        throw_errno(env, errno, "fstat fd %d", fd);
+        return;
+    }
+    jlong v[2] = { (jlong) st.st_mode, (jlong) st.st_size };
+    (*env)->SetLongArrayRegion(env, out, 0, 2, v);
+}
+
+/* read(2) into buf[off, off+len) through a bounded stack buffer; 0 at end of file. */
+JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_read(JNIEnv *env, jclass cls, jint fd, jbyteArray buf, jint off, jint len) {
+    (void) cls;
+    char tmp[8192];
+    if (buf == NULL || off < 0 || len < 0 || (jlong) off + len > (*env)->GetArrayLength(env, buf)) {
+        throw_errno(env, EINVAL, "read fd %d (bad buffer range)", fd);
+        return -1;
+    }
+    size_t want = (size_t) len < sizeof tmp ? (size_t) len : sizeof tmp;
+    ssize_t n;
+    do n = read(fd, tmp, want); while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        throw_errno(env, errno, "read fd %d", fd);
+        return -1;
+    }
+    (*env)->SetByteArrayRegion(env, buf, off, (jsize) n, (const jbyte *) tmp);
+    return (jint) n;
 }
 
 JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_socket(JNIEnv *env, jclass cls, jint domain, jint type, jint protocol) {

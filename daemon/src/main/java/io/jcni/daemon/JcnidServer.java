@@ -43,6 +43,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -53,9 +54,22 @@ import jdk.net.UnixDomainPrincipal;
  * The daemon proper: serves {@link Protocol} requests on a root-only unix socket by running the
  * plugin in-process through {@link Skel#run}, exactly as the standalone plugin would.
  *
- * <p>One virtual thread per connection; the plugin itself runs on another virtual thread so the
+ * <p>One virtual thread per connection; the plugin itself runs on a platform thread so the
  * connection can answer "try again later" (CNI error 11) when it exceeds the request timeout.
  * Requests for the same attachment are serialized by {@link AttachmentLocks}.
+ *
+ * <p><b>Why plugins run on platform threads.</b> Plugin code blocks in native calls: flock(2) on
+ * shared state, netlink receives, open(2) of paths from the request. A virtual thread inside a
+ * native call pins its carrier, and there are only as many carriers as CPUs. On virtual threads,
+ * three concurrent nft requests on 2 CPUs deadlocked jcnid for good: both carriers were pinned in
+ * flock() waiting for the nft state lock while its holder, parked waiting for its {@code nft}
+ * child, needed a carrier to continue; and CPU-count requests stuck in open() of a FIFO stopped
+ * jcnid from answering anyone, {@code status} included. On a platform thread a blocked run blocks
+ * nobody but itself; connections stay on virtual threads, where they only wait in socket I/O that
+ * the JDK parks properly. The threads come from a cached pool (starting a thread per run cost
+ * 2-4 ms under load, see daemon/README.md) that has no bound of its own: a bounded pool would
+ * deadlock when a delegate comes back through the shim while every worker waits for it. Runs are
+ * bounded by {@code --max-in-flight} instead, runs that outlived their timeout included.
  */
 public final class JcnidServer {
     /**
@@ -74,7 +88,12 @@ public final class JcnidServer {
     private final PrintStream log;
     private final Metrics metrics = new Metrics();
     private final AttachmentLocks locks = new AttachmentLocks();
-    private final ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor();
+    private final ExecutorService workers = Executors.newCachedThreadPool(
+            Thread.ofPlatform().name("jcnid-plugin-", 0).daemon().factory());
+    /** Plugin runs not finished yet, including those whose client already got "timed out". */
+    private final AtomicInteger pluginRuns = new AtomicInteger();
+    /** Attachments whose last run outlived the timeout and still runs: their next requests fail at once. */
+    private final Map<String, AtomicBoolean> overdue = new java.util.concurrent.ConcurrentHashMap<>();
     private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "jcnid-watchdog");
         t.setDaemon(true);
@@ -306,26 +325,62 @@ public final class JcnidServer {
                         networkName(ex.stdin()))
                 : null;
 
+        if (pluginRuns.get() >= cfg.maxInFlight()) {
+            decline(ch, "busy: " + pluginRuns.get() + " plugin runs not finished");
+            return;
+        }
+
         // From here the plugin may run: a client that loses us after this must not blindly re-run an ADD.
         Protocol.writeFully(ch, ByteBuffer.wrap(new byte[] {Protocol.STATUS_ACCEPTED}));
 
         long t0 = System.nanoTime();
+        AtomicBoolean stuck = lockKey == null ? null : overdue.get(lockKey);
+        if (stuck != null && stuck.get()) {
+            overdue.remove(lockKey, stuck);
+            stuck = null;
+        }
+        if (stuck != null) {
+            // Waiting behind a run that is already overdue would only time out too, holding a thread.
+            Skel.Outcome out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER,
+                    "jcnid: an earlier request for this attachment is still running",
+                    "it did not finish within " + cfg.requestTimeout().toMillis() + " ms; try again later"));
+            finish(ch, ex.type(), command, env, t0, out, false, new byte[0]);
+            return;
+        }
         ByteArrayOutputStream stderr = new ByteArrayOutputStream();
         PrintStream pluginLog = new PrintStream(stderr, true, StandardCharsets.UTF_8);
-        Future<Skel.Outcome> f = workers.submit(() -> {
-            AttachmentLocks.Entry held = lockKey == null ? null : locks.lock(lockKey);
-            try {
-                return inCallersNetns(callerPid, () -> Skel.run(plugin, env, ex.stdin(), pluginLog));
-            } finally {
-                if (held != null) locks.unlock(lockKey, held);
-            }
-        });
+        pluginRuns.incrementAndGet();
+        AtomicBoolean finished = new AtomicBoolean(); // a cancelled Future is "done" while its thread still runs
+        Future<Skel.Outcome> f;
+        try {
+            f = workers.submit(() -> {
+                try {
+                    AttachmentLocks.Entry held = lockKey == null ? null : locks.lock(lockKey);
+                    try {
+                        return inCallersNetns(callerPid, () -> Skel.run(plugin, env, ex.stdin(), pluginLog));
+                    } finally {
+                        if (held != null) locks.unlock(lockKey, held);
+                    }
+                } finally {
+                    finished.set(true);
+                    if (lockKey != null) overdue.remove(lockKey, finished);
+                    pluginRuns.decrementAndGet();
+                }
+            });
+        } catch (RuntimeException e) { // RejectedExecutionException (shut down), OutOfMemoryError is not caught
+            pluginRuns.decrementAndGet();
+            throw e;
+        }
         Skel.Outcome out;
         boolean timedOut = false;
         try {
             out = f.get(cfg.requestTimeout().toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             f.cancel(true);
+            if (lockKey != null && !finished.get()) {
+                overdue.put(lockKey, finished);
+                if (finished.get()) overdue.remove(lockKey, finished); // it ended meanwhile
+            }
             timedOut = true;
             out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER, "jcnid: request timed out",
                     "the " + ex.type() + " plugin did not finish " + command + " within " + cfg.requestTimeout().toMillis()
@@ -339,12 +394,17 @@ public final class JcnidServer {
             Thread.currentThread().interrupt();
             out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER, "jcnid: interrupted"));
         }
+        finish(ch, ex.type(), command, env, t0, out, timedOut, stderr.toByteArray());
+    }
+
+    private void finish(SocketChannel ch, String type, String command, Map<String, String> env, long t0, Skel.Outcome out,
+                        boolean timedOut, byte[] stderr) throws IOException {
         long nanos = System.nanoTime() - t0;
-        metrics.record(ex.type(), command, nanos, out.exitCode(), timedOut);
-        logLine(String.format("jcnid plugin=%s cmd=%s container=%s ifname=%s dur_ms=%.3f exit=%d%s", quote(ex.type()),
+        metrics.record(type, command, nanos, out.exitCode(), timedOut);
+        logLine(String.format("jcnid plugin=%s cmd=%s container=%s ifname=%s dur_ms=%.3f exit=%d%s", quote(type),
                 command, quote(env.getOrDefault("CNI_CONTAINERID", "")), quote(env.getOrDefault("CNI_IFNAME", "")),
                 nanos / 1e6, out.exitCode(), timedOut ? " timeout=true" : ""));
-        reply(ch, (byte) 0, new Protocol.Result(out.exitCode(), utf8(out.stdout()), stderr.toByteArray()));
+        reply(ch, (byte) 0, new Protocol.Result(out.exitCode(), utf8(out.stdout()), stderr));
     }
 
     /** The error as the skeleton would print it: in the configuration's cniVersion when there is one. */
@@ -410,6 +470,7 @@ public final class JcnidServer {
         return "status " + (shuttingDown ? "stopping" : "ok") + "\npid " + ProcessHandle.current().pid()
                 + "\nuptime_seconds " + (System.currentTimeMillis() - metrics.startMillis()) / 1000
                 + "\nrequests " + metrics.totalRequests() + "\nin_flight " + metrics.inFlight.get()
+                + "\nplugin_runs " + pluginRuns.get()
                 + "\nsocket " + socket + "\n";
     }
 
@@ -511,7 +572,9 @@ public final class JcnidServer {
     private static Skel.Outcome inCallersNetns(String pid, java.util.concurrent.Callable<Skel.Outcome> call) throws Exception {
         if (pid == null || pid.isEmpty() || !pid.chars().allMatch(Character::isDigit)) return call.call();
         try (io.jcni.linux.Netns caller = io.jcni.linux.Netns.open("/proc/" + pid + "/ns/net");
-             io.jcni.linux.Netns own = io.jcni.linux.Netns.open("/proc/self/ns/net")) {
+             io.jcni.linux.Netns own = io.jcni.linux.Netns.current()) {
+            // This thread's own namespace, not the process's: a pooled thread that plugin code had
+            // moved (none does) would then still hand the run to one inside the caller's.
             if (caller.sameAs(own)) return call.call();
             return caller.run(call::call);
         }

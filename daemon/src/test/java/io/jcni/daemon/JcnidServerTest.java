@@ -105,6 +105,17 @@ class JcnidServerTest {
         }
     }
 
+    /** A wedged daemon (it accepts, never answers) makes status and metrics fail, not hang. */
+    @Test
+    void theClientGivesUpOnADaemonThatDoesNotAnswer() throws Exception {
+        Path sock = tmp.resolve("mute.sock");
+        try (java.nio.channels.ServerSocketChannel mute = java.nio.channels.ServerSocketChannel.open(java.net.StandardProtocolFamily.UNIX)) {
+            mute.bind(UnixDomainSocketAddress.of(sock));
+            assertThrows(java.net.SocketTimeoutException.class, () -> JcnidClient.call(sock,
+                    Protocol.encodeRequest(Protocol.KIND_HEALTH, null), Duration.ofMillis(200)));
+        }
+    }
+
     @Test
     void aClientThatSendsNothingIsDroppedAfterTheIoTimeout() throws Exception {
         try (TestDaemon d = new TestDaemon(tmp); SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(d.socket()))) {
@@ -163,6 +174,73 @@ class JcnidServerTest {
             assertEquals("0.4.0", err.get("cniVersion"));
             assertTrue(JcnidClient.metrics(d.socket()).contains("jcnid_timeouts_total{plugin=\"gate\",command=\"ADD\"} 1\n"));
             assertTrue(d.log().contains("timeout=true"));
+        }
+    }
+
+    /**
+     * Issue 14: runs blocked in a system call (open(2) of a FIFO), more of them than CPUs, stop
+     * neither other requests nor status; their attachment's next request is answered 11 at once.
+     */
+    @Test
+    void runsStuckInASystemCallBlockNobodyElse() throws Exception {
+        int k = Runtime.getRuntime().availableProcessors() + 2;
+        try (TestDaemon d = new TestDaemon(tmp, Duration.ofMillis(500), 256, PluginRegistry::lookup);
+                ExecutorService pool = Executors.newFixedThreadPool(k)) {
+            d.stuckFifo = tmp.resolve("fifo");
+            assertEquals(0, new ProcessBuilder("mkfifo", d.stuckFifo.toString()).start().waitFor());
+            String conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"stuck\"}";
+            List<Future<JcnidClient.Reply>> stuck = new ArrayList<>();
+            for (int i = 0; i < k; i++) {
+                String c = "s" + i;
+                stuck.add(pool.submit(() -> d.exec("stuck", TestDaemon.env("ADD", c), conf)));
+            }
+            try {
+                for (Future<JcnidClient.Reply> f : stuck) {
+                    assertEquals(11L, Json.parseObject(f.get().result().stdoutText()).get("code"));
+                }
+                assertTrue(JcnidClient.health(d.socket()).contains("\nplugin_runs " + k + "\n"), JcnidClient.health(d.socket()));
+                assertEquals(0, d.exec("static", TestDaemon.env("ADD", "other"), TestDaemon.STATIC_CONF).result().exitCode());
+
+                Map<String, Object> again = Json.parseObject(d.exec("stuck", TestDaemon.env("DEL", "s0"), conf).result().stdoutText());
+                assertEquals(11L, again.get("code"));
+                assertEquals("jcnid: an earlier request for this attachment is still running", again.get("msg"));
+
+                try (java.io.RandomAccessFile writer = new java.io.RandomAccessFile(d.stuckFifo.toFile(), "rw")) {
+                    while (!JcnidClient.health(d.socket()).contains("\nplugin_runs 0\n")) Thread.sleep(10);
+                    assertEquals(0, d.exec("stuck", TestDaemon.env("ADD", "s0"), conf).result().exitCode());
+                }
+            } finally {
+                release(d.stuckFifo);
+            }
+        }
+    }
+
+    /** Lets every run blocked opening the FIFO go (a reader's open returns once a writer exists). */
+    private static void release(Path fifo) {
+        if (!Files.exists(fifo)) return;
+        try {
+            new java.io.RandomAccessFile(fifo.toFile(), "rw").close();
+        } catch (IOException ignored) {
+            // nothing was waiting
+        }
+    }
+
+    @Test
+    void unfinishedRunsCountAgainstMaxInFlight() throws Exception {
+        try (TestDaemon d = new TestDaemon(tmp, Duration.ofMillis(300), 1, PluginRegistry::lookup)) {
+            d.stuckFifo = tmp.resolve("fifo");
+            assertEquals(0, new ProcessBuilder("mkfifo", d.stuckFifo.toString()).start().waitFor());
+            String conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"stuck\"}";
+            try {
+                assertEquals(11L, Json.parseObject(d.exec("stuck", TestDaemon.env("ADD", "s0"), conf).result().stdoutText()).get("code"));
+                assertTrue(d.exec("static", TestDaemon.env("ADD", "c2"), TestDaemon.STATIC_CONF).declined());
+                try (java.io.RandomAccessFile writer = new java.io.RandomAccessFile(d.stuckFifo.toFile(), "rw")) {
+                    while (!JcnidClient.health(d.socket()).contains("\nplugin_runs 0\n")) Thread.sleep(10);
+                    assertEquals(0, d.exec("static", TestDaemon.env("ADD", "c2"), TestDaemon.STATIC_CONF).result().exitCode());
+                }
+            } finally {
+                release(d.stuckFifo);
+            }
         }
     }
 

@@ -39,6 +39,9 @@ final class TestDaemon implements AutoCloseable {
     /** Opens when a "gate" ADD is running, i.e. the daemon has accepted it. */
     final CountDownLatch gateEntered = new CountDownLatch(1);
 
+    /** "stuck": ADD opens this FIFO for reading, so it blocks in open(2) until a writer comes. */
+    volatile Path stuckFifo;
+
     final ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
     final PrintStream log = new PrintStream(logBytes, true, StandardCharsets.UTF_8);
     final JcnidServer server;
@@ -54,6 +57,7 @@ final class TestDaemon implements AutoCloseable {
         Function<String, Supplier<Plugin>> registry = t -> switch (t) {
             case "slow" -> Slow::new;
             case "gate" -> Gate::new;
+            case "stuck" -> Stuck::new;
             default -> base.apply(t);
         };
         server = JcnidServer.start(cfg, registry, log,
@@ -105,6 +109,21 @@ final class TestDaemon implements AutoCloseable {
             } finally {
                 perContainer.get(req.containerId()).decrementAndGet();
                 slowRunning.decrementAndGet();
+            }
+        }
+
+        @Override
+        public void del(PluginRequest req) {}
+
+        @Override
+        public void check(PluginRequest req) {}
+    }
+
+    final class Stuck implements Plugin {
+        @Override
+        public Result add(PluginRequest req) throws Exception {
+            try (java.io.InputStream in = java.nio.file.Files.newInputStream(stuckFifo)) {
+                return result(req);
             }
         }
 

@@ -23,6 +23,7 @@ public final class Errno {
     public static final int ENOTDIR = 20;
     public static final int EINVAL = 22;
     public static final int ENOTTY = 25;
+    public static final int EFBIG = 27;
     public static final int ERANGE = 34;
     public static final int ENOSYS = 38;
     public static final int ENODATA = 61;

@@ -9,9 +9,15 @@ import java.util.Optional;
  * IPAM store uses the same call). Unlike {@link java.nio.channels.FileLock}, which uses fcntl
  * record locks, flock locks are what other CNI implementations take.
  *
- * <p>The file is created (mode 0644) if missing; a directory is locked as is. Blocking
- * {@link #lock} holds its OS thread while it waits, so call it from a platform thread when waits
- * can be long.
+ * <p>The file is created (mode 0644) if missing; a directory is locked as is. Anything else (a
+ * FIFO, a device) is refused without blocking: it is opened non-blocking and checked.
+ *
+ * <p><b>Virtual threads.</b> A thread blocked in flock(2) is inside a native call, so a virtual
+ * thread waiting there pins its carrier. jcnid once deadlocked that way: every carrier was pinned
+ * waiting for a lock whose holder, a virtual thread waiting for its {@code nft} child, needed a
+ * carrier to go on and release it. So on a virtual thread {@link #lock} only tries the lock in
+ * place; when it is taken, the wait happens on a platform thread while the virtual thread is
+ * parked (unmounted). Platform threads wait in place, as before.
  */
 public final class Flock implements AutoCloseable {
     private final Path path;
@@ -26,11 +32,48 @@ public final class Flock implements AutoCloseable {
     public static Flock lock(Path path) {
         int fd = openFor(path);
         try {
-            Native.flock(fd, Native.LOCK_EX);
+            if (Thread.currentThread().isVirtual()) {
+                if (!Native.flock(fd, Native.LOCK_EX | Native.LOCK_NB)) waitOnPlatformThread(fd);
+            } else {
+                Native.flock(fd, Native.LOCK_EX);
+            }
             return new Flock(path, fd);
         } catch (ErrnoException e) {
             Native.close(fd);
             throw e.during("lock " + path);
+        }
+    }
+
+    /**
+     * The blocking flock(2) on a platform thread of its own, while the calling virtual thread
+     * parks. Not interruptible: once the helper has the lock it must reach its owner, who releases it.
+     */
+    private static void waitOnPlatformThread(int fd) {
+        java.util.concurrent.CompletableFuture<Void> done = new java.util.concurrent.CompletableFuture<>();
+        Thread.ofPlatform().name("jcni-flock-wait").daemon().start(() -> {
+            try {
+                Native.flock(fd, Native.LOCK_EX);
+                done.complete(null);
+            } catch (Throwable t) {
+                done.completeExceptionally(t);
+            }
+        });
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    done.get();
+                    return;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    if (e.getCause() instanceof ErrnoException ee) throw ee;
+                    if (e.getCause() instanceof Error err) throw err;
+                    throw new IllegalStateException(e.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt();
         }
     }
 
@@ -64,20 +107,42 @@ public final class Flock implements AutoCloseable {
         }
     }
 
+    /**
+     * Opens what to lock without ever blocking in open(2) (O_NONBLOCK: a FIFO would wait for a
+     * writer), then refuses anything but a regular file or a directory.
+     */
     private static int openFor(Path path) {
         String p = path.toString();
+        int flags = Native.O_NONBLOCK | Native.O_NOCTTY;
+        int fd;
         try {
-            if (Files.isDirectory(path)) return Native.open(p, Native.O_RDONLY | Native.O_DIRECTORY, 0);
-            try {
-                return Native.open(p, Native.O_RDWR | Native.O_CREAT, 0644);
-            } catch (ErrnoException e) {
-                // Files that refuse writers, such as a netns bind mount (nsfs: EPERM), are still
-                // lockable through a read-only descriptor, as the Go plugins lock them.
-                if (!(e.is(Errno.EPERM) || e.is(Errno.EACCES)) || !Files.exists(path)) throw e;
-                return Native.open(p, Native.O_RDONLY, 0);
+            if (Files.isDirectory(path)) {
+                fd = Native.open(p, Native.O_RDONLY | Native.O_DIRECTORY | flags, 0);
+            } else {
+                try {
+                    fd = Native.open(p, Native.O_RDWR | Native.O_CREAT | flags, 0644);
+                } catch (ErrnoException e) {
+                    // Files that refuse writers, such as a netns bind mount (nsfs: EPERM), are still
+                    // lockable through a read-only descriptor, as the Go plugins lock them.
+                    if (!(e.is(Errno.EPERM) || e.is(Errno.EACCES)) || !Files.exists(path)) throw e;
+                    fd = Native.open(p, Native.O_RDONLY | flags, 0);
+                }
             }
         } catch (ErrnoException e) {
             throw e.during("lock " + path);
         }
+        long[] st = new long[2];
+        try {
+            Native.fstat(fd, st);
+        } catch (ErrnoException e) {
+            Native.close(fd);
+            throw e.during("lock " + path);
+        }
+        long type = st[0] & Native.S_IFMT;
+        if (type != Native.S_IFREG && type != Native.S_IFDIR) {
+            Native.close(fd);
+            throw new ErrnoException(Errno.EINVAL, "lock " + path, "not a regular file or directory", null);
+        }
+        return fd;
     }
 }

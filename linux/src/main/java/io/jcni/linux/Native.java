@@ -28,6 +28,18 @@ final class Native {
     static final int O_CREAT = 0100;
     static final int O_EXCL = 0200;
     static final int O_DIRECTORY = 0200000;
+    static final int O_NOCTTY = 0400;
+    /** With it open(2) returns at once on a FIFO without a writer instead of waiting for one. */
+    static final int O_NONBLOCK = 04000;
+
+    static final int S_IFMT = 0170000;
+    static final int S_IFREG = 0100000;
+    static final int S_IFDIR = 0040000;
+
+    /** statfs f_type of nsfs, where namespace files live (linux/magic.h). */
+    static final long NSFS_MAGIC = 0x6e736673L;
+    /** Kernels before 3.19 showed namespace files on procfs; the reference accepts both. */
+    static final long PROC_SUPER_MAGIC = 0x9fa0L;
 
     static final int CLONE_NEWNET = 0x40000000;
 
@@ -76,6 +88,17 @@ final class Native {
 
     /** fstat's st_ino: two namespace fds refer to the same namespace when their inodes are equal. */
     static native long inode(int fd);
+
+    /** statfs(2)'s f_type of the file system holding path (symlinks followed): what a path is, without opening it. */
+    static native long statfsType(String path);
+
+    static native long fstatfsType(int fd);
+
+    /** fstat(2): out[0] = st_mode, out[1] = st_size. */
+    static native void fstat(int fd, long[] out);
+
+    /** read(2) of at most len (and at most 8 KiB) bytes into buf at off; 0 at end of file. */
+    static native int read(int fd, byte[] buf, int off, int len);
 
     static native int socket(int domain, int type, int protocol);
 

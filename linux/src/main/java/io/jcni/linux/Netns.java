@@ -33,28 +33,49 @@ public final class Netns implements AutoCloseable {
     /**
      * Opens the network namespace at {@code path} (e.g. /var/run/netns/c1 or /proc/PID/ns/net).
      *
+     * <p>What the path is gets checked before it is opened, as the reference's {@code ns.GetNS}
+     * does (statfs: the nsfs magic): a FIFO would block open(2) until a writer comes, a device
+     * file may act on open. The open itself is non-blocking and the descriptor is checked again
+     * (fstatfs, then the namespace type), so a path swapped in between cannot block us either.
+     *
      * @throws ErrnoException ENOENT for a missing path, EINVAL if it is not a network namespace
      */
     public static Netns open(String path) {
+        String op = "open netns " + path;
+        long magic;
+        try {
+            magic = Native.statfsType(path);
+        } catch (ErrnoException e) {
+            throw e.during(op);
+        }
+        checkNsfs(magic, op);
         int fd;
         try {
-            fd = Native.open(path, Native.O_RDONLY, 0);
+            fd = Native.open(path, Native.O_RDONLY | Native.O_NONBLOCK | Native.O_NOCTTY, 0);
         } catch (ErrnoException e) {
-            throw e.during("open netns " + path);
+            throw e.during(op);
         }
         try {
+            checkNsfs(Native.fstatfsType(fd), op);
             int type = Native.nsType(fd);
             if (type != Native.CLONE_NEWNET) {
-                throw new ErrnoException(Errno.EINVAL, "open netns " + path, "not a network namespace", null);
+                throw new ErrnoException(Errno.EINVAL, op, "not a network namespace", null);
             }
         } catch (ErrnoException e) {
             Native.close(fd);
             if (e.is(Errno.ENOTTY)) {
-                throw new ErrnoException(Errno.EINVAL, "open netns " + path, "not a namespace file", e);
+                throw new ErrnoException(Errno.EINVAL, op, "not a namespace file", e);
             }
             throw e;
         }
         return new Netns(path, fd);
+    }
+
+    private static void checkNsfs(long magic, String op) {
+        if (magic != Native.NSFS_MAGIC && magic != Native.PROC_SUPER_MAGIC) {
+            throw new ErrnoException(Errno.EINVAL, op, "not a namespace file (file system magic 0x"
+                    + Long.toHexString(magic) + ", nsfs is 0x" + Long.toHexString(Native.NSFS_MAGIC) + ")", null);
+        }
     }
 
     public static Netns open(Path path) {

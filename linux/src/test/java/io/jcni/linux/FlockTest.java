@@ -1,12 +1,18 @@
 package io.jcni.linux;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -50,5 +56,64 @@ class FlockTest {
             assertTrue(again.isPresent());
             again.get().close();
         }
+    }
+
+    /**
+     * The jcnid deadlock (issue 14): a virtual thread holds the lock and parks (as it does waiting
+     * for its nft child) while more virtual threads than there are carriers wait for the lock. If a
+     * waiter pinned its carrier inside flock(2), the holder could never be mounted again to release.
+     */
+    @Test
+    void virtualThreadsWaitingForTheLockLeaveTheCarriersFree(@TempDir Path dir) {
+        Path file = dir.resolve("lock");
+        int waiters = 4 * Runtime.getRuntime().availableProcessors() + 4;
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger maxInside = new AtomicInteger();
+        AtomicInteger done = new AtomicInteger();
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            CountDownLatch holderHasIt = new CountDownLatch(1);
+            CountDownLatch waitersStarted = new CountDownLatch(waiters);
+            List<Thread> threads = new ArrayList<>();
+            threads.add(Thread.ofVirtual().start(() -> {
+                try (Flock held = Flock.lock(file)) {
+                    holderHasIt.countDown();
+                    waitersStarted.await();
+                    Thread.sleep(200); // parked: needs a carrier to continue
+                    done.incrementAndGet();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }));
+            holderHasIt.await();
+            for (int i = 0; i < waiters; i++) {
+                threads.add(Thread.ofVirtual().start(() -> {
+                    waitersStarted.countDown();
+                    try (Flock held = Flock.lock(file)) {
+                        maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                        Thread.sleep(1);
+                        inside.decrementAndGet();
+                        done.incrementAndGet();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }));
+            }
+            for (Thread t : threads) t.join();
+        });
+        assertEquals(waiters + 1, done.get());
+        assertEquals(1, maxInside.get(), "the lock stayed exclusive");
+    }
+
+    /** A FIFO would block open(2) until a writer comes: refused at once instead. */
+    @Test
+    void aFifoOrADeviceIsRefusedWithoutBlocking(@TempDir Path dir) {
+        Path fifo = dir.resolve("fifo");
+        assertEquals(0, Scratch.exitCode(List.of("mkfifo", fifo.toString())));
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+            ErrnoException e = assertThrows(ErrnoException.class, () -> Flock.lock(fifo));
+            assertEquals(Errno.EINVAL, e.errno());
+            assertTrue(e.getMessage().contains("not a regular file or directory"), e.getMessage());
+            assertEquals(Errno.EINVAL, assertThrows(ErrnoException.class, () -> Flock.tryLock(Path.of("/dev/zero"))).errno());
+        });
     }
 }

@@ -61,6 +61,20 @@ class NetnsTest {
         } finally {
             Files.delete(plain);
         }
+        // A FIFO would block open(2) until a writer comes; devices may act on open: neither is opened.
+        Path fifo = Files.createTempDirectory("jl-fifo").resolve("netns");
+        try {
+            assertEquals(0, Scratch.exitCode(List.of("mkfifo", fifo.toString())));
+            for (String p : List.of(fifo.toString(), "/dev/zero", "/dev/null")) {
+                ErrnoException e = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(30),
+                        () -> assertThrows(ErrnoException.class, () -> Netns.open(p)));
+                assertEquals(Errno.EINVAL, e.errno(), p);
+                assertTrue(e.getMessage().contains("not a namespace file (file system magic"), e.getMessage());
+            }
+        } finally {
+            Files.deleteIfExists(fifo);
+            Files.delete(fifo.getParent());
+        }
         // A namespace, but not a network one.
         ErrnoException wrongType = assertThrows(ErrnoException.class, () -> Netns.open("/proc/self/ns/uts"));
         assertEquals(Errno.EINVAL, wrongType.errno());

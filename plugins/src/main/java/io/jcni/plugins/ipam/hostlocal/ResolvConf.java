@@ -3,10 +3,9 @@ package io.jcni.plugins.ipam.hostlocal;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Result;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
+import io.jcni.linux.Errno;
+import io.jcni.linux.ErrnoException;
+import io.jcni.linux.SmallFile;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -18,15 +17,23 @@ import java.util.List;
  * {@code nameserver} and {@code search}/{@code options} accumulate, the last {@code domain} wins.
  */
 public final class ResolvConf {
+    /**
+     * The most a resolv.conf may hold. Real ones are well under 4 KiB; the bound keeps a config
+     * naming /dev/zero or a huge file from filling the heap (of jcnid too, which all plugins share).
+     */
+    static final int MAX_BYTES = 1 << 20;
+
     private ResolvConf() {}
 
     public static Result.Dns read(Path file) {
         String text;
         try {
-            text = Files.readString(file, StandardCharsets.UTF_8);
-        } catch (NoSuchFileException e) {
-            throw Errors.withCause(Errors.config("open " + file + ": no such file or directory"), e);
-        } catch (IOException e) {
+            text = SmallFile.readUtf8(file, MAX_BYTES);
+        } catch (ErrnoException e) {
+            if (e.is(Errno.ENOENT)) throw Errors.withCause(Errors.config("open " + file + ": no such file or directory"), e);
+            if (e.is(Errno.EINVAL) || e.is(Errno.EFBIG)) {
+                throw Errors.withCause(Errors.config("resolvConf " + file + ": " + e.detail()), e);
+            }
             throw Errors.withCause(new CniException(ErrorCode.IO_FAILURE, "open " + file + ": " + e.getMessage()), e);
         }
         return parse(text);

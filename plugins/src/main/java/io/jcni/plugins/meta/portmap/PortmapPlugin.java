@@ -1,5 +1,7 @@
 package io.jcni.plugins.meta.portmap;
 
+import io.jcni.linux.Conntrack;
+import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Family;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
@@ -44,7 +46,32 @@ public final class PortmapPlugin implements Plugin {
         // the way out), as the reference plugin does.
         if (c.snat() && ifs[0] != null) Sysctl.set("net/ipv4/conf/" + ifs[0] + "/route_localnet", "1");
         store(c).put(owner(req), els -> PortmapRules.skeleton(), elements);
+        deleteStaleUdpFlows(c.mappings(), ips);
         return prev;
+    }
+
+    /**
+     * As the reference does after its rules are in place: deletes the conntrack entries of UDP
+     * flows to the mapped host ports, in each family the container has an address in. A UDP flow
+     * tracked before the mapping existed (a client retrying to a port that was not mapped yet)
+     * keeps its old, untranslated path as long as packets keep coming, and the new container never
+     * sees them. Acts in the namespace the plugin runs in, like the nft client. A failure leaves
+     * the ADD successful (the reference only logs it).
+     */
+    static int deleteStaleUdpFlows(List<PortmapConfig.PortMapping> mappings, Cidr[] ips) {
+        Set<Integer> ports = new java.util.TreeSet<>();
+        for (PortmapConfig.PortMapping m : mappings) if ("udp".equalsIgnoreCase(m.protocol())) ports.add(m.hostPort());
+        if (ports.isEmpty()) return 0;
+        int deleted = 0;
+        try (Conntrack ct = Conntrack.open()) {
+            for (int i = 0; i < 2; i++) {
+                if (ips[i] == null) continue;
+                for (int port : ports) deleted += ct.deleteFlowsTo(i == 0 ? Family.INET : Family.INET6, Conntrack.IPPROTO_UDP, port);
+            }
+        } catch (ErrnoException e) {
+            // informative only, as upstream: the mappings are in place
+        }
+        return deleted;
     }
 
     @Override

@@ -258,7 +258,11 @@ public final class SbrPlugin implements Plugin {
         if (!Files.exists(Path.of(netns))) {
             throw new CniException(ErrorCode.INVALID_NETNS, "failed to open netns \"" + netns + "\"", "no such file");
         }
-        return Flock.lock(Path.of(netns));
+        try {
+            return Flock.lock(Path.of(netns));
+        } catch (ErrnoException e) {
+            throw new CniException(ErrorCode.INVALID_NETNS, "failed to open netns \"" + netns + "\"", e.getMessage());
+        }
     }
 
     static int nextFree(Set<Integer> used, int candidate) {
