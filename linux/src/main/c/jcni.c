@@ -301,6 +301,36 @@ JNIEXPORT jboolean JNICALL Java_io_jcni_linux_Native_flock(JNIEnv *env, jclass c
     }
 }
 
+/*
+ * The values of the C constants Native.java uses, read once at load: they differ between
+ * architectures (O_DIRECTORY is 0200000 on x86-64 but 040000 on arm64, where 0200000 means
+ * O_DIRECT), so Java must never hard-code them.
+ */
+static const struct { const char *name; long value; } constants[] = {
+    { "O_RDONLY", O_RDONLY }, { "O_RDWR", O_RDWR }, { "O_CREAT", O_CREAT }, { "O_EXCL", O_EXCL },
+    { "O_DIRECTORY", O_DIRECTORY },
+    { "CLONE_NEWNET", CLONE_NEWNET },
+    { "MS_BIND", MS_BIND }, { "MS_REC", MS_REC }, { "MS_SHARED", MS_SHARED }, { "MNT_DETACH", MNT_DETACH },
+    { "LOCK_SH", LOCK_SH }, { "LOCK_EX", LOCK_EX }, { "LOCK_NB", LOCK_NB }, { "LOCK_UN", LOCK_UN },
+    { "AF_NETLINK", AF_NETLINK }, { "SOCK_RAW", SOCK_RAW }, { "SOL_SOCKET", SOL_SOCKET },
+    { "SO_SNDBUF", SO_SNDBUF }, { "SO_RCVBUF", SO_RCVBUF }, { "SOL_NETLINK", SOL_NETLINK },
+};
+
+JNIEXPORT jlong JNICALL Java_io_jcni_linux_Native_constant(JNIEnv *env, jclass cls, jstring name) {
+    (void) cls;
+    jpath n;
+    if (!require(env, name, "constant") || !path_get(env, name, &n)) return -1;
+    for (size_t i = 0; i < sizeof constants / sizeof constants[0]; i++) {
+        if (strcmp(constants[i].name, n.c) == 0) {
+            path_release(env, &n);
+            return (jlong) constants[i].value;
+        }
+    }
+    throw_errno(env, ENOENT, "libjcni has no constant %s", n.c);
+    path_release(env, &n);
+    return -1;
+}
+
 JNIEXPORT jstring JNICALL Java_io_jcni_linux_Native_errnoName(JNIEnv *env, jclass cls, jint err) {
     (void) cls;
     const char *name = strerrorname_np(err);
@@ -311,4 +341,33 @@ JNIEXPORT jstring JNICALL Java_io_jcni_linux_Native_strerror(JNIEnv *env, jclass
     (void) cls;
     char buf[256];
     return (*env)->NewStringUTF(env, strerror_r(err, buf, sizeof buf));
+}
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71
+#endif
+
+/*
+ * The cookie of the calling thread's network namespace (SO_NETNS_COOKIE, Linux 5.14): a number
+ * the kernel never hands out twice until reboot, unlike the namespace's inode. 0 when the kernel
+ * does not know the option.
+ */
+JNIEXPORT jlong JNICALL Java_io_jcni_linux_Native_netnsCookie(JNIEnv *env, jclass cls) {
+    (void) cls;
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        throw_errno(env, errno, "socket(AF_UNIX) for the netns cookie");
+        return 0;
+    }
+    unsigned long long cookie = 0;
+    socklen_t len = sizeof cookie;
+    int rc = getsockopt(fd, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len);
+    int err = errno;
+    close(fd);
+    if (rc < 0) {
+        if (err == ENOPROTOOPT) return 0;
+        throw_errno(env, err, "getsockopt SO_NETNS_COOKIE");
+        return 0;
+    }
+    return (jlong) cookie;
 }

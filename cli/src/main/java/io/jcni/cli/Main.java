@@ -13,6 +13,7 @@ import io.jcni.spec.CniException;
 import io.jcni.spec.CniVersion;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Json;
+import io.jcni.spec.Names;
 import io.jcni.spec.NetConfList;
 import io.jcni.spec.PluginConf;
 import io.jcni.spec.Result;
@@ -62,7 +63,7 @@ public final class Main {
         System.exit(rc);
     }
 
-    /** Parsed command line. */
+    /** Parsed command line; {@code valid} is null when no {@code --valid} was given. */
     record Options(String command, List<String> positional, Path cacheDir, Path confDir, Duration timeout,
                    List<Attachment> valid, boolean help) {}
 
@@ -131,8 +132,13 @@ public final class Main {
 
     private int gc(Options o) {
         requireArgs(o, 1, 2, "<net> [<netns>]");
+        if (o.valid() == null) {
+            // Without the list every attachment would look stale: say so rather than disconnect them all.
+            throw new UsageException("give the attachments still in use with --valid CONTAINERID/IFNAME, or --valid "
+                    + VALID_NONE + " to collect every attachment of the network");
+        }
         NetConfList list = ConfigLoader.load(confDir(o), o.positional().get(0));
-        cni(o).gcNetworkList(list, o.valid().isEmpty() ? null : o.valid());
+        cni(o).gcNetworkList(list, o.valid());
         return EXIT_OK;
     }
 
@@ -264,7 +270,7 @@ public final class Main {
         Path cacheDir = null;
         Path confDir = null;
         Duration timeout = null;
-        List<Attachment> valid = new ArrayList<>();
+        List<Attachment> valid = null;
         boolean help = false;
         boolean endOfOptions = false;
         for (int i = 0; i < args.length; i++) {
@@ -289,7 +295,10 @@ public final class Main {
                             case "--cache-dir" -> cacheDir = Path.of(value);
                             case "--conf-dir" -> confDir = Path.of(value);
                             case "--timeout" -> timeout = parseDuration(value, "--timeout");
-                            default -> valid.add(parseAttachment(value));
+                            default -> {
+                                if (valid == null) valid = new ArrayList<>();
+                                if (!value.equals(VALID_NONE)) valid.add(parseAttachment(value));
+                            }
                         }
                     }
                     default -> throw new UsageException("unknown option \"" + a + "\"");
@@ -307,6 +316,9 @@ public final class Main {
         if (command != null && !COMMANDS.contains(command)) throw new UsageException("unknown command \"" + command + "\"");
         return new Options(command, pos, cacheDir, confDir, timeout, valid, help);
     }
+
+    /** {@code --valid none}: no attachment is in use. */
+    static final String VALID_NONE = "none";
 
     static final List<String> COMMANDS = List.of("add", "check", "del", "gc", "status", "list", "validate", "version");
 
@@ -332,7 +344,12 @@ public final class Main {
         if (slash <= 0 || slash == s.length() - 1) {
             throw new UsageException("--valid: expected CONTAINERID/IFNAME, got \"" + s + "\"");
         }
-        return new Attachment(s.substring(0, slash), s.substring(slash + 1));
+        String id = s.substring(0, slash);
+        String ifname = s.substring(slash + 1);
+        if (!Names.isCniName(id) || Names.interfaceNameProblem(ifname) != null) {
+            throw new UsageException("--valid: \"" + Names.printable(s) + "\" is no container ID and interface name");
+        }
+        return new Attachment(id, ifname);
     }
 
     private static void requireArgs(Options o, int min, int max, String shape) {
@@ -361,9 +378,10 @@ public final class Main {
                         + "  the first 10 bytes of sha512(<netns> made absolute).\n";
                 case "check" -> "jcni check <net> <netns>\n  Asks every plugin of <net> to check the attachment (CHECK, 0.4.0+), using the cached result.\n";
                 case "del" -> "jcni del <net> <netns>\n  Detaches the container from <net> (plugins in reverse order) and removes its cache entry.\n";
-                case "gc" -> "jcni gc <net> [<netns>] [--valid CONTAINERID/IFNAME]...\n"
-                        + "  Deletes every cached attachment of <net> not given with --valid (none given: all of them),\n"
-                        + "  then, for 1.1.0 configs, sends GC to every plugin. <netns> is accepted and ignored, as by cnitool.\n";
+                case "gc" -> "jcni gc <net> [<netns>] --valid CONTAINERID/IFNAME... | --valid none\n"
+                        + "  Deletes every cached attachment of <net> not given with --valid (--valid none: all of them),\n"
+                        + "  then, for 1.1.0 configs, sends GC to every plugin. <netns> is accepted and ignored, as by cnitool.\n"
+                        + "  Without --valid nothing is done: every attachment would look stale.\n";
                 case "status" -> "jcni status <net> [<netns>]\n  Asks every plugin of <net> whether it is ready (STATUS, 1.1.0+).\n";
                 case "list" -> "jcni list\n  Lists the networks in NETCONFPATH, the files that were skipped and why, and cached attachments.\n";
                 case "validate" -> "jcni validate <net>\n  Checks that every plugin of <net> exists on CNI_PATH and supports the config's version,\n"

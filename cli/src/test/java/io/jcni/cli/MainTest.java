@@ -104,6 +104,8 @@ class MainTest {
         assertEquals(2, jcni("list", "--bogus"));
         assertEquals(2, jcni("add", "n", "/x", "--timeout", "soon"));
         assertEquals(2, jcni("gc", "n", "--valid", "noslash"));
+        assertEquals(2, jcni("gc", "n", "--valid", "../x/eth0"));
+        assertEquals(2, jcni("gc", "n", "--valid", "c1/eth 0"));
     }
 
     @Test
@@ -197,8 +199,14 @@ class MainTest {
         assertFalse(Files.exists(cache.resolve("results/n-" + b + "-eth0")));
         Map<String, Object> gc = Json.parseObject(Files.readString(log.resolve("fake-GC.json")));
         assertEquals(List.of(Map.of("containerID", a, "ifname", "eth0")), gc.get("cni.dev/valid-attachments"));
-        assertEquals(0, jcni("gc", "n", "/var/run/netns/ignored"), err);
+        Files.deleteIfExists(log.resolve("fake-GC.json"));
+        assertEquals(2, jcni("gc", "n", "/var/run/netns/ignored"), "without --valid nothing is collected");
+        assertTrue(err.contains("--valid none"), err);
+        assertTrue(Files.exists(cache.resolve("results/n-" + a + "-eth0")));
+        assertFalse(Files.exists(log.resolve("fake-GC.json")), "and no plugin got GC");
+        assertEquals(0, jcni("gc", "n", "/var/run/netns/ignored", "--valid", "none"), err);
         assertFalse(Files.exists(cache.resolve("results/n-" + a + "-eth0")));
+        assertEquals(List.of(), Json.parseObject(Files.readString(log.resolve("fake-GC.json"))).get("cni.dev/valid-attachments"));
         assertEquals(0, jcni("status", "n"), err);
         assertTrue(Files.exists(log.resolve("fake-STATUS.json")));
     }

@@ -156,7 +156,7 @@ class ReferencePluginsInteropTest {
         assertTrue(Files.exists(cacheFile));
         assertEquals(1, allocations("jrt").size());
 
-        Run gc = jcni(null, "gc", "jrt", netnsPath);
+        Run gc = jcni(null, "gc", "jrt", netnsPath, "--valid", "none");
         assertEquals(0, gc.rc, gc.err);
         assertFalse(Files.exists(cacheFile), "the synthetic DEL removed the cache entry");
         assertEquals(Set.of(), allocations("jrt"), "and host-local's allocation");

@@ -16,9 +16,10 @@ import java.util.List;
  * @param maxInFlight    connections served at once; beyond that requests are declined (fallback)
  * @param metricsPort    a 127.0.0.1 HTTP port for /metrics and /healthz; 0 means off
  * @param foreground     {@code start} runs the daemon in this process instead of detaching it
+ * @param serviceArgs    flags of hosted {@link DaemonService}s (e.g. {@code --overlay --etcd-endpoints URL}), in order
  */
 public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration requestTimeout, Duration drainTimeout,
-        int maxInFlight, int metricsPort, boolean foreground) {
+        int maxInFlight, int metricsPort, boolean foreground, List<String> serviceArgs) {
 
     public static final Path DEFAULT_SOCKET = Path.of("/run/jcni/jcnid.sock");
     public static final Path DEFAULT_BACKGROUND_LOG = Path.of("/var/log/jcnid.log");
@@ -36,10 +37,12 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
               --drain-timeout SECS     how long shutdown waits for requests in flight (default 10)
               --max-in-flight N        concurrent connections before declining (default 256)
               --metrics-port PORT      also serve /metrics and /healthz on 127.0.0.1:PORT (default off)
+              --overlay [flags]        also run the overlay agent, when jcni-overlay is installed
+                                       (flanneld's flags; see overlay/README.md)
             """;
 
     public static DaemonConfig defaults() {
-        return new DaemonConfig(DEFAULT_SOCKET, null, null, Duration.ofSeconds(60), Duration.ofSeconds(10), 256, 0, false)
+        return new DaemonConfig(DEFAULT_SOCKET, null, null, Duration.ofSeconds(60), Duration.ofSeconds(10), 256, 0, false, List.of())
                 .withPidDefault();
     }
 
@@ -47,7 +50,7 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
         if (pidFile != null) return this;
         Path dir = socket.toAbsolutePath().getParent();
         return new DaemonConfig(socket, dir.resolve("jcnid.pid"), logFile, requestTimeout, drainTimeout, maxInFlight,
-                metricsPort, foreground);
+                metricsPort, foreground, serviceArgs);
     }
 
     /** Parses flags; throws IllegalArgumentException with a message fit for the user. */
@@ -56,6 +59,7 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
         Duration timeout = Duration.ofSeconds(60), drain = Duration.ofSeconds(10);
         int max = 256, port = 0;
         boolean fg = false;
+        List<String> services = new ArrayList<>();
         List<String> rest = new ArrayList<>(args);
         while (!rest.isEmpty()) {
             String a = rest.removeFirst();
@@ -68,10 +72,10 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
                 case "--drain-timeout" -> drain = seconds(a, value(a, rest));
                 case "--max-in-flight" -> max = number(a, value(a, rest), 1, 1 << 16);
                 case "--metrics-port" -> port = number(a, value(a, rest), 0, 65535);
-                default -> throw new IllegalArgumentException("unknown option " + a);
+                default -> serviceFlag(a, rest, services);
             }
         }
-        return new DaemonConfig(socket, pid, log, timeout, drain, max, port, fg).withPidDefault();
+        return new DaemonConfig(socket, pid, log, timeout, drain, max, port, fg, List.copyOf(services)).withPidDefault();
     }
 
     /** The flags that reproduce this configuration (for the detached child). */
@@ -80,11 +84,29 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
                 "--request-timeout", millisAsSeconds(requestTimeout), "--drain-timeout", millisAsSeconds(drainTimeout),
                 "--max-in-flight", Integer.toString(maxInFlight), "--metrics-port", Integer.toString(metricsPort)));
         if (logFile != null) a.addAll(List.of("--log-file", logFile.toString()));
+        a.addAll(serviceArgs);
         return a;
     }
 
     private static String millisAsSeconds(Duration d) {
         return Double.toString(d.toMillis() / 1000.0);
+    }
+
+    /** A flag of a {@link DaemonService} ({@code --flag value} or {@code --flag=value}, as flanneld's Go flags). */
+    private static void serviceFlag(String a, List<String> rest, List<String> out) {
+        int eq = a.indexOf('=');
+        String flag = eq > 0 ? a.substring(0, eq) : a;
+        int arity = a.startsWith("--") ? DaemonServices.arity(flag) : -1;
+        if (arity < 0) throw new IllegalArgumentException("unknown option " + a);
+        String v = eq > 0 ? a.substring(eq + 1) : null;
+        if (arity == 1) {
+            out.add(flag);
+            out.add(v != null ? v : value(flag, rest));
+        } else if (v == null || v.equals("true")) {
+            out.add(flag);
+        } else if (!v.equals("false")) {
+            throw new IllegalArgumentException(flag + " is a switch: no value, =true or =false");
+        }
     }
 
     private static String value(String flag, List<String> rest) {

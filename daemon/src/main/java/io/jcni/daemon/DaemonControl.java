@@ -78,6 +78,13 @@ public final class DaemonControl {
         // The daemon's stdout is not a CNI channel, but nothing a library prints should pretend to be one.
         System.setOut(log);
         JcnidServer server = JcnidServer.start(cfg, PluginRegistry::lookup, log);
+        try {
+            server.addServices(DaemonServices.start(cfg.serviceArgs(), log));
+        } catch (Exception e) {
+            log.println("jcnid: a service failed to start: " + e.getMessage());
+            server.shutdown();
+            return 1;
+        }
         Runtime.getRuntime().addShutdownHook(new Thread(server::shutdown, "jcnid-shutdown"));
         server.awaitTermination();
         return 0;

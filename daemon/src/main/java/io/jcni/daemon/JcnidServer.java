@@ -33,12 +33,14 @@ import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -100,6 +102,7 @@ public final class JcnidServer {
         return t;
     });
     private final AtomicInteger connections = new AtomicInteger();
+    private final List<DaemonService.Running> services = new CopyOnWriteArrayList<>();
     /** The only user whose connections are served: root (uid 0). */
     private final UserPrincipal peer;
     private final Path socket;
@@ -471,7 +474,18 @@ public final class JcnidServer {
                 + "\nuptime_seconds " + (System.currentTimeMillis() - metrics.startMillis()) / 1000
                 + "\nrequests " + metrics.totalRequests() + "\nin_flight " + metrics.inFlight.get()
                 + "\nplugin_runs " + pluginRuns.get()
-                + "\nsocket " + socket + "\n";
+                + "\nsocket " + socket + "\n" + serviceStatus();
+    }
+
+    /** Hosts started services: their status joins {@link #health}, and {@link #shutdown} stops them first. */
+    public void addServices(List<DaemonService.Running> started) {
+        services.addAll(started);
+    }
+
+    private String serviceStatus() {
+        StringBuilder sb = new StringBuilder();
+        for (DaemonService.Running s : services) sb.append(s.status());
+        return sb.toString();
     }
 
     /**
@@ -483,6 +497,8 @@ public final class JcnidServer {
         if (stopped) return;
         shuttingDown = true;
         logLine("jcnid stopping in_flight=" + connections.get());
+        // Services first, while the plugin socket still serves: the overlay releases its lease cleanly.
+        DaemonServices.stop(services, log);
         try {
             Files.deleteIfExists(socket);
         } catch (IOException e) {
@@ -570,7 +586,7 @@ public final class JcnidServer {
 
     /** Runs {@code call} in the network namespace of the process {@code pid}, on its own thread when that is not ours. */
     private static Skel.Outcome inCallersNetns(String pid, java.util.concurrent.Callable<Skel.Outcome> call) throws Exception {
-        if (pid == null || pid.isEmpty() || !pid.chars().allMatch(Character::isDigit)) return call.call();
+        if (pid == null || pid.isEmpty() || !pid.chars().allMatch(c -> c >= '0' && c <= '9')) return call.call();
         try (io.jcni.linux.Netns caller = io.jcni.linux.Netns.open("/proc/" + pid + "/ns/net");
              io.jcni.linux.Netns own = io.jcni.linux.Netns.current()) {
             // This thread's own namespace, not the process's: a pooled thread that plugin code had

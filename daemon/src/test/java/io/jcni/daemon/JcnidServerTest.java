@@ -300,7 +300,7 @@ class JcnidServerTest {
             port = probe.getLocalPort();
         }
         DaemonConfig cfg = new DaemonConfig(tmp.resolve("s.sock"), tmp.resolve("p.pid"), null, Duration.ofSeconds(5),
-                Duration.ofSeconds(1), 8, port, true);
+                Duration.ofSeconds(1), 8, port, true, java.util.List.of());
         JcnidServer s = JcnidServer.start(cfg, PluginRegistry::lookup, new PrintStream(new ByteArrayOutputStream()),
                 java.nio.file.FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName(System.getProperty("user.name")));
         try (HttpClient http = HttpClient.newHttpClient()) {

@@ -35,7 +35,7 @@ class RootOnlyTest {
         Files.copy(Proc.shim(), tmp.resolve("bin/static"));
         Proc.script(tmp.resolve("libexec/static"), "echo FALLBACK\n");
         DaemonConfig cfg = new DaemonConfig(tmp.resolve("run/jcnid.sock"), tmp.resolve("run/jcnid.pid"), null,
-                Duration.ofSeconds(5), Duration.ofSeconds(1), 8, 0, true);
+                Duration.ofSeconds(5), Duration.ofSeconds(1), 8, 0, true, java.util.List.of());
         ByteArrayOutputStream log = new ByteArrayOutputStream();
         JcnidServer server = JcnidServer.start(cfg, PluginRegistry::lookup, new PrintStream(log, true, StandardCharsets.UTF_8));
         try {

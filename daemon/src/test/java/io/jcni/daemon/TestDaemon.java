@@ -53,7 +53,7 @@ final class TestDaemon implements AutoCloseable {
 
     TestDaemon(Path dir, Duration timeout, int maxInFlight, Function<String, Supplier<Plugin>> base) throws IOException {
         cfg = new DaemonConfig(dir.resolve("run/jcnid.sock"), dir.resolve("run/jcnid.pid"), null, timeout,
-                Duration.ofSeconds(5), maxInFlight, 0, true);
+                Duration.ofSeconds(5), maxInFlight, 0, true, java.util.List.of());
         Function<String, Supplier<Plugin>> registry = t -> switch (t) {
             case "slow" -> Slow::new;
             case "gate" -> Gate::new;

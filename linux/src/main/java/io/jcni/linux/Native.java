@@ -5,8 +5,14 @@ import java.io.InputStream;
 import java.net.URISyntaxException;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
 import java.util.zip.ZipEntry;
 import java.util.zip.ZipFile;
 
@@ -19,15 +25,16 @@ import java.util.zip.ZipFile;
  *
  * <p>Where the library comes from, in order: the system property {@code jcni.native.lib} (an
  * absolute path); the file next to these classes in a build tree; otherwise the copy inside the jar,
- * extracted once per library version to {@code /run/jcni/native} (or {@code java.io.tmpdir} when
- * that is not writable) under a name carrying its CRC-32 and size.
+ * extracted once per library version to {@code /run/jcni/native} (or a per-user directory under
+ * {@code java.io.tmpdir} when that is not writable) under a name carrying its CRC-32 and size. A
+ * cache directory or file that another user owns or may write is refused, never loaded.
  */
 final class Native {
-    static final int O_RDONLY = 0;
-    static final int O_RDWR = 2;
-    static final int O_CREAT = 0100;
-    static final int O_EXCL = 0200;
-    static final int O_DIRECTORY = 0200000;
+    static {
+        load(); // before the constants below: their values come from the library
+    }
+
+    // Merge of i14d (path checks) into i14p (constants from libjcni): i14d's additions, as i14d wrote them.
     static final int O_NOCTTY = 0400;
     /** With it open(2) returns at once on a FIFO without a writer instead of waiting for one. */
     static final int O_NONBLOCK = 04000;
@@ -41,33 +48,43 @@ final class Native {
     /** Kernels before 3.19 showed namespace files on procfs; the reference accepts both. */
     static final long PROC_SUPER_MAGIC = 0x9fa0L;
 
-    static final int CLONE_NEWNET = 0x40000000;
+    // Read from libjcni, never written here: the values differ between architectures.
+    static final int O_RDONLY = intConstant("O_RDONLY");
+    static final int O_RDWR = intConstant("O_RDWR");
+    static final int O_CREAT = intConstant("O_CREAT");
+    static final int O_EXCL = intConstant("O_EXCL");
+    static final int O_DIRECTORY = intConstant("O_DIRECTORY");
 
-    static final long MS_BIND = 4096;
-    static final long MS_REC = 16384;
-    static final long MS_SHARED = 1 << 20;
-    static final int MNT_DETACH = 2;
+    static final int CLONE_NEWNET = intConstant("CLONE_NEWNET");
 
-    static final int LOCK_SH = 1;
-    static final int LOCK_EX = 2;
-    static final int LOCK_NB = 4;
-    static final int LOCK_UN = 8;
+    static final long MS_BIND = constant("MS_BIND");
+    static final long MS_REC = constant("MS_REC");
+    static final long MS_SHARED = constant("MS_SHARED");
+    static final int MNT_DETACH = intConstant("MNT_DETACH");
 
-    static final int AF_NETLINK = 16;
-    static final int SOCK_RAW = 3;
-    static final int SOL_SOCKET = 1;
-    static final int SO_SNDBUF = 7;
-    static final int SO_RCVBUF = 8;
-    static final int SOL_NETLINK = 270;
+    static final int LOCK_SH = intConstant("LOCK_SH");
+    static final int LOCK_EX = intConstant("LOCK_EX");
+    static final int LOCK_NB = intConstant("LOCK_NB");
+    static final int LOCK_UN = intConstant("LOCK_UN");
+
+    static final int AF_NETLINK = intConstant("AF_NETLINK");
+    static final int SOCK_RAW = intConstant("SOCK_RAW");
+    static final int SOL_SOCKET = intConstant("SOL_SOCKET");
+    static final int SO_SNDBUF = intConstant("SO_SNDBUF");
+    static final int SO_RCVBUF = intConstant("SO_RCVBUF");
+    static final int SOL_NETLINK = intConstant("SOL_NETLINK");
 
     private static final String RESOURCE = "io/jcni/linux/native/libjcni.so";
     private static final String CACHE_DIR = "/run/jcni/native";
 
-    static {
-        load();
-    }
-
     private Native() {}
+
+    /** The value of a C constant as libjcni was compiled; ErrnoException(ENOENT) for an unknown name. */
+    static native long constant(String name);
+
+    private static int intConstant(String name) {
+        return Math.toIntExact(constant(name));
+    }
 
     static native int open(String path, int flags, int mode);
 
@@ -101,6 +118,9 @@ final class Native {
     static native int read(int fd, byte[] buf, int off, int len);
 
     static native int socket(int domain, int type, int protocol);
+
+    /** SO_NETNS_COOKIE of the calling thread's network namespace; 0 when the kernel lacks it. */
+    static native long netnsCookie();
 
     /** Binds a netlink socket and returns the port id the kernel assigned. */
     static native int bindNetlink(int fd, int groups);
@@ -163,12 +183,19 @@ final class Native {
             ZipEntry entry = zip.getEntry(RESOURCE);
             if (entry == null) throw new IOException("no " + RESOURCE + " in " + jar);
             String name = "libjcni-" + Long.toHexString(entry.getCrc()) + "-" + entry.getSize() + ".so";
+            // A local, not a static field: this runs from the static initialiser, before later fields are set.
+            FileAttribute<Set<PosixFilePermission>> privateDir =
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
             IOException failure = null;
             for (Path dir : cacheDirs) {
-                Path target = dir.resolve(name);
-                if (Files.isRegularFile(target)) return target;
                 try {
-                    Files.createDirectories(dir);
+                    Files.createDirectories(dir, privateDir);
+                    requirePrivate(dir);
+                    Path target = dir.resolve(name);
+                    if (Files.exists(target, LinkOption.NOFOLLOW_LINKS)) {
+                        requirePrivate(target);
+                        return target;
+                    }
                     Path tmp = Files.createTempFile(dir, ".libjcni", ".tmp");
                     try (InputStream in = zip.getInputStream(entry)) {
                         Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
@@ -183,6 +210,21 @@ final class Native {
             }
             throw failure;
         }
+    }
+
+    /**
+     * A library is loaded into a process that runs as root: it may come only from a file and
+     * directory that no other user could have created or can change. A fixed name under a shared
+     * directory such as /tmp could otherwise be planted by anyone before our first run.
+     */
+    static void requirePrivate(Path p) throws IOException {
+        PosixFileAttributes a = Files.readAttributes(p, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        String problem = null;
+        if (a.isSymbolicLink()) problem = "is a symbolic link";
+        else if (!a.owner().getName().equals(System.getProperty("user.name"))) problem = "is owned by " + a.owner().getName();
+        else if (a.permissions().contains(PosixFilePermission.GROUP_WRITE)
+                || a.permissions().contains(PosixFilePermission.OTHERS_WRITE)) problem = "is writable by other users";
+        if (problem != null) throw new IOException("refusing " + p + ": it " + problem);
     }
 
     private static UnsatisfiedLinkError linkError(String message, Exception cause) {

@@ -176,6 +176,14 @@ public final class Netns implements AutoCloseable {
         return Native.inode(fd());
     }
 
+    /**
+     * The cookie of the calling thread's network namespace: unlike an inode, the kernel never gives
+     * it to another namespace (until reboot). 0 when the kernel is older than 5.14.
+     */
+    public static long currentCookie() {
+        return Native.netnsCookie();
+    }
+
     public boolean sameAs(Netns other) {
         return inode() == other.inode();
     }

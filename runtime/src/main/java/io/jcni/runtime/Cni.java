@@ -6,6 +6,7 @@ import io.jcni.spec.CniException;
 import io.jcni.spec.CniVersion;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Json;
+import io.jcni.spec.Names;
 import io.jcni.spec.NetConfList;
 import io.jcni.spec.PluginConf;
 import io.jcni.spec.Result;
@@ -64,6 +65,7 @@ public final class Cni {
      */
     public Result addNetworkList(NetConfList list, RuntimeConf rt) {
         rt.validate();
+        Names.checkNetworkName(list.name());
         String version = chainVersion(list);
         Map<String, Object> prev = null;
         for (PluginConf plugin : list.plugins()) {
@@ -89,6 +91,7 @@ public final class Cni {
         }
         if (list.disableCheck()) return;
         rt.validate();
+        Names.checkNetworkName(list.name());
         Map<String, Object> cached = cachedResultJson(list, rt).orElseThrow(() -> new CniException(ErrorCode.UNKNOWN_CONTAINER,
                 "no cached result for network \"" + list.name() + "\"",
                 "container \"" + rt.containerId() + "\" interface \"" + rt.ifName() + "\" was never added (looked for "
@@ -130,12 +133,17 @@ public final class Cni {
      * later, every plugin gets GC with {@code cni.dev/valid-attachments}. Errors are collected and all
      * reported at the end. Does nothing when the list sets {@code disableGC}.
      *
-     * @param validAttachments the attachments to keep; null means none was given (cnitool's behaviour:
-     *     everything cached is stale, and plugins get no valid-attachments key)
+     * @param validAttachments the attachments to keep (empty: every attachment of the network is stale)
+     * @throws CniException code 7, before anything is deleted, when {@code validAttachments} is null:
+     *     a GC that does not say what to keep would disconnect every container of the network
      */
     public void gcNetworkList(NetConfList list, Collection<Attachment> validAttachments) {
+        if (validAttachments == null) {
+            throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "GC of network \"" + list.name() + "\" needs the valid attachments",
+                    "without the list every attachment would look stale; pass an empty list to collect them all");
+        }
         if (list.disableGC()) return;
-        Set<Attachment> valid = validAttachments == null ? Set.of() : new HashSet<>(validAttachments);
+        Set<Attachment> valid = new HashSet<>(validAttachments);
         List<String> errors = new ArrayList<>();
         for (CacheEntry e : cache.list(null)) {
             if (!e.networkName().equals(list.name())) continue;
@@ -149,11 +157,9 @@ public final class Cni {
         if (list.version().supportsGcAndStatus()) {
             for (PluginConf plugin : list.plugins()) {
                 Map<String, Object> conf = buildConfig(list.name(), list.cniVersion(), plugin, null, null);
-                if (validAttachments != null) {
-                    List<Object> l = new ArrayList<>();
-                    for (Attachment a : validAttachments) l.add(a.toJson());
-                    conf.put(Attachment.VALID_ATTACHMENTS_KEY, l);
-                }
+                List<Object> l = new ArrayList<>();
+                for (Attachment a : validAttachments) l.add(a.toJson());
+                conf.put(Attachment.VALID_ATTACHMENTS_KEY, l);
                 try {
                     invoke(plugin, CniCommand.GC, conf, CniEnvironment.networkWide(CniCommand.GC, pathString()));
                 } catch (CniException ex) {

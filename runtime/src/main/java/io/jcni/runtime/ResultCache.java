@@ -3,6 +3,7 @@ package io.jcni.runtime;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Json;
+import io.jcni.spec.Names;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -47,7 +48,23 @@ public final class ResultCache {
             throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "cache file path requires network name, container ID and interface name",
                     "got network \"" + network + "\", container ID \"" + containerId + "\", interface \"" + ifName + "\"");
         }
-        return resultsDir().resolve(network + "-" + containerId + "-" + ifName);
+        // The parts become a file name: hold them to the rules ADD enforced, so no input walks out of the cache.
+        Names.checkNetworkName(network);
+        Names.checkContainerId(containerId);
+        Names.checkInterfaceName(ifName);
+        return resultsDir().resolve(fileName(network + "-" + containerId + "-" + ifName));
+    }
+
+    /** Longest name used as libcni names it: NAME_MAX is 255, and put() adds a prefix and suffix to its temporary file. */
+    static final int MAX_FILE_NAME = 200;
+
+    /**
+     * libcni's name, or, when too long for a file name (the reference accepts container IDs and
+     * network names of any length; libcni then fails to cache), its start, '~' and its SHA-256.
+     * Entries carry their attachment, so nothing is read back from the name.
+     */
+    static String fileName(String name) {
+        return Names.shortened(name, MAX_FILE_NAME);
     }
 
     /** Writes (or replaces) the entry for its network, container and interface. */
@@ -117,7 +134,7 @@ public final class ResultCache {
             for (Path p : ds) {
                 String n = p.getFileName().toString();
                 if (n.startsWith(".") || !Files.isRegularFile(p)) continue;
-                if (containerId != null && !containerId.isEmpty() && !n.contains("-" + containerId + "-")) continue;
+                if (containerId != null && !containerId.isEmpty() && !n.contains("~") && !n.contains("-" + containerId + "-")) continue;
                 files.add(p);
             }
         } catch (NoSuchFileException ex) {

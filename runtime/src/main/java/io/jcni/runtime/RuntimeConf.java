@@ -2,11 +2,11 @@ package io.jcni.runtime;
 
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
+import io.jcni.spec.Names;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
  * The per-attachment arguments of one invocation (libcni's RuntimeConf): everything but the network
@@ -21,10 +21,6 @@ import java.util.regex.Pattern;
  */
 public record RuntimeConf(String containerId, String netns, String ifName, List<Map.Entry<String, String>> args,
                           Map<String, Object> capabilityArgs) {
-
-    private static final Pattern CONTAINER_ID = Pattern.compile("[a-zA-Z0-9][a-zA-Z0-9_.\\-]*");
-    /** Linux IFNAMSIZ is 16 including the terminating NUL. */
-    public static final int MAX_IFNAME_LEN = 15;
 
     public RuntimeConf {
         containerId = containerId == null ? "" : containerId;
@@ -63,34 +59,9 @@ public record RuntimeConf(String containerId, String netns, String ifName, List<
         return out;
     }
 
-    /** Checks the container ID and interface name as libcni does before ADD. */
+    /** Checks the container ID and interface name as libcni does before ADD and CHECK. */
     public void validate() {
-        if (containerId.isEmpty()) {
-            throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "missing container ID");
-        }
-        if (!CONTAINER_ID.matcher(containerId).matches()) {
-            throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "invalid container ID",
-                    "\"" + containerId + "\" must start with a letter or digit and hold only letters, digits, '_', '.' and '-'");
-        }
-        validateIfName(ifName);
-    }
-
-    public static void validateIfName(String ifName) {
-        String problem = null;
-        if (ifName == null || ifName.isEmpty()) problem = "is empty";
-        else if (ifName.length() > MAX_IFNAME_LEN) problem = "is longer than " + MAX_IFNAME_LEN + " characters";
-        else if (ifName.equals(".") || ifName.equals("..")) problem = "may not be '.' or '..'";
-        else {
-            for (int i = 0; i < ifName.length(); i++) {
-                char c = ifName.charAt(i);
-                if (c == '/' || c == ':' || Character.isWhitespace(c)) {
-                    problem = "may not contain '/', ':' or whitespace";
-                    break;
-                }
-            }
-        }
-        if (problem != null) {
-            throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "invalid interface name", "\"" + ifName + "\" " + problem);
-        }
+        Names.checkContainerId(containerId);
+        Names.checkInterfaceName(ifName);
     }
 }

@@ -272,12 +272,24 @@ class CniTest {
             if (c.env().command().equals("GC")) throw new PluginException("a", "", 999, "gc broke", "", "");
             return "";
         };
-        CniException e = assertThrows(CniException.class, () -> cni.gcNetworkList(l, null));
+        CniException e = assertThrows(CniException.class, () -> cni.gcNetworkList(l, List.of()));
         assertTrue(e.getMessage().contains("s1") && e.getMessage().contains("busy") && e.getMessage().contains("gc broke"), e.getMessage());
         assertEquals(List.of("a:DEL", "a:DEL", "a:GC"), exec.commands());
-        assertFalse(exec.calls.get(2).stdin().containsKey("cni.dev/valid-attachments"), "no valid set given, no key (as cnitool)");
+        assertEquals(List.of(), exec.calls.get(2).stdin().get("cni.dev/valid-attachments"), "an empty list is sent as one");
         assertTrue(cni.cache().get("net1", "s1", "eth0").isPresent(), "a failed DEL keeps its cache entry");
         assertFalse(cni.cache().get("net1", "s2", "eth0").isPresent());
+    }
+
+    @Test
+    void gcWithoutValidAttachmentsChangesNothing() {
+        NetConfList l = list("1.1.0", "[{\"type\":\"a\"},{\"type\":\"b\"}]");
+        addAttachment(l, "s1", "eth0");
+        exec.calls.clear();
+        exec.answer = c -> "";
+        CniException e = assertThrows(CniException.class, () -> cni.gcNetworkList(l, null));
+        assertEquals(7, e.code());
+        assertTrue(exec.calls.isEmpty(), "no DEL and no plugin GC: " + exec.commands());
+        assertTrue(cni.cache().get("net1", "s1", "eth0").isPresent());
     }
 
     @Test

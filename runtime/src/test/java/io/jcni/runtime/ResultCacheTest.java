@@ -96,6 +96,25 @@ class ResultCacheTest {
         assertEquals(ResultCache.DEFAULT_DIR, new ResultCache(null).cacheDir());
     }
 
+    /** Issue 14: names libcni would splice into a path unchecked are refused; long ones (the reference accepts them) fit NAME_MAX. */
+    @Test
+    void hostileNamesAreRefusedAndLongOnesAreHashed() {
+        ResultCache c = new ResultCache(dir);
+        assertThrows(CniException.class, () -> c.file("n", "../../etc", "eth0"));
+        assertThrows(CniException.class, () -> c.file("../x", "c", "eth0"));
+        assertThrows(CniException.class, () -> c.file("n", "c", "a/b"));
+
+        String net = "n".repeat(200);
+        String cid = "c".repeat(4096);
+        Path f = c.file(net, cid, "eth0");
+        assertTrue(f.getFileName().toString().length() <= ResultCache.MAX_FILE_NAME + 1 + 64, f.toString());
+        CacheEntry e = new CacheEntry(cid, "{}".getBytes(StandardCharsets.UTF_8), "eth0", net, "", List.of(), Map.of(), null);
+        c.put(e);
+        assertEquals(e, c.get(net, cid, "eth0").orElseThrow());
+        assertEquals(List.of(e), c.list(cid));
+        assertTrue(c.remove(net, cid, "eth0"));
+    }
+
     @Test
     void configBytesSurviveBase64() {
         byte[] raw = new byte[256];

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
  * A network configuration (a "conflist"): a name, a version and an ordered chain of plugins.
@@ -18,7 +17,6 @@ public record NetConfList(String name, String cniVersion, boolean disableCheck, 
                           String source) implements Json.JsonWritable {
 
     /** The spec: starts with an alphanumeric, then alphanumerics, '_', '.' or '-'. */
-    private static final Pattern NAME = Pattern.compile("[a-zA-Z0-9][a-zA-Z0-9_.\\-]*");
 
     public NetConfList {
         plugins = List.copyOf(plugins);
@@ -104,7 +102,7 @@ public record NetConfList(String name, String cniVersion, boolean disableCheck, 
         if (name == null || name.isEmpty()) {
             throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "missing 'name'", Fields.path(where, "name") + " is required");
         }
-        if (!NAME.matcher(name).matches()) {
+        if (!Names.isCniName(name)) {
             throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid 'name'",
                     Fields.path(where, "name") + " \"" + name + "\" must start with a letter or digit and hold only letters, digits, '_', '.' and '-'");
         }

@@ -49,7 +49,7 @@ final class ResultCodec {
             for (int i = 0; i < rawIps.size(); i++) {
                 String where = "result.ips[" + i + "]";
                 Map<String, Object> m = obj(rawIps.get(i), where);
-                ips.add(new Result.IpConfig(Fields.requireString(m, "address", where), Fields.string(m, "gateway", where),
+                ips.add(new Result.IpConfig(cidr(m, "address", where), ip(m, "gateway", where),
                         intOrNull(m, "interface", where)));
             }
         }
@@ -63,7 +63,7 @@ final class ResultCodec {
         for (String key : new String[] {"ip4", "ip6"}) {
             Map<String, Object> m = Fields.object(json, key, "result");
             if (m == null) continue;
-            ips.add(new Result.IpConfig(Fields.requireString(m, "ip", "result." + key), Fields.string(m, "gateway", "result." + key), null));
+            ips.add(new Result.IpConfig(cidr(m, "ip", "result." + key), ip(m, "gateway", "result." + key), null));
             routes.addAll(decodeRoutes(Fields.list(m, "routes", "result." + key), "result." + key + ".routes"));
         }
         return new Result(v.toString(), List.of(), ips, routes, dns);
@@ -75,7 +75,7 @@ final class ResultCodec {
         for (int i = 0; i < raw.size(); i++) {
             String w = where + "[" + i + "]";
             Map<String, Object> m = obj(raw.get(i), w);
-            routes.add(new Result.Route(Fields.requireString(m, "dst", w), Fields.string(m, "gw", w),
+            routes.add(new Result.Route(cidr(m, "dst", w), ip(m, "gw", w),
                     intOrNull(m, "mtu", w), intOrNull(m, "advmss", w), intOrNull(m, "priority", w),
                     intOrNull(m, "table", w), intOrNull(m, "scope", w)));
         }
@@ -180,7 +180,30 @@ final class ResultCodec {
 
     private static Integer intOrNull(Map<String, Object> m, String key, String where) {
         Long l = Fields.integer(m, key, where);
-        return l == null ? null : Math.toIntExact(l);
+        if (l != null && (l < Integer.MIN_VALUE || l > Integer.MAX_VALUE)) {
+            throw new CniException(ErrorCode.DECODING_FAILURE, "invalid value for '" + Fields.path(where, key) + "'", l + " is out of range");
+        }
+        return l == null ? null : l.intValue();
+    }
+
+    /** A required address with prefix length, as Go's net.ParseCIDR takes it (the reference fails to decode anything else). */
+    private static String cidr(Map<String, Object> m, String key, String where) {
+        String s = Fields.requireString(m, key, where);
+        if (Cidr.tryParse(s) == null) {
+            throw new CniException(ErrorCode.DECODING_FAILURE, "invalid value for '" + Fields.path(where, key) + "'",
+                    "\"" + Names.printable(s) + "\" is not an address with a prefix length");
+        }
+        return s;
+    }
+
+    /** An optional plain address. */
+    private static String ip(Map<String, Object> m, String key, String where) {
+        String s = Fields.string(m, key, where);
+        if (s != null && !s.isEmpty() && IpAddr.tryParse(s) == null) {
+            throw new CniException(ErrorCode.DECODING_FAILURE, "invalid value for '" + Fields.path(where, key) + "'",
+                    "\"" + Names.printable(s) + "\" is not an IP address");
+        }
+        return s;
     }
 
     private static Map<String, Object> obj(Object v, String where) {

@@ -2,6 +2,7 @@ package io.jcni.linux.nft;
 
 import io.jcni.linux.Flock;
 import io.jcni.spec.Json;
+import io.jcni.spec.Names;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -32,9 +33,12 @@ import java.util.function.Predicate;
  * one write-only transaction whose size depends only on the attachment's own elements.
  *
  * <p><b>Layout</b> (one directory per network namespace, named by its inode, so state for a test
- * namespace never mixes with the host's; the host's init namespace has a fixed inode):
+ * namespace never mixes with the host's; the host's init namespace has a fixed inode; inodes of
+ * namespaces that are gone are reused, so the directory also records the namespace's cookie, and
+ * state found under another cookie is dropped):
  * <pre>
  *   BASE/NSINODE/lock                                flock(2) serialising every change
+ *   BASE/NSINODE/netns-cookie                        the namespace the state below belongs to
  *   BASE/NSINODE/att/SCOPE/NET/CID@IFNAME            JSON: the attachment's elements
  *   BASE/NSINODE/key/SET/KEY                         "OWNER-ID\nVALUE": who holds a key now
  * </pre>
@@ -62,9 +66,9 @@ public final class ElementStore {
             Objects.requireNonNull(ifname);
         }
 
-        /** Unique id, also the file path below att/. */
+        /** Unique id, also the file path below att/ (each part one file name, hashed when too long). */
         String id() {
-            return enc(scope) + "/" + enc(network) + "/" + enc(containerId) + "@" + enc(ifname);
+            return enc(scope) + "/" + fileName(enc(network)) + "/" + fileName(enc(containerId) + "@" + enc(ifname));
         }
 
         /** The element comment: readable, quote-free, at most 128 bytes. */
@@ -90,8 +94,12 @@ public final class ElementStore {
         }
     }
 
+    /** Holds the cookie of the namespace the state belongs to (see {@link #forgetDeadNamespace}). */
+    static final String COOKIE_FILE = "netns-cookie";
+
     private final Nft nft;
     private final Path dir;
+    private boolean cookieChecked;
 
     public ElementStore(Nft nft, Path base) {
         this.nft = nft;
@@ -133,9 +141,20 @@ public final class ElementStore {
             List<Element> union = new ArrayList<>(elements);
             for (Element e : before) if (!union.contains(e) && !drop.contains(e)) union.add(e);
             union.addAll(drop);
+            Map<Element, String[]> keysBefore = new LinkedHashMap<>();
+            for (Element e : elements) keysBefore.put(e, readKey(e));
             write(owner, union);
             for (Element e : elements) writeKey(e, owner);
-            nft.run(script);
+            try {
+                nft.run(script);
+            } catch (NftException e) {
+                // nft applied nothing (one transaction): put the state back as it was, so a
+                // refused ADD leaves no state naming elements that were never added.
+                keysBefore.forEach(this::restoreKey);
+                if (before.isEmpty()) deleteAttFile(owner);
+                else write(owner, before);
+                throw e;
+            }
             for (Element e : drop) deleteKey(e);
             write(owner, elements);
         }
@@ -175,20 +194,53 @@ public final class ElementStore {
 
     /** The attachments of {@code scope} in {@code network} that hold state. */
     public List<Owner> owners(String scope, String network) {
-        Path d = dir.resolve("att").resolve(enc(scope)).resolve(enc(network));
+        Path d = dir.resolve("att").resolve(enc(scope)).resolve(fileName(enc(network)));
         List<Owner> out = new ArrayList<>();
         if (!Files.isDirectory(d)) return out;
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(d)) {
             for (Path p : ds) {
                 String n = p.getFileName().toString();
+                if (n.endsWith(".tmp")) continue;
+                if (n.indexOf(HASH_MARK) >= 0) {
+                    // A hashed name: the owner is only in the file (written with it).
+                    Owner o = ownerIn(p, scope, network);
+                    if (o != null) out.add(o);
+                    continue;
+                }
                 int at = n.indexOf('@');
-                if (at < 0 || n.endsWith(".tmp")) continue;
+                if (at < 0) continue;
                 out.add(new Owner(scope, network, dec(n.substring(0, at)), dec(n.substring(at + 1))));
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
         return out;
+    }
+
+    private static Owner ownerIn(Path f, String scope, String network) throws IOException {
+        try {
+            Map<String, Object> m = Json.parseObject(Files.readString(f, StandardCharsets.UTF_8));
+            if (m.get("containerId") instanceof String id && m.get("ifname") instanceof String ifname) {
+                return new Owner(scope, network, id, ifname);
+            }
+        } catch (NoSuchFileException | Json.JsonException e) {
+            // gone meanwhile, or damaged: not an owner we can name
+        }
+        return null;
+    }
+
+    /** Longest file name used as is: NAME_MAX is 255 bytes, and ".tmp" is appended while writing. */
+    static final int MAX_FILE_NAME = 200;
+    /** Marks a hashed name ({@link Names#shortened}); {@link #enc} never produces it. */
+    static final char HASH_MARK = '~';
+
+    /**
+     * {@code encoded} (an {@link #enc} result) as one file name: as is when short enough, else its
+     * first characters, {@value #HASH_MARK} and its SHA-256, so long container IDs and network
+     * names (which the reference accepts) still get a file of their own.
+     */
+    static String fileName(String encoded) {
+        return Names.shortened(encoded, MAX_FILE_NAME);
     }
 
     /** Removes the elements of every attachment of {@code scope}/{@code network} that {@code keep} rejects. */
@@ -210,11 +262,7 @@ public final class ElementStore {
         for (Element e : read(owner)) if (ownedBy(e, owner)) mine.add(e);
         if (!mine.isEmpty()) nft.run(script(skeleton.apply(mine), owner.comment(), mine, Map.of()));
         for (Element e : mine) deleteKey(e);
-        try {
-            Files.deleteIfExists(attFile(owner));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        deleteAttFile(owner);
         return mine;
     }
 
@@ -264,7 +312,54 @@ public final class ElementStore {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return Flock.lock(dir.resolve("lock"));
+        Flock lock = Flock.lock(dir.resolve("lock"));
+        try {
+            forgetDeadNamespace();
+            return lock;
+        } catch (RuntimeException e) {
+            lock.close();
+            throw e;
+        }
+    }
+
+    /**
+     * The directory is named by the namespace's inode, which the kernel reuses once a namespace is
+     * gone: a new namespace could find a dead one's state and take its elements for its own. The
+     * namespace's cookie is never reused, so the state records it; state of another cookie belongs
+     * to a namespace that is gone, and its elements went with that namespace's ruleset: it is
+     * dropped. (The host's namespace keeps its cookie across reboots: init_net is the first one.)
+     */
+    private void forgetDeadNamespace() {
+        if (cookieChecked) return;
+        long cookie = nft.netnsCookie();
+        cookieChecked = true;
+        if (cookie == 0) return; // kernel before 5.14: nothing to compare with
+        Path f = dir.resolve(COOKIE_FILE);
+        String now = Long.toString(cookie);
+        String was;
+        try {
+            was = Files.readString(f, StandardCharsets.US_ASCII).strip();
+        } catch (NoSuchFileException e) {
+            was = null;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        if (now.equals(was)) return;
+        if (was != null) {
+            deleteTree(dir.resolve("att"));
+            deleteTree(dir.resolve("key"));
+        }
+        atomicWrite(f, now);
+    }
+
+    private static void deleteTree(Path root) {
+        try (java.util.stream.Stream<Path> s = Files.walk(root)) {
+            for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+        } catch (NoSuchFileException e) {
+            // nothing there
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private Path attFile(Owner o) {
@@ -272,7 +367,7 @@ public final class ElementStore {
     }
 
     private Path keyFile(Element e) {
-        return dir.resolve("key").resolve(enc(e.set())).resolve(enc(e.key()));
+        return dir.resolve("key").resolve(fileName(enc(e.set()))).resolve(fileName(enc(e.key())));
     }
 
     /** The value the key holds now per our records, or null when nobody holds it. */
@@ -301,6 +396,19 @@ public final class ElementStore {
 
     private void writeKey(Element e, Owner o) {
         atomicWrite(keyFile(e), o.id() + "\n" + (e.value() == null ? "" : e.value()));
+    }
+
+    private void restoreKey(Element e, String[] held) {
+        if (held == null) deleteKey(e);
+        else atomicWrite(keyFile(e), held[0] + "\n" + held[1]);
+    }
+
+    private void deleteAttFile(Owner o) {
+        try {
+            Files.deleteIfExists(attFile(o));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private void deleteKey(Element e) {

@@ -57,9 +57,23 @@ public final class Nft {
         return inode;
     }
 
+    /** The cookie of the namespace this client acts in (see {@link Netns#currentCookie}). */
+    public long netnsCookie() {
+        if (ns != null) return ns.run(Netns::currentCookie);
+        try (Netns here = Netns.current()) {
+            if (here.inode() != inode) throw new IllegalStateException("nft client used from a thread in another network namespace");
+        }
+        return Netns.currentCookie();
+    }
+
     /** Runs {@code script} as one transaction: all of it applies, or nothing does. */
     public void run(String script) {
         exec(List.of("-f", "-"), script, "nft -f");
+    }
+
+    /** Parses and evaluates {@code script} without applying anything ({@code nft -c}); throws NftException when nft refuses it. */
+    public void check(String script) {
+        exec(List.of("-c", "-f", "-"), script, "nft -c -f");
     }
 
     private String exec(List<String> args, String stdin, String op) {

@@ -20,6 +20,18 @@ class ElementStoreTest {
     }
 
     @Test
+    void longNamesBecomeHashedFileNamesThatFitNameMax() {
+        String shortName = ElementStore.enc("c1@eth0");
+        assertEquals(shortName, ElementStore.fileName(shortName));
+        String longName = ElementStore.enc("c".repeat(4096)) + "@eth0";
+        String f = ElementStore.fileName(longName);
+        assertEquals(true, f.length() + ".tmp".length() <= 255, f);
+        assertEquals(f, ElementStore.fileName(longName));
+        assertEquals(false, f.equals(ElementStore.fileName(ElementStore.enc("c".repeat(4096)) + "@eth1")));
+        assertEquals(-1, ElementStore.enc("~x").indexOf(ElementStore.HASH_MARK), "the hash mark never comes from enc");
+    }
+
+    @Test
     void commentIsQuoteFreeAndShort() {
         ElementStore.Owner o = new ElementStore.Owner("portmap", "n\"et", "c".repeat(200), "eth0");
         String c = o.comment();

@@ -4,6 +4,8 @@ import io.jcni.linux.Link;
 import io.jcni.linux.Rtnl;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Attachment;
+import io.jcni.spec.Names;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -15,9 +17,17 @@ import java.util.Set;
  * ({@code jcni/<network>/<containerID>/<ifname>}, visible in {@code ip link}), so GC can find and
  * remove those whose attachment the runtime no longer knows, e.g. after a plugin was killed in the
  * middle of an ADD. None of the three parts can hold a '/', so the tag parses back unambiguously.
+ *
+ * <p>An alias holds at most {@value #MAX_ALIAS} bytes, and the reference accepts longer container
+ * IDs and network names: such a tag becomes {@code jcni#<h(network)>/<h(tag)>} (SHA-256, hex), which
+ * GC still tells apart by network and matches against the tags of the valid attachments. Other
+ * kinds of tag (bandwidth's ifbs) follow the same scheme with their own kind.
  */
 public final class OwnedLinks {
-    private static final String PREFIX = "jcni/";
+    /** The kind of tag bridge and ptp put on their host veths. */
+    public static final String VETH = "jcni";
+    /** IFALIASZ is 256 bytes including the terminating NUL. */
+    static final int MAX_ALIAS = 255;
 
     private OwnedLinks() {}
 
@@ -26,24 +36,48 @@ public final class OwnedLinks {
     }
 
     public static String tag(String network, String containerId, String ifname) {
-        return PREFIX + network + "/" + containerId + "/" + ifname;
+        return tag(VETH, network, containerId, ifname);
     }
 
-    /** The attachment a tag names, if it is a tag of this network. */
-    static Attachment attachmentOf(String alias, String network) {
-        if (alias == null || !alias.startsWith(PREFIX + network + "/")) return null;
-        String[] rest = alias.substring(PREFIX.length() + network.length() + 1).split("/", -1);
-        if (rest.length != 2 || rest[0].isEmpty() || rest[1].isEmpty()) return null;
-        return new Attachment(rest[0], rest[1]);
+    /** {@code <kind>/<network>/<containerID>/<ifname>}, or {@code <kind>#<h(network)>/<h(that)>} when longer than an alias holds. */
+    public static String tag(String kind, String network, String containerId, String ifname) {
+        String plain = kind + "/" + network + "/" + containerId + "/" + ifname;
+        if (plain.getBytes(StandardCharsets.UTF_8).length <= MAX_ALIAS) return plain;
+        return hashedPrefix(kind, network) + Names.sha256Hex(plain);
+    }
+
+    private static String hashedPrefix(String kind, String network) {
+        return kind + "#" + Names.sha256Hex(network).substring(0, 16) + "/";
+    }
+
+    static boolean isTagOf(String alias, String network) {
+        return isTagOf(VETH, alias, network);
+    }
+
+    /** Whether a link's alias is a tag of this kind and network (of any attachment). */
+    public static boolean isTagOf(String kind, String alias, String network) {
+        if (alias == null) return false;
+        String plainPrefix = kind + "/" + network + "/";
+        if (alias.startsWith(plainPrefix)) {
+            String[] rest = alias.substring(plainPrefix.length()).split("/", -1);
+            return rest.length == 2 && !rest[0].isEmpty() && !rest[1].isEmpty();
+        }
+        return alias.startsWith(hashedPrefix(kind, network));
+    }
+
+    /** The tags of {@code valid}'s attachments: what GC keeps. */
+    public static Set<String> tagsOf(String kind, String network, Collection<Attachment> valid) {
+        Set<String> keep = new HashSet<>();
+        for (Attachment a : valid) keep.add(tag(kind, network, a.containerId(), a.ifname()));
+        return keep;
     }
 
     /** Deletes this network's tagged links whose attachment is not in {@code valid}; returns their names. */
     public static List<String> collect(Rtnl host, String network, Collection<Attachment> valid) {
-        Set<Attachment> keep = new HashSet<>(valid);
+        Set<String> keep = tagsOf(VETH, network, valid);
         List<String> removed = new ArrayList<>();
         for (Link l : host.links()) {
-            Attachment a = attachmentOf(l.alias(), network);
-            if (a == null || keep.contains(a)) continue;
+            if (!isTagOf(l.alias(), network) || keep.contains(l.alias())) continue;
             Links.deleteQuietly(host, l.name());
             removed.add(l.name());
         }

@@ -1,11 +1,13 @@
 package io.jcni.plugins.skel;
 
+import io.jcni.spec.Attachment;
 import io.jcni.spec.CniArgs;
 import io.jcni.spec.CniCommand;
 import io.jcni.spec.CniException;
 import io.jcni.spec.CniVersion;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Json;
+import io.jcni.spec.Names;
 import io.jcni.spec.Result;
 import io.jcni.spec.VersionInfo;
 import java.io.PrintStream;
@@ -14,7 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 
 /**
  * The plugin side of the CNI protocol, as the reference plugins' pkg/skel does it: validate the
@@ -22,11 +23,6 @@ import java.util.regex.Pattern;
  * as JSON on stdout. Nothing but JSON ever reaches stdout; diagnostics go to stderr.
  */
 public final class Skel {
-
-    /** CNI_CONTAINERID: the spec's allowed characters. */
-    private static final Pattern CONTAINER_ID = Pattern.compile("[a-zA-Z0-9][a-zA-Z0-9_.\\-]*");
-    /** Linux IFNAMSIZ is 16 including the terminating NUL. */
-    private static final int MAX_IFNAME_BYTES = 15;
 
     private Skel() {}
 
@@ -54,8 +50,11 @@ public final class Skel {
             if (!missing.isEmpty()) {
                 throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "required env variables " + missing + " missing");
             }
-            if (!containerId.isEmpty()) validateContainerId(containerId);
-            if (!ifname.isEmpty()) validateIfname(ifname);
+            // As the reference's skel: the per-attachment names are checked for the commands that use them.
+            if (cmd.isPerAttachment()) {
+                Names.checkContainerId(containerId);
+                Names.checkInterfaceName(ifname);
+            }
 
             if (stdin == null || stdin.length == 0) {
                 throw new CniException(ErrorCode.DECODING_FAILURE, "error reading from stdin", "no network configuration given");
@@ -66,6 +65,7 @@ public final class Skel {
             } catch (Json.JsonException e) {
                 throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode network configuration", e.getMessage());
             }
+            checkNetworkName(conf);
             Object v = conf.get("cniVersion");
             confVersion = v instanceof String s ? s : "";
             CniVersion version = CniVersion.parseSupported(confVersion);
@@ -74,8 +74,14 @@ public final class Skel {
             }
             Result prev = null;
             if (conf.get("prevResult") instanceof Map<?, ?> pr) {
-                Map<String, Object> converted = Result.convert(Json.asObject(pr), version.toString());
-                prev = Result.fromJson(converted);
+                try {
+                    prev = Result.fromJson(Result.convert(Json.asObject(pr), version.toString()));
+                } catch (CniException e) {
+                    // DEL must be able to clean up whatever the cached result holds: it goes on
+                    // without the prevResult (which DEL never needs) rather than leak.
+                    if (cmd != CniCommand.DEL) throw e;
+                    log.println("ignoring undecodable prevResult on DEL: " + e.getMessage());
+                }
             }
             PluginRequest req = new PluginRequest(cmd, containerId, netns, ifname, CniArgs.parse(env.get("CNI_ARGS")),
                     splitPath(env.get("CNI_PATH")), stdin, conf, version, prev, env);
@@ -87,7 +93,10 @@ public final class Skel {
                 }
                 case DEL -> p.del(req);
                 case CHECK -> p.check(req);
-                case GC -> p.gc(req);
+                case GC -> {
+                    requireValidAttachments(req);
+                    p.gc(req);
+                }
                 case STATUS -> p.status(req);
                 default -> throw new IllegalStateException();
             }
@@ -117,26 +126,25 @@ public final class Skel {
         return cmd;
     }
 
-    static void validateContainerId(String id) {
-        if (!CONTAINER_ID.matcher(id).matches()) {
-            throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "invalid characters in containerID", id);
+    /** The reference's skel checks every command's network name (code 7) before the plugin runs. */
+    private static void checkNetworkName(Map<String, Object> conf) {
+        Object name = conf.get("name");
+        if (name != null && !(name instanceof String)) {
+            throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode network configuration", "name: expected a string");
         }
+        Names.checkNetworkName((String) name);
     }
 
-    static void validateIfname(String name) {
-        String why = null;
-        if (name.getBytes(StandardCharsets.UTF_8).length > MAX_IFNAME_BYTES) why = "interface name is too long";
-        else if (name.equals(".") || name.equals("..")) why = "interface name is . or ..";
-        else {
-            for (int i = 0; i < name.length(); i++) {
-                char c = name.charAt(i);
-                if (c == '/' || c == ':' || Character.isWhitespace(c)) {
-                    why = "interface name contains / or : or whitespace characters";
-                    break;
-                }
-            }
+    /**
+     * GC without the list of valid attachments would find every attachment stale: refuse before any
+     * plugin acts, so that no plugin of a chain removes anything (and a malformed list fails here too).
+     */
+    private static void requireValidAttachments(PluginRequest req) {
+        if (req.conf().get(Attachment.VALID_ATTACHMENTS_KEY) == null) {  // absent, or null
+            throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "missing '" + Attachment.VALID_ATTACHMENTS_KEY + "'",
+                    "GC needs the list of valid attachments; without it every attachment would look stale");
         }
-        if (why != null) throw new CniException(ErrorCode.INVALID_ENVIRONMENT, why, name);
+        req.validAttachments();
     }
 
     static List<String> splitPath(String p) {

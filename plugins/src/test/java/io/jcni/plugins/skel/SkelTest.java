@@ -38,6 +38,11 @@ class SkelTest {
         public void check(PluginRequest req) {
             last = req;
         }
+
+        @Override
+        public void gc(PluginRequest req) {
+            last = req;
+        }
     }
 
     private final FakePlugin fake = new FakePlugin();
@@ -100,7 +105,7 @@ class SkelTest {
     void badInterfaceNamesAreRejected(String ifname) {
         Map<String, String> env = env("ADD");
         env.put("CNI_IFNAME", ifname);
-        Skel.Outcome o = run(env, "{\"cniVersion\":\"1.0.0\"}");
+        Skel.Outcome o = run(env, "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}");
         assertEquals(4L, json(o).get("code"), o.stdout());
     }
 
@@ -108,17 +113,17 @@ class SkelTest {
     void badContainerIdIsRejected() {
         Map<String, String> env = env("ADD");
         env.put("CNI_CONTAINERID", "-x;rm");
-        assertEquals(4L, json(run(env, "{\"cniVersion\":\"1.0.0\"}")).get("code"));
+        assertEquals(4L, json(run(env, "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}")).get("code"));
     }
 
     @Test
     void unsupportedVersionIsCode1AndCheckNeeds040() {
-        Skel.Outcome o = run(env("ADD"), "{\"cniVersion\":\"0.5.0\"}");
+        Skel.Outcome o = run(env("ADD"), "{\"cniVersion\":\"0.5.0\",\"name\":\"n\"}");
         assertEquals(1L, json(o).get("code"));
         assertEquals("incompatible CNI versions", json(o).get("msg"));
-        o = run(env("CHECK"), "{\"cniVersion\":\"0.3.1\"}");
+        o = run(env("CHECK"), "{\"cniVersion\":\"0.3.1\",\"name\":\"n\"}");
         assertEquals(1L, json(o).get("code"));
-        o = run(env("GC"), "{\"cniVersion\":\"1.0.0\"}");
+        o = run(env("GC"), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}");
         assertEquals("config version does not allow GC", json(o).get("msg"));
     }
 
@@ -132,7 +137,7 @@ class SkelTest {
     @Test
     void unexpectedExceptionsBecomeCode999WithTraceOnStderrOnly() {
         fake.toThrow = new IllegalStateException("boom");
-        Skel.Outcome o = run(env("ADD"), "{\"cniVersion\":\"1.0.0\"}");
+        Skel.Outcome o = run(env("ADD"), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}");
         assertEquals(999L, json(o).get("code"));
         assertEquals("boom", json(o).get("details"));
         assertFalse(o.stdout().contains("at io.jcni"));
@@ -148,5 +153,57 @@ class SkelTest {
         assertEquals(0, run(env("CHECK"), conf).exitCode());
         assertEquals("1.0.0", fake.last.prevResult().cniVersion());
         assertEquals("10.0.0.5/24", fake.last.prevResult().ips().get(0).address());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {".jcni-index", "-x", "a\nb", "r\u00e9seau", "a/b", "..", "a b", ""})
+    void networkNamesTheReferenceRefusesAreCode7BeforeThePluginRuns(String name) {
+        for (String cmd : List.of("ADD", "DEL", "CHECK", "GC", "STATUS")) {
+            fake.last = null;
+            Skel.Outcome o = run(env(cmd), Json.write(Map.of("cniVersion", "1.1.0", "name", name,
+                    "cni.dev/valid-attachments", List.of())));
+            assertEquals(7L, json(o).get("code"), cmd + " " + o.stdout());
+            assertNull(fake.last, cmd);
+        }
+    }
+
+    @Test
+    void longNamesTheReferenceAcceptsAreAccepted() {
+        Map<String, String> env = env("ADD");
+        env.put("CNI_CONTAINERID", "c".repeat(4096));
+        env.put("CNI_IFNAME", "e-._~!@#$%^&*()");  // 15 bytes of printable ASCII
+        Skel.Outcome o = run(env, Json.write(Map.of("cniVersion", "1.1.0", "name", "n".repeat(200) + "_.-9")));
+        assertEquals(0, o.exitCode(), o.stdout());
+    }
+
+    @Test
+    void interfaceNamesAreMeasuredInBytes() {
+        Map<String, String> env = env("ADD");
+        env.put("CNI_IFNAME", "\u00e9".repeat(8));  // 8 characters, 16 bytes
+        Skel.Outcome o = run(env, "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}");
+        assertEquals(4L, json(o).get("code"), o.stdout());
+        env.put("CNI_IFNAME", "\u00e9th0");  // the reference takes it; jcni refuses it whatever the locale (issue 14 defects 8, 9)
+        assertEquals(4L, json(run(env, "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}")).get("code"));
+        env.put("CNI_IFNAME", "eth\u00010");
+        assertEquals(4L, json(run(env, "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}")).get("code"));
+    }
+
+    @Test
+    void gcWithoutValidAttachmentsIsRefusedBeforeThePluginActs() {
+        Skel.Outcome o = run(env("GC"), "{\"cniVersion\":\"1.1.0\",\"name\":\"n\"}");
+        assertEquals(7L, json(o).get("code"), o.stdout());
+        assertNull(fake.last, "the plugin's GC never ran");
+
+        o = run(env("GC"), "{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"cni.dev/valid-attachments\":null}");
+        assertEquals(7L, json(o).get("code"), "null is no list either");
+        assertNull(fake.last);
+
+        o = run(env("GC"), "{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"cni.dev/valid-attachments\":[{\"containerID\":1}]}");
+        assertEquals(1, o.exitCode());
+        assertNull(fake.last, "a malformed list is refused before the plugin's GC too");
+
+        o = run(env("GC"), "{\"cniVersion\":\"1.1.0\",\"name\":\"n\",\"cni.dev/valid-attachments\":[]}");
+        assertEquals(0, o.exitCode(), o.stdout());
+        assertNotNull(fake.last);
     }
 }

@@ -25,9 +25,10 @@ import java.util.Set;
  *
  * <p><b>It is a hint, never the truth.</b> The reservation files are the truth; every address read
  * from here must be confirmed against its reservation file before it is used (see
- * {@link DiskStore}). That is what makes it crash-safe: reservations are written before the index
- * and removed before it, so a crash leaves at worst an entry naming addresses that are no longer
- * (or not yet) the attachment's, which the confirmation discards.
+ * {@link DiskStore}). That is what makes it crash-safe: an address enters the index before its
+ * reservation is created and leaves it after the reservation is removed, so every reservation of
+ * an attachment is always indexed, and a crash leaves at worst an entry naming addresses that are
+ * no longer (or never became) the attachment's, which the confirmation discards.
  *
  * <p><b>Where it lives:</b> {@code <dataDir>/.jcni-index/<network>/}, outside the network
  * directory. The reference plugin walks the network directory recursively and reads every file
@@ -69,8 +70,13 @@ final class AttachmentIndex {
         Files.createDirectories(dir);
         // Write-then-rename, so a crash never leaves a half-written entry under the real name.
         Path tmp = f.resolveSibling(f.getFileName() + ".tmp");
-        Files.writeString(tmp, Json.write(json), StandardCharsets.UTF_8);
-        Files.move(tmp, f, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        try {
+            Files.writeString(tmp, Json.write(json), StandardCharsets.UTF_8);
+            Files.move(tmp, f, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException | RuntimeException e) {
+            Files.deleteIfExists(tmp);  // a full disk must not leave a stray temporary file
+            throw e;
+        }
     }
 
     void delete(String containerId, String ifname) throws IOException {

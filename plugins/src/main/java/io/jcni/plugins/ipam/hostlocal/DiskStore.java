@@ -2,6 +2,7 @@ package io.jcni.plugins.ipam.hostlocal;
 
 import io.jcni.spec.Attachment;
 import io.jcni.spec.IpAddr;
+import io.jcni.spec.Names;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
@@ -9,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -76,14 +78,11 @@ public final class DiskStore implements Store {
     }
 
     /**
-     * The name becomes a path component. Upstream takes it as is; jcni refuses names that would
-     * escape the data directory.
+     * The name becomes a path component: it must be a CNI network name (as the reference's skel
+     * checks it), which can neither escape the data directory nor be the index's ".jcni-index".
      */
     static void checkNetworkName(String network) {
-        if (network == null || network.isEmpty() || network.equals(".") || network.equals("..")
-                || network.indexOf('/') >= 0 || network.indexOf('\0') >= 0) {
-            throw Errors.config("invalid network name \"" + network + "\"");
-        }
+        Names.checkNetworkName(network);
     }
 
     public Path directory() {
@@ -118,6 +117,18 @@ public final class DiskStore implements Store {
     @Override
     public boolean reserve(String containerId, String ifname, IpAddr ip, String rangeId) throws IOException {
         Path f = dir.resolve(ip.toString());
+        // Callers hold the network's lock, which every writer (the reference plugin too) takes:
+        // a name that exists now stays taken, and a free one stays free until we create it.
+        if (Files.exists(f, LinkOption.NOFOLLOW_LINKS)) return false;
+
+        // The index entry first, as an intent: a crash after the reservation is created still
+        // finds it through the index on DEL (an intent whose reservation never came is discarded
+        // by confirmation), so a killed ADD over several range sets cannot leave one unfound.
+        String id = ReservationFormat.trimSpace(containerId);
+        List<IpAddr> indexed = new ArrayList<>(confirmed(id, ifname, index.get(id, ifname)));
+        indexed.add(ip);
+        index.put(id, ifname, indexed);
+
         byte[] content = ReservationFormat.content(containerId, ifname).getBytes(StandardCharsets.UTF_8);
         try (SeekableByteChannel ch = Files.newByteChannel(f,
                 Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), FILE_MODE)) {
@@ -130,12 +141,14 @@ public final class DiskStore implements Store {
         } catch (FileAlreadyExistsException e) {
             return false;
         }
-        writeLastReserved(rangeId, ip);
-
-        String id = ReservationFormat.trimSpace(containerId);
-        List<IpAddr> indexed = new ArrayList<>(confirmed(id, ifname, index.get(id, ifname)));
-        indexed.add(ip);
-        index.put(id, ifname, indexed);
+        try {
+            writeLastReserved(rangeId, ip);
+        } catch (IOException | RuntimeException e) {
+            // A reservation whose bookkeeping failed (ENOSPC, say) is given back, so the caller's
+            // failure leaves nothing behind.
+            Files.deleteIfExists(f);
+            throw e;
+        }
         return true;
     }
 

@@ -76,15 +76,18 @@ public final class HostLocal {
                     try {
                         done.add(new Allocator(set, store, idx).get(containerId, ifname, want));
                     } catch (CniException e) {
-                        rollback(store, done);
                         throw Errors.prefixed("failed to allocate for range " + idx + ": ", e);
                     }
                 }
                 if (!requested.isEmpty()) {
-                    rollback(store, done);
                     throw Errors.tryAgain("failed to allocate all requested IPs: " + String.join(" ", requested.keySet()));
                 }
                 return done;
+            } catch (IOException | RuntimeException e) {
+                // Whatever failed (a full disk while reserving the second range set, say), the
+                // addresses this call already holds go back: a failed ADD leaves nothing reserved.
+                rollback(store, done);
+                throw e;
             } finally {
                 store.unlock();
             }

@@ -67,11 +67,6 @@ public final class HostLocalPlugin implements Plugin {
 
     @Override
     public void gc(PluginRequest req) {
-        if (!req.conf().containsKey(Attachment.VALID_ATTACHMENTS_KEY)) {
-            // Without the list every reservation would look stale; refuse rather than wipe the network.
-            throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "missing '" + Attachment.VALID_ATTACHMENTS_KEY + "'",
-                    "GC needs the list of valid attachments");
-        }
         Set<Attachment> valid = new LinkedHashSet<>(req.validAttachments());
         HostLocal.gc(config(req), valid);
     }

@@ -7,6 +7,7 @@ import io.jcni.spec.CniArgs;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Fields;
+import io.jcni.spec.Names;
 import io.jcni.spec.Result;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,9 +38,7 @@ record BridgeConf(String bridge, boolean isGateway, boolean isDefaultGateway, bo
     static BridgeConf load(Map<String, Object> c, CniArgs args) {
         String bridge = Fields.string(c, "bridge", "");
         if (bridge == null) bridge = DEFAULT_BRIDGE;
-        if (bridge.isEmpty() || bridge.length() > 15 || bridge.contains("/") || bridge.contains(" ")) {
-            throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid 'bridge'", "bad interface name \"" + bridge + "\"");
-        }
+        Names.checkConfigInterfaceName("'bridge'", bridge);
         boolean isDefaultGateway = Fields.bool(c, "isDefaultGateway", "", false);
         // isDefaultGateway implies isGateway.
         boolean isGateway = Fields.bool(c, "isGateway", "", false) || isDefaultGateway;

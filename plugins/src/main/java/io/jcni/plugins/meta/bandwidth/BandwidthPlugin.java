@@ -8,9 +8,9 @@ import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.TbfParams;
 import io.jcni.linux.Tc;
+import io.jcni.plugins.common.OwnedLinks;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
-import io.jcni.spec.Attachment;
 import io.jcni.spec.CniException;
 import io.jcni.spec.CniVersion;
 import io.jcni.spec.ErrorCode;
@@ -19,7 +19,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
@@ -41,8 +40,8 @@ import java.util.Set;
  * interface plugin's DEL). CHECK verifies rate, buffer and limit of both tbf qdiscs and the
  * redirect. GC deletes ifbs whose attachment is not among {@code cni.dev/valid-attachments}: jcni
  * labels each ifb it creates with the alias {@code jcni-bandwidth/<network>/<containerID>/<ifname>}
- * (IFLA_IFALIAS, {@code ip link show} prints it); ifbs without such an alias (e.g. created by the
- * Go plugin) are never touched.
+ * (IFLA_IFALIAS, {@code ip link show} prints it; hashed as {@link OwnedLinks} does when too long);
+ * ifbs without such an alias (e.g. created by the Go plugin) are never touched.
  *
  * <p>Differences from upstream: {@code shapedSubnets}/{@code unshapedSubnets} (newer upstream, HTB)
  * are validated and then refused when non-empty; rates below 8 bit/s and bursts whose tbf buffer or
@@ -52,7 +51,7 @@ import java.util.Set;
 public final class BandwidthPlugin implements Plugin {
     static final String IFB_PREFIX = "bwp";
     static final int MAX_IFNAME = 15;
-    static final String ALIAS_PREFIX = "jcni-bandwidth/";
+    static final String ALIAS_KIND = "jcni-bandwidth";
 
     @Override
     public Result add(PluginRequest req) throws Exception {
@@ -138,20 +137,14 @@ public final class BandwidthPlugin implements Plugin {
 
     @Override
     public void gc(PluginRequest req) {
-        Set<Attachment> valid = new HashSet<>(req.validAttachments());
-        String mine = ALIAS_PREFIX + req.networkName() + "/";
+        Set<String> keep = OwnedLinks.tagsOf(ALIAS_KIND, req.networkName(), req.validAttachments());
         CniException failure = null;
         try (Rtnl rt = Rtnl.open()) {
             for (Link l : rt.links()) {
-                if (!"ifb".equals(l.kind()) || !l.name().startsWith(IFB_PREFIX) || l.alias() == null
-                        || !l.alias().startsWith(mine)) {
+                if (!"ifb".equals(l.kind()) || !l.name().startsWith(IFB_PREFIX)
+                        || !OwnedLinks.isTagOf(ALIAS_KIND, l.alias(), req.networkName()) || keep.contains(l.alias())) {
                     continue;
                 }
-                String rest = l.alias().substring(mine.length());
-                int slash = rest.indexOf('/');
-                if (slash <= 0) continue;
-                Attachment a = new Attachment(rest.substring(0, slash), rest.substring(slash + 1));
-                if (valid.contains(a)) continue;
                 try {
                     rt.deleteLink(l.index());
                 } catch (ErrnoException e) {
@@ -173,7 +166,7 @@ public final class BandwidthPlugin implements Plugin {
     }
 
     static String alias(String network, String containerId, String ifname) {
-        return ALIAS_PREFIX + network + "/" + containerId + "/" + ifname;
+        return OwnedLinks.tag(ALIAS_KIND, network, containerId, ifname);
     }
 
     private static void requireVersion(PluginRequest req) {

@@ -1,11 +1,11 @@
 package io.jcni.plugins.meta.firewall;
 
+import io.jcni.linux.nft.NftSyntax;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Fields;
 import java.nio.file.Path;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
  * The firewall config: the reference plugin's keys.
@@ -17,8 +17,6 @@ import java.util.regex.Pattern;
  * @param dataDir jcni extension: where element ownership is kept
  */
 public record FirewallConfig(String backend, String adminChain, boolean sameBridge, Path dataDir) {
-    private static final Pattern CHAIN = Pattern.compile("[A-Za-z_][A-Za-z0-9_-]{0,63}");
-
     public static FirewallConfig parse(Map<String, Object> conf) {
         String backend = Fields.string(conf, "backend", "");
         backend = backend == null ? "" : backend;
@@ -28,7 +26,7 @@ public record FirewallConfig(String backend, String adminChain, boolean sameBrid
         }
         String admin = Fields.string(conf, "iptablesAdminChainName", "");
         if (admin == null || admin.isEmpty()) admin = "CNI-ADMIN";
-        if (!CHAIN.matcher(admin).matches()) {
+        if (!NftSyntax.isChainShaped(admin)) {
             throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid iptablesAdminChainName \"" + admin + "\"",
                     "iptablesAdminChainName: letters, digits, _ and -, at most 64");
         }

@@ -5,11 +5,13 @@ import io.jcni.linux.nft.ElementStore.Element;
 import io.jcni.linux.nft.ElementStore.Owner;
 import io.jcni.linux.nft.Nft;
 import io.jcni.linux.nft.NftException;
+import io.jcni.linux.nft.NftSyntax;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Attachment;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
+import io.jcni.spec.Names;
 import io.jcni.spec.Result;
 import java.util.HashSet;
 import java.util.List;
@@ -34,20 +36,40 @@ public final class FirewallPlugin implements Plugin {
                         "interface needs to be set for ingress policy \"same-bridge\", make sure to chain \"firewall\" plugin with \"bridge\"");
             }
             bridge = prev.interfaces().get(0).name();
-            if (bridge.indexOf('"') >= 0 || bridge.indexOf('\\') >= 0 || bridge.length() > 15) {
-                throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid bridge name in prevResult", bridge);
+            Names.checkConfigInterfaceName("bridge name in prevResult", bridge);
+            try {
+                NftSyntax.ifname(bridge);
+            } catch (IllegalArgumentException e) {
+                throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid bridge name in prevResult", e.getMessage());
             }
         }
         List<Element> elements = FirewallRules.elements(prev);
         String bridgeName = bridge;
-        store(c).put(owner(req), els -> FirewallRules.skeleton(c.adminChain(), bridgeName), elements);
+        ElementStore store = store(c);
+        checkAdminChain(store.nft(), c.adminChain());
+        store.put(owner(req), els -> FirewallRules.skeleton(c.adminChain(), bridgeName), elements);
         return prev;
+    }
+
+    /**
+     * nft cannot quote a chain name, so one that is an nft keyword ({@code drop}, {@code ip}...)
+     * would break every script it is in: refuse it as a config error before anything is written.
+     * Only names that may be keywords (no capital letter; not the default CNI-ADMIN) cost nft's check.
+     */
+    private static void checkAdminChain(Nft nft, String chain) {
+        if (!NftSyntax.mayBeKeyword(chain)) return;
+        try {
+            nft.check(NftSyntax.chainNameProbe(chain));
+        } catch (NftException e) {
+            throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid iptablesAdminChainName \"" + chain + "\"",
+                    "nft cannot take it as a chain name (an nft keyword?): " + e.getMessage());
+        }
     }
 
     @Override
     public void del(PluginRequest req) {
         FirewallConfig c = FirewallConfig.parse(req.conf());
-        store(c).remove(owner(req), els -> FirewallRules.skeleton(c.adminChain(), null));
+        store(c).remove(owner(req), els -> FirewallRules.removalSkeleton());
     }
 
     @Override
@@ -73,7 +95,7 @@ public final class FirewallPlugin implements Plugin {
         FirewallConfig c = FirewallConfig.parse(req.conf());
         Set<Attachment> valid = new HashSet<>(req.validAttachments());
         store(c).gc(SCOPE, req.networkName(), o -> valid.contains(new Attachment(o.containerId(), o.ifname())),
-                els -> FirewallRules.skeleton(c.adminChain(), null));
+                els -> FirewallRules.removalSkeleton());
     }
 
     static Owner owner(PluginRequest req) {

@@ -1,6 +1,7 @@
 package io.jcni.plugins.meta.firewall;
 
 import io.jcni.linux.nft.ElementStore.Element;
+import io.jcni.linux.nft.NftSyntax;
 import io.jcni.spec.Cidr;
 import io.jcni.spec.Result;
 import java.util.ArrayList;
@@ -48,11 +49,23 @@ public final class FirewallRules {
                 add rule inet jcni fw_forward meta nfproto ipv6 ip6 saddr @fw6 accept
                 """.replace("ADMIN", adminChain);
         if (isolatedBridge != null) {
-            String q = "\"" + isolatedBridge + "\"";
+            String q = NftSyntax.ifname(isolatedBridge);
             s += "add element inet jcni fw_iso { " + q + " }\n"
                     + "add element inet jcni fw_iso_same { " + q + " . " + q + " }\n";
         }
         return s;
+    }
+
+    /**
+     * The structure DEL and GC need to remove elements: the table and the address sets, nothing
+     * that depends on the config (a config that ADD could not apply must not block DEL).
+     */
+    public static String removalSkeleton() {
+        return """
+                add table inet jcni
+                add set inet jcni fw4 { type ipv4_addr; }
+                add set inet jcni fw6 { type ipv6_addr; }
+                """;
     }
 
     /** One element per distinct container address in prevResult (all of them, as upstream). */

@@ -1,6 +1,7 @@
 package io.jcni.plugins.meta.portmap;
 
 import io.jcni.linux.nft.ElementStore.Element;
+import io.jcni.linux.nft.NftSyntax;
 import io.jcni.spec.Cidr;
 import java.util.ArrayList;
 import java.util.List;
@@ -108,7 +109,7 @@ public final class PortmapRules {
                     out.add(new Element("pm_all" + f, ip.address().toString(), null));
                 } else {
                     String itf = six ? if6 : if4;
-                    if (itf != null) out.add(new Element("pm_hair" + f, ip.address() + " . \"" + itf + "\"", null));
+                    if (itf != null) out.add(new Element("pm_hair" + f, ip.address() + " . " + NftSyntax.ifname(itf), null));
                     out.add(new Element("pm_self" + f, ip.address() + " . " + ip.address(), null));
                     if (!six) out.add(new Element("pm_local4", ip.address().toString(), null));
                 }

@@ -214,6 +214,28 @@ class BridgeTest {
         assertFalse(NetWorld.in(w.hostName, "nft", "list", "set", "inet", "jcni", "mq4_24").out().contains("10.50.0.2"), "GC");
     }
 
+    /** Issue 14 defect 7: IDs and names the reference accepts fit the link alias (hashed when too long) and GC still works. */
+    @Test
+    void longContainerIdsAndNetworkNamesWorkAndAreCollected() throws Exception {
+        w.jcniLauncher("host-local");
+        String c1 = w.container();
+        String net = "n".repeat(200);
+        String cid = "c".repeat(250);
+        String conf = hostLocalConf("1.1.0", "data", "").replace("\"name\":\"tnet\"", "\"name\":\"" + net + "\"");
+        w.ok("bridge", w.env("ADD", cid, c1, "eth0"), conf);
+        assertTrue(NetWorld.in(w.hostName, "ip", "-d", "link", "show", "type", "veth").out().contains("alias jcni#"));
+
+        Map<String, String> gc = new HashMap<>(w.env("GC", "", null, ""));
+        gc.remove("CNI_CONTAINERID");
+        gc.remove("CNI_IFNAME");
+        w.ok("bridge", gc, conf.replaceFirst("\\{", "{\"cni.dev/valid-attachments\":[{\"containerID\":\"" + cid + "\",\"ifname\":\"eth0\"}],"));
+        assertTrue(NetWorld.in(w.hostName, "ip", "-d", "link", "show", "type", "veth").out().contains("alias jcni#"), "kept while valid");
+        w.ok("bridge", gc, conf.replaceFirst("\\{", "{\"cni.dev/valid-attachments\":[],"));
+        assertFalse(NetWorld.in(w.hostName, "ip", "-d", "link", "show", "type", "veth").out().contains("alias jcni#"), "collected");
+        assertNotEquals(0, NetWorld.in(c1, "ip", "link", "show", "eth0").rc(), "its container end went with it");
+        w.ok("bridge", w.env("DEL", cid, c1, "eth0"), conf);
+    }
+
     /** GC removes the host veth (and with it the container end) and the address of every attachment not listed as valid. */
     @Test
     void gcRemovesWhatBelongsToAttachmentsThatAreGone() throws Exception {
@@ -229,6 +251,13 @@ class BridgeTest {
         Map<String, String> gc = new HashMap<>(w.env("GC", "", null, ""));
         gc.remove("CNI_CONTAINERID");
         gc.remove("CNI_IFNAME");
+
+        // Issue 14 defect 2: a GC that does not list the valid attachments changes nothing.
+        assertEquals(7L, w.fails("bridge", gc, conf).get("code"));
+        String before = NetWorld.in(w.hostName, "ip", "-d", "link", "show", "type", "veth").out();
+        assertTrue(before.contains("jcni/tnet/c1/eth0") && before.contains("jcni/tnet/c2/eth0"), before);
+        assertTrue(Files.exists(w.dir.resolve("data/tnet/10.51.0.2")) && Files.exists(w.dir.resolve("data/tnet/10.51.0.3")));
+
         w.ok("bridge", gc, gcConf);
 
         String veths = NetWorld.in(w.hostName, "ip", "-d", "link", "show", "type", "veth").out();

@@ -1,0 +1,115 @@
+package io.jcni.linux.nft;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.jcni.linux.Netns;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** ElementStore against nft in scratch namespaces: state of namespaces that are gone, long names. */
+@Tag("root")
+class ElementStoreNetnsTest {
+    private static final String SKELETON = "add table inet jcni\nadd set inet jcni es_test { type ipv4_addr; }\n";
+
+    @TempDir
+    Path base;
+
+    /**
+     * Issue 14 defect 10: the kernel reuses a dead namespace's inode, so state found under a
+     * namespace's inode but recorded with another namespace's cookie is dropped, not adopted.
+     */
+    @Test
+    void stateOfANamespaceThatIsGoneIsNotAdopted() {
+        String a = uniqueName();
+        String b = uniqueName();
+        ElementStore.Owner dead = new ElementStore.Owner("test", "net", "dead", "eth0");
+        ElementStore.Owner alive = new ElementStore.Owner("test", "net", "alive", "eth0");
+        try (Netns nsA = Netns.create(a); Netns nsB = Netns.create(b)) {
+            ElementStore inA = new ElementStore(Nft.in(nsA), base);
+            inA.put(dead, els -> SKELETON, List.of(new ElementStore.Element("es_test", "10.0.0.1", null)));
+            long cookieA = Nft.in(nsA).netnsCookie();
+            long cookieB = Nft.in(nsB).netnsCookie();
+            assertNotEquals(0, cookieA, "kernel 5.14+ gives namespaces cookies");
+            assertNotEquals(cookieA, cookieB);
+
+            // Namespace B "gets A's inode": A's state directory appears under B's inode.
+            Path dirB = new ElementStore(Nft.in(nsB), base).dir();
+            copyTree(inA.dir(), dirB);
+            ElementStore inB = new ElementStore(Nft.in(nsB), base);
+            assertEquals(List.of(new ElementStore.Element("es_test", "10.0.0.1", null)), inB.elements(dead), "before B's first change");
+
+            inB.put(alive, els -> SKELETON, List.of(new ElementStore.Element("es_test", "10.0.0.2", null)));
+            assertEquals(List.of(), inB.elements(dead), "the dead namespace's state is gone");
+            assertEquals(List.of(), inB.owners("test", "net").stream().filter(o -> o.equals(dead)).toList());
+            assertEquals(List.of(new ElementStore.Element("es_test", "10.0.0.2", null)), inB.elements(alive));
+            assertEquals(Long.toString(cookieB), read(dirB.resolve(ElementStore.COOKIE_FILE)));
+
+            // A's own state is untouched, and a second store on A keeps it.
+            ElementStore again = new ElementStore(Nft.in(nsA), base);
+            assertEquals(1, again.remove(dead, els -> SKELETON).size());
+        } finally {
+            Netns.delete(a);
+            Netns.delete(b);
+        }
+    }
+
+    /** Issue 14 defect 7: a 4,096-character container ID and a 300-character network name get state files. */
+    @Test
+    void longContainerIdsAndNetworkNamesWork() {
+        String n = uniqueName();
+        ElementStore.Owner owner = new ElementStore.Owner("test", "n".repeat(300), "c".repeat(4096), "eth0");
+        try (Netns ns = Netns.create(n)) {
+            ElementStore store = new ElementStore(Nft.in(ns), base);
+            store.put(owner, els -> SKELETON, List.of(new ElementStore.Element("es_test", "10.0.0.3", null)));
+            assertEquals(List.of(owner), store.owners("test", "n".repeat(300)));
+            assertTrue(exec(List.of("ip", "netns", "exec", n, "nft", "list", "set", "inet", "jcni", "es_test")).contains("10.0.0.3"));
+            assertEquals(1, store.gc("test", "n".repeat(300), o -> false, els -> SKELETON).size());
+            assertEquals(List.of(), store.owners("test", "n".repeat(300)));
+        } finally {
+            Netns.delete(n);
+        }
+    }
+
+    private static String uniqueName() {
+        return "jes-" + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() & 0xffffffffL);
+    }
+
+    private static String exec(List<String> cmd) {
+        try {
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes());
+            p.waitFor();
+            return out;
+        } catch (java.io.IOException | InterruptedException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String read(Path p) {
+        try {
+            return Files.readString(p).strip();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    private static void copyTree(Path from, Path to) {
+        try (Stream<Path> s = Files.walk(from)) {
+            for (Path p : s.sorted(Comparator.naturalOrder()).toList()) {
+                Path t = to.resolve(from.relativize(p).toString());
+                if (Files.isDirectory(p)) Files.createDirectories(t);
+                else if (!p.getFileName().toString().equals("lock")) Files.copy(p, t, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}
