@@ -32,4 +32,5 @@ need_command() {
 
 # The packages the build and the tests use.
 JCNI_BUILD_PACKAGES=(maven gcc libc6-dev iproute2)
-JCNI_TEST_PACKAGES=(containernetworking-plugins nftables iptables busybox-static curl podman runc iputils-ping procps util-linux)
+JCNI_TEST_PACKAGES=(containernetworking-plugins nftables iptables busybox-static curl podman runc iputils-ping procps util-linux
+  golang-go golang-github-containerd-go-cni-dev)

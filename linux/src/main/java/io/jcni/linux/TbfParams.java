@@ -18,7 +18,11 @@ public record TbfParams(long rateBytesPerSecond, int bufferTicks, int limitBytes
 
     /**
      * Parameters exactly as the reference bandwidth plugin derives them from bits: rate and burst
-     * in bytes, buffer = burst's transmit time in ticks, limit = rate × 25 ms + burst.
+     * in bytes, buffer = burst's transmit time in ticks, limit = rate × 25 ms + burst, with Go's
+     * conversions: the transmit time in microseconds and then in ticks are each cut to 32 bits
+     * ({@code uint32(float64)} on amd64 truncates to int64 and keeps the low 32 bits), and so is the
+     * limit. So a burst longer than the kernel's 2^32 ticks (containerd's 4294967295 bits at
+     * 10 Mbit/s) gives the same wrapped buffer as the Go plugin: {@code tbf rate 10Mbit burst 193273526b lat 275s}.
      *
      * @throws IllegalArgumentException if rate or burst is not positive
      */
@@ -27,7 +31,8 @@ public record TbfParams(long rateBytesPerSecond, int bufferTicks, int limitBytes
         if (burstBits <= 0) throw new IllegalArgumentException("invalid burst: " + burstBits);
         long rate = rateBits / 8;
         long burst = burstBits / 8;
-        int buffer = (int) (long) ((double) (long) ((double) burst * TIME_UNITS_PER_SEC / rate) * tickInUsec());
+        long usec = (long) ((double) burst * TIME_UNITS_PER_SEC / rate) & 0xFFFFFFFFL;
+        int buffer = (int) (long) ((double) usec * tickInUsec());
         double latencyUsec = TIME_UNITS_PER_SEC * (LATENCY_MILLIS / 1000.0);
         int limit = (int) ((long) ((double) rate * latencyUsec / TIME_UNITS_PER_SEC) + burst);
         return new TbfParams(rate, buffer, limit);

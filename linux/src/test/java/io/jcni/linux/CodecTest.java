@@ -183,6 +183,23 @@ class CodecTest {
         assertEquals("ffff:0", Tc.hex(Tc.HANDLE_INGRESS_QDISC));
     }
 
+    /**
+     * containerd's burst of 4294967295 bits: the Go plugin's uint32 conversions wrap the buffer, and
+     * tc then shows "rate 10Mbit burst 193273526b lat 275s"; jcni must compute the same numbers.
+     */
+    @Test
+    void containerdsBurstWrapsAsInTheGoPlugin() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(TbfParams.tickInUsec() == 15.625, "psched tick is not 15.625");
+        TbfParams p = TbfParams.forBandwidth(10_000_000, 4294967295L);
+        assertEquals(1_250_000, p.rateBytesPerSecond());
+        assertEquals(2415919079L, Integer.toUnsignedLong(p.bufferTicks())); // 429496728 us × 15.625, low 32 bits
+        assertEquals(193273526, p.burstBytes());
+        assertEquals(31_250 + 536_870_911, p.limitBytes());
+        // at 100 kbit/s the transmit time in microseconds wraps first, as uint32(float64) does in Go
+        TbfParams slow = TbfParams.forBandwidth(100_000, 4294967295L);
+        assertEquals(2684353310L, Integer.toUnsignedLong(slow.bufferTicks()));
+    }
+
     @Test
     void addressesAndPrefixes() throws Exception {
         assertEquals(InetAddress.getByName("10.1.2.255"), Rtnl.broadcast(InetAddress.getByName("10.1.2.3"), 24));

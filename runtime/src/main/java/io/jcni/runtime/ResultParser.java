@@ -2,6 +2,7 @@ package io.jcni.runtime;
 
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
+import io.jcni.spec.Fields;
 import io.jcni.spec.Json;
 import io.jcni.spec.Result;
 import java.nio.charset.StandardCharsets;
@@ -28,7 +29,8 @@ final class ResultParser {
             throw new PluginException(plugin, ErrorCode.DECODING_FAILURE, "plugin " + plugin + " returned an invalid result",
                     e.getMessage() + "; stdout: " + ProcessPluginExec.abbreviate(text, 400), "");
         }
-        if (!(m.get("cniVersion") instanceof String v) || v.isEmpty()) {
+        // libcni decodes the version into a struct field: any spelling counts (Fields).
+        if (!(Fields.value(m, "cniVersion") instanceof String v) || v.isEmpty()) {
             m.put("cniVersion", confVersion == null || confVersion.isEmpty() ? "0.1.0" : confVersion);
         }
         return m;
@@ -47,7 +49,7 @@ final class ResultParser {
     static String configVersion(byte[] stdin) {
         try {
             Object v = Json.parse(new String(stdin, StandardCharsets.UTF_8));
-            if (v instanceof Map<?, ?> m && m.get("cniVersion") instanceof String s) return s;
+            if (v instanceof Map<?, ?> m && Fields.value(Json.asObject(m), "cniVersion") instanceof String s) return s;
         } catch (Json.JsonException ignored) {
             // no version
         }

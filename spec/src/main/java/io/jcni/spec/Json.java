@@ -11,8 +11,11 @@ import java.util.Map;
  * A small JSON reader and writer over plain Java values.
  *
  * <p>Objects are {@code LinkedHashMap<String,Object>} (key order kept, so configs pass through to
- * plugins unchanged), arrays are {@code List<Object>}, numbers are {@code Long} when integral and
- * in range, else {@code BigDecimal}; strings, booleans and {@code null} map to themselves.
+ * plugins unchanged; a repeated key counts once, with its last value, at its last position), arrays
+ * are {@code List<Object>}, numbers are {@code Long} for integral literals within 64 bits,
+ * {@code BigInteger} for longer ones and {@code BigDecimal} for literals with a fraction or an
+ * exponent; strings, booleans and {@code null} map to themselves. The grammar is RFC 8259's, as
+ * strict as Go's decoder (no leading zeros, no '+', no bare '.').
  *
  * <p>Why not Jackson: a CNI plugin is a short-lived process and Jackson alone adds 80–450 ms of
  * class loading to every ADD/DEL. This class loads in well under a millisecond.
@@ -229,7 +232,11 @@ public final class Json {
                 if (pos >= s.length() || s.charAt(pos) != ':') throw error("expected ':'");
                 pos++;
                 skipWs();
-                m.put(k, value(depth + 1));
+                Object v = value(depth + 1);
+                // A repeated key keeps its last value at its last position, so that readers that
+                // apply keys in document order (Fields, as Go does) see what Go sees.
+                m.remove(k);
+                m.put(k, v);
                 skipWs();
                 if (pos >= s.length()) throw error("unexpected end of input in object");
                 char c = s.charAt(pos++);
@@ -300,33 +307,53 @@ public final class Json {
             }
         }
 
+        /**
+         * RFC 8259's grammar, as Go's decoder enforces it: no leading zeros, no '+', digits on both
+         * sides of '.', digits after the exponent. Integral literals become Long (BigInteger beyond
+         * 64 bits); a fraction or an exponent makes a BigDecimal, which no integer field accepts.
+         */
         Object number() {
             int start = pos;
-            if (s.charAt(pos) == '-') pos++;
+            if (peek() == '-') pos++;
+            if (peek() == '0') {
+                pos++;
+                if (isDigit(peek())) throw error("invalid number: leading zero");
+            } else if (!digits()) {
+                throw error("invalid number");
+            }
             boolean integral = true;
-            int digits = 0;
-            while (pos < s.length()) {
-                char c = s.charAt(pos);
-                if (c >= '0' && c <= '9') { pos++; digits++; }
-                else if (c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') { integral = false; pos++; }
-                else break;
+            if (peek() == '.') {
+                pos++;
+                integral = false;
+                if (!digits()) throw error("invalid number: no digits after '.'");
+            }
+            if (peek() == 'e' || peek() == 'E') {
+                pos++;
+                integral = false;
+                if (peek() == '+' || peek() == '-') pos++;
+                if (!digits()) throw error("invalid number: no digits in exponent");
             }
             String t = s.substring(start, pos);
-            if (digits == 0) throw error("invalid number");
-            try {
-                if (integral && t.length() < 19) return Long.parseLong(t);
-                BigDecimal d = new BigDecimal(t);
-                if (integral) {
-                    try {
-                        return d.longValueExact();
-                    } catch (ArithmeticException ignored) {
-                        return d;
-                    }
-                }
-                return d;
-            } catch (NumberFormatException e) {
-                throw error("invalid number '" + t + "'");
+            if (integral) {
+                if (t.length() < 19) return Long.parseLong(t);
+                BigInteger b = new BigInteger(t);
+                return b.bitLength() < 64 ? (Object) b.longValue() : b;
             }
+            return new BigDecimal(t);
+        }
+
+        private char peek() {
+            return pos < s.length() ? s.charAt(pos) : '\0';
+        }
+
+        private static boolean isDigit(char c) {
+            return c >= '0' && c <= '9';
+        }
+
+        private boolean digits() {
+            int from = pos;
+            while (isDigit(peek())) pos++;
+            return pos > from;
         }
     }
 }

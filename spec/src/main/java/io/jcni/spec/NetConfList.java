@@ -35,7 +35,8 @@ public record NetConfList(String name, String cniVersion, boolean disableCheck, 
     public static NetConfList parseSingle(String text, String source) {
         Map<String, Object> raw = parseJson(text, source);
         String where = source == null ? "" : source;
-        String name = requireName(raw, where);
+        // libcni decodes a .conf into types.NetConf, a struct: its keys fold (Fields).
+        String name = requireName(Fields.string(raw, "name", where), where);
         String version = Fields.string(raw, "cniVersion", where);
         PluginConf plugin = PluginConf.parse(raw, where);
         Map<String, Object> list = new LinkedHashMap<>();
@@ -45,14 +46,15 @@ public record NetConfList(String name, String cniVersion, boolean disableCheck, 
         return fromMap(list, source);
     }
 
+    /** libcni reads a conflist's own keys from a {@code map[string]interface{}}: exact keys ({@link Fields.Exact}). */
     static NetConfList fromMap(Map<String, Object> raw, String source) {
         String where = source == null ? "" : source;
-        String name = requireName(raw, where);
+        String name = requireName(Fields.Exact.string(raw, "name", where), where);
         String version = effectiveVersion(raw, where);
-        boolean disableCheck = Fields.bool(raw, "disableCheck", where, false);
-        boolean disableGC = Fields.bool(raw, "disableGC", where, false);
-        boolean onlyInlined = Fields.bool(raw, "loadOnlyInlinedPlugins", where, false);
-        List<Object> rawPlugins = Fields.list(raw, "plugins", where);
+        boolean disableCheck = Fields.Exact.boolOrString(raw, "disableCheck", where, false);
+        boolean disableGC = Fields.Exact.boolOrString(raw, "disableGC", where, false);
+        boolean onlyInlined = Fields.Exact.boolOrString(raw, "loadOnlyInlinedPlugins", where, false);
+        List<Object> rawPlugins = Fields.Exact.list(raw, "plugins", where);
         List<PluginConf> plugins = new ArrayList<>();
         if (rawPlugins == null) {
             if (onlyInlined) {
@@ -97,8 +99,7 @@ public record NetConfList(String name, String cniVersion, boolean disableCheck, 
         }
     }
 
-    private static String requireName(Map<String, Object> raw, String where) {
-        String name = Fields.string(raw, "name", where);
+    private static String requireName(String name, String where) {
         if (name == null || name.isEmpty()) {
             throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "missing 'name'", Fields.path(where, "name") + " is required");
         }
@@ -115,8 +116,8 @@ public record NetConfList(String name, String cniVersion, boolean disableCheck, 
      * error naming the field.
      */
     private static String effectiveVersion(Map<String, Object> raw, String where) {
-        String single = Fields.string(raw, "cniVersion", where);
-        List<String> many = Fields.stringList(raw, "cniVersions", where);
+        String single = Fields.Exact.string(raw, "cniVersion", where);
+        List<String> many = Fields.Exact.stringList(raw, "cniVersions", where);
         CniVersion best = null;
         if (single != null && !single.isEmpty()) best = checkVersion(single, Fields.path(where, "cniVersion"), many != null);
         if (many != null) {

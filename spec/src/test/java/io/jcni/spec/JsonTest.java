@@ -50,6 +50,34 @@ class JsonTest {
         assertTrue(e.getMessage().contains("line"), e.getMessage());
     }
 
+    /** Go's decoder refuses these numbers as invalid JSON (RFC 8259), so jcni does too. */
+    @ParameterizedTest
+    @ValueSource(strings = {"01500", "-01", "00", "1.", ".5", "-.5", "+1", "1e", "1e+", "1.e3", "--1", "1-2", "0x10", "1E+-3"})
+    void rejectsNumbersGoRejects(String text) {
+        assertThrows(Json.JsonException.class, () -> Json.parse(text));
+        assertThrows(Json.JsonException.class, () -> Json.parse("{\"mtu\":" + text + "}"));
+    }
+
+    @Test
+    void numbersKeepWhetherTheyWereWrittenAsIntegers() {
+        assertEquals(1500L, Json.parse("1500"));
+        assertEquals(0L, Json.parse("-0"));
+        assertEquals(new BigDecimal("1500.0"), Json.parse("1500.0"));
+        assertEquals(new BigDecimal("1e3"), Json.parse("1e3"));
+        assertEquals(new BigDecimal("0.5E-2"), Json.parse("0.5E-2"));
+        assertEquals(Long.MIN_VALUE, Json.parse(Long.toString(Long.MIN_VALUE)));
+        assertEquals(new java.math.BigInteger("18446744073709551615"), Json.parse("18446744073709551615"));
+    }
+
+    /** Go applies keys in document order: a repeated key counts once, where it last appears, with its last value. */
+    @Test
+    void aRepeatedKeyKeepsItsLastValueAtItsLastPosition() {
+        Map<String, Object> m = Json.parseObject("{\"mtu\":1,\"MTU\":2,\"mtu\":3}");
+        assertEquals(List.of("MTU", "mtu"), List.copyOf(m.keySet()));
+        assertEquals(3L, m.get("mtu"));
+        assertEquals(3L, Fields.integer(m, "mtu", ""));
+    }
+
     static Stream<Long> seeds() {
         return IntStream.range(0, 25).mapToObj(i -> 1000L + i);
     }

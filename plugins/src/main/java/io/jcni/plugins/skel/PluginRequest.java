@@ -26,7 +26,8 @@ public record PluginRequest(CniCommand command, String containerId, String netns
                             Result prevResult, Map<String, String> env) {
 
     public String networkName() {
-        return conf.get("name") instanceof String s ? s : "";
+        String name = Fields.string(conf, "name", "");
+        return name == null ? "" : name;
     }
 
     /** The config's {@code runtimeConfig}, or an empty map. */

@@ -6,13 +6,16 @@ import io.jcni.spec.CniCommand;
 import io.jcni.spec.CniException;
 import io.jcni.spec.CniVersion;
 import io.jcni.spec.ErrorCode;
+import io.jcni.spec.Fields;
 import io.jcni.spec.Json;
 import io.jcni.spec.Names;
+import io.jcni.spec.PluginConf;
 import io.jcni.spec.Result;
 import io.jcni.spec.VersionInfo;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -66,22 +69,22 @@ public final class Skel {
                 throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode network configuration", e.getMessage());
             }
             checkNetworkName(conf);
-            Object v = conf.get("cniVersion");
-            confVersion = v instanceof String s ? s : "";
+            // Config keys are read as Go's encoding/json reads them (Fields: "CNIVersion" counts).
+            String v = Fields.string(conf, "cniVersion", "");
+            confVersion = v == null ? "" : v;
             CniVersion version = CniVersion.parseSupported(confVersion);
             if (!cmd.allowedIn(version)) {
                 throw new CniException(ErrorCode.INCOMPATIBLE_VERSION, "config version does not allow " + cmd);
             }
+            PluginConf.checkNetConf(conf, "");
             Result prev = null;
-            if (conf.get("prevResult") instanceof Map<?, ?> pr) {
-                try {
-                    prev = Result.fromJson(Result.convert(Json.asObject(pr), version.toString()));
-                } catch (CniException e) {
-                    // DEL must be able to clean up whatever the cached result holds: it goes on
-                    // without the prevResult (which DEL never needs) rather than leak.
-                    if (cmd != CniCommand.DEL) throw e;
-                    log.println("ignoring undecodable prevResult on DEL: " + e.getMessage());
-                }
+            try {
+                prev = prevResult(conf, version);
+            } catch (CniException e) {
+                // DEL must be able to clean up whatever the cached result holds: it goes on
+                // without the prevResult (which DEL never needs) rather than leak.
+                if (cmd != CniCommand.DEL) throw e;
+                log.println("ignoring undecodable prevResult on DEL: " + e.getMessage());
             }
             PluginRequest req = new PluginRequest(cmd, containerId, netns, ifname, CniArgs.parse(env.get("CNI_ARGS")),
                     splitPath(env.get("CNI_PATH")), stdin, conf, version, prev, env);
@@ -109,6 +112,22 @@ public final class Skel {
             String details = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
             return failure(new CniException(ErrorCode.INTERNAL, "internal error", details), confVersion);
         }
+    }
+
+    /**
+     * The prevResult converted to the config's version; one without a cniVersion of its own is
+     * taken to be of the config's version, as Go's ParsePrevResult injects it.
+     */
+    private static Result prevResult(Map<String, Object> conf, CniVersion version) {
+        Map<String, Object> pr = Fields.object(conf, "prevResult", "");
+        if (pr == null) return null;
+        String own = Fields.string(pr, "cniVersion", "prevResult");
+        if (own == null || own.isEmpty()) {
+            pr = new LinkedHashMap<>(pr);
+            pr.keySet().removeIf(k -> Fields.names(k, "cniVersion"));
+            pr.put("cniVersion", version.toString());
+        }
+        return Result.fromJson(Result.convert(pr, version.toString()));
     }
 
     private static Outcome failure(CniException e, String confVersion) {

@@ -144,6 +144,38 @@ class SkelTest {
         assertTrue(log.toString().contains("IllegalStateException"));
     }
 
+    /** types.NetConf's fields are decoded for every plugin, as every Go plugin does first: wrong types are code 6. */
+    @ParameterizedTest
+    @ValueSource(strings = {"\"type\":5", "\"Type\":[\"bridge\"]", "\"name\":7", "\"capabilities\":{\"portMappings\":\"yes\"}",
+        "\"ipam\":{\"type\":1}", "\"ipam\":\"host-local\"", "\"dns\":{\"nameservers\":\"8.8.8.8\"}", "\"prevResult\":[]"})
+    void netConfFieldsOfTheWrongTypeAreRefused(String field) {
+        Skel.Outcome o = run(env("ADD"), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"," + field + "}");
+        assertEquals(6L, json(o).get("code"), o.stdout());
+        assertNull(fake.last, "the plugin must not run");
+    }
+
+    @Test
+    void keysFoldAsGoDecodesThem() {
+        String conf = """
+            {"CNIVersion":"0.4.0","Name":"n","Type":"fake","PrevResult":{"CNIVersion":"0.4.0",
+              "IPs":[{"Version":"4","Address":"10.0.0.5/24"}]}}
+            """;
+        assertEquals(0, run(env("CHECK"), conf).exitCode());
+        assertEquals(io.jcni.spec.CniVersion.V0_4_0, fake.last.version());
+        assertEquals("n", fake.last.networkName());
+        assertEquals("10.0.0.5/24", fake.last.prevResult().ips().get(0).address());
+    }
+
+    /** Go's ParsePrevResult takes a prevResult without cniVersion to be of the config's version. */
+    @Test
+    void aPrevResultWithoutVersionHasTheConfigs() {
+        String conf = """
+            {"cniVersion":"1.0.0","name":"n","prevResult":{"ips":[{"address":"10.0.0.5/24"}]}}
+            """;
+        assertEquals(0, run(env("DEL"), conf).exitCode(), run(env("DEL"), conf).stdout());
+        assertEquals("10.0.0.5/24", fake.last.prevResult().ips().get(0).address());
+    }
+
     @Test
     void prevResultIsConvertedToTheConfigVersion() {
         String conf = """

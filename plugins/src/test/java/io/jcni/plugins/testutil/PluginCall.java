@@ -1,12 +1,16 @@
 package io.jcni.plugins.testutil;
 
 import io.jcni.plugins.PluginRegistry;
+import io.jcni.plugins.skel.Plugin;
+import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.plugins.skel.Skel;
+import io.jcni.spec.Result;
 import io.jcni.spec.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
 /** Calls a jcni plugin in-process through the skeleton, the way a runtime would call the executable. */
@@ -40,6 +44,36 @@ public final class PluginCall {
         Skel.Outcome o = run(command, stdin);
         if (o.exitCode() != 0) throw new AssertionError(type + " " + command + " failed: " + o.stdout() + "\nstderr: " + stderr);
         return o.stdout().isEmpty() ? Map.of() : Json.parseObject(o.stdout());
+    }
+
+    /**
+     * The request the skeleton hands the plugin for this call (env and stdin decoded, nothing run),
+     * for config-parsing tests; fails with the skeleton's error when it refuses the call.
+     */
+    public PluginRequest request(String command, String stdin) {
+        PluginRequest[] seen = new PluginRequest[1];
+        Plugin capture = new Plugin() {
+            @Override
+            public Result add(PluginRequest req) {
+                seen[0] = req;
+                return req.prevResult() != null ? req.prevResult() : new Result(req.version().toString(), List.of(), List.of(), List.of(), Result.Dns.EMPTY);
+            }
+
+            @Override
+            public void del(PluginRequest req) {
+                seen[0] = req;
+            }
+
+            @Override
+            public void check(PluginRequest req) {
+                seen[0] = req;
+            }
+        };
+        Map<String, String> e = new HashMap<>(env);
+        e.put("CNI_COMMAND", command);
+        Skel.Outcome o = Skel.run(() -> capture, e, stdin.getBytes(StandardCharsets.UTF_8), new PrintStream(stderr));
+        if (seen[0] == null) throw new AssertionError(type + " " + command + " refused before the plugin ran: " + o.stdout());
+        return seen[0];
     }
 
     /** Runs and insists on failure; returns the error object. */

@@ -109,7 +109,11 @@ public final class HostLocal {
 
     /** DEL: releases every address of the attachment; unknown attachments are not an error. */
     public static List<IpAddr> release(IpamConfig config, String containerId, String ifname) {
-        try (DiskStore store = openStore(config)) {
+        return release(new IpamConfig.StoreLocation(config.effectiveDataDir(), config.name()), containerId, ifname);
+    }
+
+    public static List<IpAddr> release(IpamConfig.StoreLocation where, String containerId, String ifname) {
+        try (DiskStore store = DiskStore.open(where.dataDir(), where.network())) {
             return release(store, containerId, ifname);
         } catch (IOException e) {
             throw ioFailure(e);

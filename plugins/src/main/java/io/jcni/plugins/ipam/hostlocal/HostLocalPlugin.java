@@ -47,7 +47,9 @@ public final class HostLocalPlugin implements Plugin {
 
     @Override
     public void del(PluginRequest req) {
-        HostLocal.release(config(req), req.containerId(), req.ifname());
+        // Only where the reservations are is read: neither runtimeConfig (ips, ipRanges) nor
+        // CNI_ARGS nor the ranges can stop a DEL from releasing what the attachment holds.
+        HostLocal.release(IpamConfig.storeOf(req.conf()), req.containerId(), req.ifname());
     }
 
     @Override

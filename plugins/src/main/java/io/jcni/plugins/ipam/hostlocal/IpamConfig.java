@@ -22,8 +22,8 @@ import java.util.Set;
  *
  * <p>IPAM plugins receive the whole network config, so {@code name}, {@code cniVersion},
  * {@code args} and {@code runtimeConfig} come from the top level and the rest from {@code ipam}.
- * As with Go's {@code encoding/json}, a key matches case-insensitively when there is no exact
- * match ({@link #fold}); type errors are {@link Fields}' (code 6, naming the field).
+ * Keys are read with {@link Fields}, Go's {@code encoding/json} rules (exact or case-folded match,
+ * last key wins); type errors are code 6, naming the field.
  *
  * @param requestedIps addresses asked for by CNI_ARGS {@code IP=}, then {@code args.cni.ips}, then
  *     the {@code ips} capability ({@code runtimeConfig.ips}), in that order, duplicates kept
@@ -34,12 +34,6 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
 
     public static final String DEFAULT_DATA_DIR = "/var/lib/cni/networks";
 
-    private static final String[] NET_KEYS = {"name", "cniVersion", "ipam", "runtimeConfig", "args"};
-    private static final String[] IPAM_KEYS = {"type", "subnet", "rangeStart", "rangeEnd", "gateway", "ranges",
-        "routes", "dataDir", "resolvConf"};
-    private static final String[] RANGE_KEYS = {"subnet", "rangeStart", "rangeEnd", "gateway"};
-    private static final String[] ROUTE_KEYS = {"dst", "gw", "mtu", "advmss", "priority", "table", "scope"};
-
     public IpamConfig {
         ranges = List.copyOf(ranges);
         routes = List.copyOf(routes);
@@ -49,6 +43,20 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
     /** {@code dataDir}, or the reference default {@value #DEFAULT_DATA_DIR} when unset or empty. */
     public Path effectiveDataDir() {
         return Path.of(dataDir == null || dataDir.isEmpty() ? DEFAULT_DATA_DIR : dataDir);
+    }
+
+    /** Where a network's reservations live: {@code ipam.dataDir} (or its default) and the network name. */
+    public record StoreLocation(Path dataDir, String network) {}
+
+    /**
+     * The store of a config, reading nothing but {@code name} and {@code ipam.dataDir} (a value of
+     * the wrong type counts as unset: ADD refused it, so nothing was reserved under it).
+     */
+    public static StoreLocation storeOf(Map<String, Object> conf) {
+        String name = Fields.value(conf, "name") instanceof String s ? s : "";
+        String dir = Fields.value(conf, "ipam") instanceof Map<?, ?> ipam
+                && Fields.value(Json.asObject(ipam), "dataDir") instanceof String d ? d : null;
+        return new StoreLocation(Path.of(dir == null || dir.isEmpty() ? DEFAULT_DATA_DIR : dir), name);
     }
 
     /** Loads from the plugin's stdin text and the {@code CNI_ARGS} value (null or empty when unset). */
@@ -64,18 +72,17 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
 
     /** Loads from the parsed network config and CNI_ARGS. */
     public static IpamConfig load(Map<String, Object> conf, CniArgs cniArgs) {
-        Map<String, Object> net = fold(conf, NET_KEYS);
-        Map<String, Object> ipam0 = Fields.object(net, "ipam", "");
-        if (ipam0 == null) throw Errors.config("IPAM config missing 'ipam' key");
-        Map<String, Object> ipam = fold(ipam0, IPAM_KEYS);
+        Map<String, Object> net = conf;
+        Map<String, Object> ipam = Fields.object(net, "ipam", "");
+        if (ipam == null) throw Errors.config("IPAM config missing 'ipam' key");
         String name = Fields.string(net, "name", "");
         String cniVersion = Fields.string(net, "cniVersion", "");
-        Map<String, Object> runtimeConfig = fold(Fields.object(net, "runtimeConfig", ""), "ipRanges", "ips");
+        Map<String, Object> runtimeConfig = orEmpty(Fields.object(net, "runtimeConfig", ""));
 
         // Requested addresses: CNI_ARGS, then args.cni.ips, then runtimeConfig.ips.
         List<IpAddr> requested = new ArrayList<>(requestedByCniArgs(cniArgs));
-        Map<String, Object> args = fold(Fields.object(net, "args", ""), "cni");
-        Map<String, Object> argsCni = fold(Fields.object(args, "cni", "args"), "ips");
+        Map<String, Object> args = orEmpty(Fields.object(net, "args", ""));
+        Map<String, Object> argsCni = orEmpty(Fields.object(args, "cni", "args"));
         requested.addAll(parseIpList(Fields.stringList(argsCni, "ips", "args.cni"), ErrorCode.INVALID_NETWORK_CONFIG));
         requested.addAll(parseIpList(Fields.stringList(runtimeConfig, "ips", "runtimeConfig"),
                 ErrorCode.INVALID_NETWORK_CONFIG));
@@ -86,7 +93,7 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
         List<List<RangeInput>> fromRuntime = parseRangeSets(Fields.list(runtimeConfig, "ipRanges", "runtimeConfig"),
                 "runtimeConfig.ipRanges");
         List<List<RangeInput>> fromIpam = parseRangeSets(Fields.list(ipam, "ranges", "ipam"), "ipam.ranges");
-        List<Result.Route> routes = IpamConf.routes(foldRoutes(ipam));
+        List<Result.Route> routes = IpamConf.routes(withoutNullRoutes(ipam));
 
         // Final order, as upstream: the ipRanges capability, then the deprecated single
         // top-level range, then ipam.ranges. The index in this list names last_reserved_ip.<n>.
@@ -132,37 +139,21 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
                 Fields.string(ipam, "resolvConf", "ipam"), requested);
     }
 
-    /**
-     * A copy of {@code obj} in which each of {@code keys} that is not present verbatim takes the
-     * value of the first key equal to it ignoring case: Go's {@code encoding/json} matching, which
-     * the reference config loader relies on. Null in, empty out.
-     */
-    static Map<String, Object> fold(Map<String, Object> obj, String... keys) {
-        Map<String, Object> out = new LinkedHashMap<>();
-        if (obj == null) return out;
-        out.putAll(obj);
-        for (String k : keys) {
-            if (obj.containsKey(k)) continue;
-            for (Map.Entry<String, Object> e : obj.entrySet()) {
-                if (e.getKey().equalsIgnoreCase(k)) {
-                    out.put(k, e.getValue());
-                    break;
-                }
-            }
-        }
-        return out;
+    private static Map<String, Object> orEmpty(Map<String, Object> m) {
+        return m == null ? Map.of() : m;
     }
 
-    /** The ipam object with its routes' keys folded and null routes dropped (Go leaves a nil *Route). */
-    private static Map<String, Object> foldRoutes(Map<String, Object> ipam) {
+    /** The ipam object with null routes dropped (Go leaves a nil *Route). */
+    private static Map<String, Object> withoutNullRoutes(Map<String, Object> ipam) {
         List<Object> raw = Fields.list(ipam, "routes", "ipam");
         if (raw == null) return ipam;
         List<Object> routes = new ArrayList<>();
         for (Object o : raw) {
             if (o == null) continue;
-            routes.add(o instanceof Map<?, ?> m ? fold(Json.asObject(m), ROUTE_KEYS) : o);
+            routes.add(o);
         }
         Map<String, Object> out = new LinkedHashMap<>(ipam);
+        out.keySet().removeIf(k -> Fields.names(k, "routes"));
         out.put("routes", routes);
         return out;
     }
@@ -174,8 +165,7 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
      * canonicalization, so it is raised there, inside "invalid range set N: ".
      */
     record RangeInput(Cidr subnet, String subnetProblem, IpAddr rangeStart, IpAddr rangeEnd, IpAddr gateway) {
-        static RangeInput parse(Map<String, Object> obj0, String where) {
-            Map<String, Object> obj = fold(obj0, RANGE_KEYS);
+        static RangeInput parse(Map<String, Object> obj, String where) {
             String text = Fields.string(obj, "subnet", where);
             Cidr subnet = null;
             String problem = null;

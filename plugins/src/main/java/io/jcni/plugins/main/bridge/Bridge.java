@@ -297,8 +297,9 @@ public final class Bridge implements Plugin {
 
     @Override
     public void del(PluginRequest req) throws Exception {
-        BridgeConf n = BridgeConf.load(req);
-        Ipam ipam = n.ipamType() == null ? null : Ipam.of(req);
+        // Not BridgeConf.load: the mac capability (runtimeConfig.mac) and CNI_ARGS MAC it validates
+        // must not stop a DEL; the interface, the masquerading and IPAM are found without them.
+        Ipam ipam = Ipam.of(req);
         // As upstream: the interface first, then the addresses.
         Links.deleteContainerIface(req);
         if (ipam != null) {

@@ -51,7 +51,9 @@ record BandwidthConfig(long ingressRate, long ingressBurst, long egressRate, lon
         Map<String, Object> conf = req.conf();
         Map<String, Object> src = null;
         String where = "";
-        if (KEYS.stream().anyMatch(conf::containsKey)) {
+        // Go allocates the embedded *BandwidthEntry as soon as one of its keys (any spelling, even
+        // with null) appears at the top level; only then is runtimeConfig.bandwidth ignored.
+        if (conf.keySet().stream().anyMatch(k -> KEYS.stream().anyMatch(f -> Fields.names(k, f)))) {
             src = conf;
         } else {
             Map<String, Object> bw = Fields.object(req.runtimeConfig(), "bandwidth", "runtimeConfig");
@@ -82,20 +84,11 @@ record BandwidthConfig(long ingressRate, long ingressBurst, long egressRate, lon
         if (burst / 8 >= MAX_BURST_BYTES) {
             throw invalid("invalid " + burstKey, "burst cannot be more than 4GB");
         }
-        if (rate == 0) return;
-        // Below upstream's checks: values the kernel's 32-bit TBF fields cannot hold, which the Go
-        // plugin would silently wrap.
-        if (rate < 8) throw invalid("invalid " + rateKey, "rate must be at least 8 bits per second (1 byte/s)");
-        double bufferTicks = Math.floor((double) (burst / 8) * 1_000_000 / (rate / 8)) * TbfParams.tickInUsec();
-        if (bufferTicks > 0xFFFFFFFFL) {
-            throw invalid("invalid " + burstKey, "burst is too large for " + rateKey + ": the bucket would take "
-                    + (burst / 8) / (rate / 8) + "s to drain, the kernel's limit is about "
-                    + (long) (0xFFFFFFFFL / TbfParams.tickInUsec() / 1_000_000) + "s");
-        }
-        long limit = (long) ((double) (rate / 8) * 0.025) + burst / 8;
-        if (limit > 0xFFFFFFFFL) {
-            throw invalid("invalid " + burstKey, "rate × 25ms + burst exceeds the 4GB TBF queue limit");
-        }
+        // A burst whose bucket takes longer to drain than the kernel's 32-bit buffer field holds
+        // (containerd always sends 4294967295 bits) is accepted: TbfParams computes what the Go
+        // plugin computes, so tc shows the same qdisc. Only a rate below one byte per second,
+        // which would divide by zero there, is refused.
+        if (rate != 0 && rate < 8) throw invalid("invalid " + rateKey, "rate must be at least 8 bits per second (1 byte/s)");
     }
 
     /**

@@ -44,9 +44,10 @@ import java.util.Set;
  * ifbs without such an alias (e.g. created by the Go plugin) are never touched.
  *
  * <p>Differences from upstream: {@code shapedSubnets}/{@code unshapedSubnets} (newer upstream, HTB)
- * are validated and then refused when non-empty; rates below 8 bit/s and bursts whose tbf buffer or
- * limit overflow the kernel's 32-bit fields are refused instead of silently wrapped; a failed ADD
- * removes what it created.
+ * are validated and then refused when non-empty; rates below 8 bit/s are refused; a failed ADD
+ * removes what it created. Bursts whose tbf buffer overflows the kernel's 32-bit field (containerd
+ * always sends 4294967295 bits) are accepted and wrapped exactly as the Go plugin wraps them
+ * ({@link TbfParams#forBandwidth}), so tc shows the same qdisc. DEL reads no bandwidth value.
  */
 public final class BandwidthPlugin implements Plugin {
     static final String IFB_PREFIX = "bwp";
@@ -97,10 +98,10 @@ public final class BandwidthPlugin implements Plugin {
         return prev.withInterfaces(interfaces);
     }
 
+    /** Deletes the ifb, named from network and container alone: the config's values are not read, so they cannot stop a DEL. */
     @Override
     public void del(PluginRequest req) {
         requireVersion(req);
-        BandwidthConfig.parse(req);
         String name = ifbName(req.networkName(), req.containerId());
         try (Rtnl rt = Rtnl.open()) {
             rt.deleteLink(name);

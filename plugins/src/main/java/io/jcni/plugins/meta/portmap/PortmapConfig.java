@@ -30,7 +30,8 @@ public record PortmapConfig(String network, boolean snat, boolean masqAll, int m
     public record PortMapping(int hostPort, int containerPort, String protocol, IpAddr hostIp) {}
 
     public static PortmapConfig parse(Map<String, Object> conf) {
-        String net = conf.get("name") instanceof String s ? s : "";
+        String net = Fields.string(conf, "name", "");
+        if (net == null) net = "";
         boolean snat = Fields.bool(conf, "snat", "", true);
         boolean masqAll = Fields.bool(conf, "masqAll", "", false);
         Long bit = Fields.integer(conf, "markMasqBit", "");
@@ -51,7 +52,7 @@ public record PortmapConfig(String network, boolean snat, boolean masqAll, int m
             throw new CniException(ErrorCode.UNSUPPORTED_FIELD, "backend '" + backend + "' is not supported",
                     "backend: jcni's portmap implements only \"nftables\" (omit the key or set it to \"nftables\")");
         }
-        String dir = Fields.string(conf, "dataDir", "");
+        Path dir = dataDir(conf);
         Map<String, Object> rc = Fields.object(conf, "runtimeConfig", "");
         List<PortMapping> maps = new ArrayList<>();
         List<Object> raw = rc == null ? null : Fields.list(rc, "portMappings", "runtimeConfig");
@@ -68,8 +69,12 @@ public record PortmapConfig(String network, boolean snat, boolean masqAll, int m
             }
             maps.addAll(byKey.values());
         }
-        return new PortmapConfig(net, snat, masqAll, bit == null ? DEFAULT_MARK_BIT : bit.intValue(), ext, List.copyOf(maps),
-                dir == null || dir.isEmpty() ? null : Path.of(dir));
+        return new PortmapConfig(net, snat, masqAll, bit == null ? DEFAULT_MARK_BIT : bit.intValue(), ext, List.copyOf(maps), dir);
+    }
+
+    /** {@code dataDir}, or null for the default; all DEL reads. A value that is not a string counts as unset. */
+    static Path dataDir(Map<String, Object> conf) {
+        return Fields.value(conf, "dataDir") instanceof String s && !s.isEmpty() ? Path.of(s) : null;
     }
 
     private static PortMapping mapping(Map<String, Object> m, String where) {

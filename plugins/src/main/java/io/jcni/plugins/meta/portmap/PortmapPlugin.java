@@ -74,10 +74,14 @@ public final class PortmapPlugin implements Plugin {
         return deleted;
     }
 
+    /**
+     * Removes what the attachment owns, found through its own state: nothing but {@code dataDir} is
+     * read, so runtimeConfig or config validation can never stop a DEL (the runtime's later plugins
+     * and retries depend on it succeeding).
+     */
     @Override
     public void del(PluginRequest req) {
-        PortmapConfig c = PortmapConfig.parse(req.conf());
-        store(c).remove(owner(req), els -> PortmapRules.skeleton());
+        store(PortmapConfig.dataDir(req.conf())).remove(owner(req), els -> PortmapRules.skeleton());
     }
 
     @Override
@@ -114,8 +118,12 @@ public final class PortmapPlugin implements Plugin {
     }
 
     static ElementStore store(PortmapConfig c) {
+        return store(c.dataDir());
+    }
+
+    static ElementStore store(java.nio.file.Path dataDir) {
         try {
-            return new ElementStore(Nft.current(), c.dataDir() == null ? ElementStore.DEFAULT_BASE : c.dataDir());
+            return new ElementStore(Nft.current(), dataDir == null ? ElementStore.DEFAULT_BASE : dataDir);
         } catch (RuntimeException e) {
             throw new CniException(ErrorCode.INTERNAL, "portmap: cannot use nftables", e.getMessage());
         }

@@ -60,9 +60,9 @@ record Backup(String mac, Boolean promisc, int mtu, Boolean allmulti, Integer tx
         Long mtu = Fields.integer(m, "mtu", "backup");
         Long txQLen = Fields.integer(m, "txQLen", "backup");
         return new Backup(Fields.string(m, "mac", "backup"),
-                m.get("promisc") == null ? null : Fields.bool(m, "promisc", "backup", false),
+                Fields.bool(m, "promisc", "backup"),
                 mtu == null ? 0 : Math.toIntExact(mtu),
-                m.get("allmulti") == null ? null : Fields.bool(m, "allmulti", "backup", false),
+                Fields.bool(m, "allmulti", "backup"),
                 txQLen == null ? null : Math.toIntExact(txQLen));
     }
 

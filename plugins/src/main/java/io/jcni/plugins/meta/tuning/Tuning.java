@@ -96,8 +96,7 @@ public final class Tuning implements Plugin {
      */
     @Override
     public void del(PluginRequest req) {
-        TuningConf conf = TuningConf.parse(req);
-        Path file = Backup.file(conf.dataDir(), req.containerId(), req.ifname());
+        Path file = Backup.file(TuningConf.dataDir(req.conf()), req.containerId(), req.ifname());
         if (!Files.exists(file)) return;
         Netns ns;
         try {

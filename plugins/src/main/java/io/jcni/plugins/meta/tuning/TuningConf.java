@@ -36,16 +36,16 @@ record TuningConf(String dataDir, Map<String, String> sysctl, MacAddress mac, bo
 
     static TuningConf parse(PluginRequest req) {
         Map<String, Object> conf = req.conf();
-        String dataDir = Fields.string(conf, "dataDir", "");
-        if (dataDir == null || dataDir.isEmpty()) dataDir = DEFAULT_DATA_DIR;
+        Fields.string(conf, "dataDir", "");
+        String dataDir = dataDir(conf);
 
         Map<String, String> sysctl = new LinkedHashMap<>();
         putSysctls(sysctl, Fields.object(conf, "sysctl", ""), "sysctl");
         String mac = Fields.string(conf, "mac", "");
         boolean promisc = Fields.bool(conf, "promisc", "", false);
         int mtu = nonNegative(conf, "mtu", "");
-        Boolean allmulti = conf.get("allmulti") == null ? null : Fields.bool(conf, "allmulti", "", false);
-        Integer txQLen = conf.get("txQLen") == null ? null : nonNegative(conf, "txQLen", "");
+        Boolean allmulti = Fields.bool(conf, "allmulti", "");
+        Integer txQLen = Fields.integer(conf, "txQLen", "") == null ? null : nonNegative(conf, "txQLen", "");
 
         req.args().requireKnown(Set.of("MAC"));
         String envMac = req.args().get("MAC");
@@ -58,21 +58,30 @@ record TuningConf(String dataDir, Map<String, String> sysctl, MacAddress mac, bo
         Map<String, Object> cni = args == null ? null : Fields.object(args, "cni", "args");
         if (cni != null) {
             putSysctls(sysctl, Fields.object(cni, "sysctl", "args.cni"), "args.cni.sysctl");
-            if (cni.get("mac") != null) mac = Fields.string(cni, "mac", "args.cni");
-            if (cni.get("promisc") != null) promisc = Fields.bool(cni, "promisc", "args.cni", false);
-            if (cni.get("mtu") != null) mtu = nonNegative(cni, "mtu", "args.cni");
-            if (cni.get("allmulti") != null) allmulti = Fields.bool(cni, "allmulti", "args.cni", false);
-            if (cni.get("txQLen") != null) txQLen = nonNegative(cni, "txQLen", "args.cni");
+            String argMac = Fields.string(cni, "mac", "args.cni");
+            if (argMac != null) mac = argMac;
+            Boolean argPromisc = Fields.bool(cni, "promisc", "args.cni");
+            if (argPromisc != null) promisc = argPromisc;
+            if (Fields.integer(cni, "mtu", "args.cni") != null) mtu = nonNegative(cni, "mtu", "args.cni");
+            Boolean argAllmulti = Fields.bool(cni, "allmulti", "args.cni");
+            if (argAllmulti != null) allmulti = argAllmulti;
+            if (Fields.integer(cni, "txQLen", "args.cni") != null) txQLen = nonNegative(cni, "txQLen", "args.cni");
         }
 
         MacAddress parsedMac = mac == null || mac.isEmpty() ? null : parseMac(mac);
         return new TuningConf(dataDir, Collections.unmodifiableMap(sysctl), parsedMac, promisc, mtu, allmulti, txQLen);
     }
 
+    /** A Go {@code map[string]string}: keys are exact, not folded. */
+    /** {@code dataDir} or its default; all DEL reads, so that no other value can stop a DEL. */
+    static String dataDir(Map<String, Object> conf) {
+        return Fields.value(conf, "dataDir") instanceof String s && !s.isEmpty() ? s : DEFAULT_DATA_DIR;
+    }
+
     private static void putSysctls(Map<String, String> into, Map<String, Object> from, String where) {
         if (from == null) return;
         for (String key : from.keySet()) {
-            String value = Fields.string(from, key, where);
+            String value = Fields.Exact.string(from, key, where);
             if (value == null) {
                 throw new CniException(ErrorCode.DECODING_FAILURE, "invalid type for '" + where + "." + key + "'",
                         "expected a string, got null");

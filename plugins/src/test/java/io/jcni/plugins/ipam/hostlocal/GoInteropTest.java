@@ -81,6 +81,51 @@ class GoInteropTest {
         }
     }
 
+    /**
+     * Inputs decoded by Go's encoding/json rules (docs/config-decoding.md): what runtimes send and
+     * what hand-written configs contain. DATADIR stands for each side's own directory.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {
+        // go-cni's untagged IPRanges struct (containerd), and podman's ips capability
+        "{'cniVersion':'1.0.0','name':'n1','type':'bridge','ipam':{'type':'host-local','dataDir':'DATADIR'},"
+            + "'runtimeConfig':{'ipRanges':[[{'Subnet':'10.9.0.0/24','RangeStart':'10.9.0.10','RangeEnd':'','Gateway':''}]]}}",
+        "{'cniVersion':'1.0.0','name':'n1','type':'bridge','ipam':{'type':'host-local','dataDir':'DATADIR','subnet':'10.9.0.0/24'},"
+            + "'runtimeConfig':{'ips':['10.9.0.77']}}",
+        // every key in another case, as a hand-written config may have them
+        "{'CNIVersion':'1.0.0','Name':'n1','Type':'bridge','IPAM':{'TYPE':'host-local','DataDir':'DATADIR',"
+            + "'Ranges':[[{'SUBNET':'10.9.0.0/24','rangestart':'10.9.0.20'}]],'Routes':[{'Dst':'0.0.0.0/0','GW':'10.9.0.1'}]}}",
+        // both spellings: the last wins; null is no value
+        "{'cniVersion':'1.0.0','name':'n1','type':'bridge','ipam':{'type':'host-local','dataDir':'DATADIR',"
+            + "'subnet':'10.8.0.0/24','Subnet':'10.9.0.0/24','RangeStart':'10.9.0.30','gateway':null}}",
+        // the same key twice: the last wins
+        "{'cniVersion':'1.0.0','name':'n1','type':'bridge','ipam':{'type':'host-local','dataDir':'DATADIR',"
+            + "'subnet':'10.8.0.0/24','subnet':'10.9.0.0/24','routes':[{'dst':'0.0.0.0/0','mtu':1400}]}}",
+        // unknown keys at every level
+        "{'cniVersion':'1.0.0','name':'n1','type':'bridge','x':{'y':[1.5]},'ipam':{'type':'host-local','dataDir':'DATADIR',"
+            + "'subnet':'10.9.0.0/24','mystery':true,'routes':[{'dst':'0.0.0.0/0','extra':'x'}]}}",
+    })
+    void runtimeAndHandWrittenInputsGiveGosResult(String template) throws Exception {
+        String t = template.replace('\'', '"');
+        Skel.Outcome g = go("ADD", "a", "eth0", t.replace("DATADIR", Files.createDirectory(tmp.resolve("go")).toString()));
+        Skel.Outcome j = jcni("ADD", "a", "eth0", t.replace("DATADIR", Files.createDirectory(tmp.resolve("j")).toString()));
+        assertEquals(0, g.exitCode(), g.stdout());
+        assertEquals(g, j);
+    }
+
+    /** What Go's decoder refuses, jcni refuses too: malformed numbers, values of the wrong type. */
+    @ParameterizedTest
+    @ValueSource(strings = {"'subnet':'10.9.0.0/24','x':01", "'subnet':'10.9.0.0/24','x':1.", "'subnet':5",
+        "'ranges':{}", "'subnet':'10.9.0.0/24','routes':[{'dst':7}]", "'subnet':'10.9.0.0/24','rangeStart':12",
+        "'subnet':'10.9.0.0/24','Type':5", "'subnet':'10.9.0.0/24','dataDir':false"})
+    void inputsGoRefusesAreRefused(String ipam) throws Exception {
+        String c = ("{'cniVersion':'1.0.0','name':'n1','type':'bridge','ipam':{'type':'host-local','dataDir':'" + tmp
+                + "'," + ipam + "}}").replace('\'', '"');
+        if (ipam.contains("dataDir")) c = c.replace("\"dataDir\":\"" + tmp + "\",", "");
+        assertEquals(1, go("ADD", "a", "eth0", c).exitCode(), ipam);
+        assertEquals(1, jcni("ADD", "a", "eth0", c).exitCode(), ipam);
+    }
+
     @Test
     void resolvConfDnsIsTheSame() throws Exception {
         Path rc = tmp.resolve("resolv.conf");

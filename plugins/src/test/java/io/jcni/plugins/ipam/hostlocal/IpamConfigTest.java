@@ -125,6 +125,26 @@ class IpamConfigTest {
         assertEquals(IpAddr.parse("10.1.2.1"), r.gateway());
     }
 
+    /** go-cni's IPRanges struct has no JSON tags: containerd sends Subnet, RangeStart, ... */
+    @Test
+    void goCniIpRangesAreRead() {
+        IpamConfig c = IpamConfig.load(net("1.0.0", "{\"type\":\"host-local\"}",
+                "\"runtimeConfig\":{\"IPRanges\":[[{\"Subnet\":\"10.9.0.0/24\",\"RangeStart\":\"10.9.0.50\",\"RangeEnd\":\"\","
+                        + "\"Gateway\":\"\"}]],\"IPs\":[\"10.9.0.60\"]},"), null);
+        Range r = c.ranges().get(0).ranges().get(0);
+        assertEquals(IpAddr.parse("10.9.0.50"), r.rangeStart());
+        assertEquals(IpAddr.parse("10.9.0.1"), r.gateway());
+        assertEquals(ips("10.9.0.60"), c.requestedIps());
+    }
+
+    @Test
+    void storeLocationReadsNothingElse() {
+        IpamConfig.StoreLocation at = IpamConfig.storeOf(io.jcni.spec.Json.parseObject(net("1.0.0",
+                "{\"type\":\"host-local\",\"DataDir\":\"/tmp/x\",\"subnet\":\"bad\"}", "\"runtimeConfig\":{\"ips\":[\"nonsense\"]},")));
+        assertEquals(Path.of("/tmp/x"), at.dataDir());
+        assertEquals("mynet", at.network());
+    }
+
     @Test
     void parsesRoutes() {
         IpamConfig c = load("""

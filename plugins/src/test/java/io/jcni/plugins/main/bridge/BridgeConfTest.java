@@ -28,6 +28,23 @@ class BridgeConfTest {
         assertNull(c.dns());
     }
 
+    /** Issue 14 item 11: Go refuses these for an int field (or as JSON), so jcni does too, with code 6. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"01500", "1500.0", "1.5e3", "\"1500\"", "-01"})
+    void mtuMustBeAnIntegralLiteral(String mtu) {
+        String conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"bridge\",\"mtu\":" + mtu + "}";
+        assertEquals(6L, new io.jcni.plugins.testutil.PluginCall("bridge").fails("ADD", conf).get("code"), mtu);
+    }
+
+    /** DEL does not validate the mac capability or CNI_ARGS MAC: they must not keep an attachment alive. */
+    @Test
+    void delIgnoresTheMacCapability() {
+        String conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"bridge\",\"runtimeConfig\":{\"mac\":\"not-a-mac\"}}";
+        io.jcni.plugins.testutil.PluginCall call = new io.jcni.plugins.testutil.PluginCall("bridge").env("CNI_ARGS", "MAC=zz");
+        assertEquals(7L, call.fails("ADD", conf).get("code"), "ADD validates the MAC");
+        call.env("CNI_NETNS", "").ok("DEL", conf);
+    }
+
     @Test
     void defaultGatewayImpliesGateway() {
         assertTrue(load("{\"isDefaultGateway\":true}").isGateway());

@@ -41,11 +41,27 @@ class BandwidthConfigTest {
         assertEquals(code, ((Number) err.get("code")).longValue(), err.toString());
     }
 
+    /** go-cni's untagged structs: the capability arrives with Go field names, and Go's decoder folds them. */
     @Test
-    void delRejectsABadConfigToo() {
-        String conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"bandwidth\",\"ingressBurst\":8}";
-        Map<String, Object> err = new PluginCall("bandwidth").fails("DEL", conf);
-        assertTrue(String.valueOf(err.get("msg")).contains("ingressRate"), err.toString());
+    void goCniSpellingsAndContainerdsBurstAreAccepted() {
+        String rc = "\"runtimeConfig\":{\"bandwidth\":{\"IngressRate\":10000000,\"IngressBurst\":4294967295,"
+                + "\"EgressRate\":1000000,\"EgressBurst\":4294967295}}";
+        String conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"bandwidth\"," + rc + "," + PREV + "}";
+        var req = new PluginCall("bandwidth").request("ADD", conf);
+        BandwidthConfig c = BandwidthConfig.parse(req);
+        assertEquals(10_000_000L, c.ingressRate());
+        assertEquals(4294967295L, c.ingressBurst());
+        assertEquals(1_000_000L, c.egressRate());
+        assertEquals(4294967295L, c.egressBurst());
+        assertEquals("runtimeConfig.bandwidth", c.where());
+    }
+
+    @Test
+    void aTopLevelKeyInAnySpellingHidesRuntimeConfigEvenWhenNull() {
+        String conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"bandwidth\",\"EGRESSRATE\":null,"
+                + "\"runtimeConfig\":{\"bandwidth\":{\"ingressRate\":8000,\"ingressBurst\":8000}}," + PREV + "}";
+        BandwidthConfig c = BandwidthConfig.parse(new PluginCall("bandwidth").request("ADD", conf));
+        assertTrue(c.isZero(), "Go allocates the embedded entry for a null key too: " + c);
     }
 
     @Test

@@ -18,6 +18,8 @@ import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 @Tag("root")
 class BandwidthPluginTest {
@@ -274,6 +276,59 @@ class BandwidthPluginTest {
             assertFalse(linkExists(j, j.host, ifb));
             go.ok(call(cg, "ctr-ref"), "DEL", confGo);
             assertFalse(linkExists(go, go.host, ifb));
+        }
+    }
+
+    /**
+     * What containerd's CRI sends through go-cni: untagged Go field names and a burst of
+     * 4294967295 bits. The Go plugin accepts it and wraps the tbf buffer; jcni must give the same
+     * qdiscs ({@code tbf rate 10Mbit burst 193273526b lat 275s}).
+     */
+    @ParameterizedTest
+    @ValueSource(longs = {100_000, 10_000_000, 1_000_000_000})
+    void containerdsBandwidthGivesTheSameQdiscsAsTheReferencePlugin(long rate) {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of(GO_BANDWIDTH)), "reference bandwidth plugin not installed");
+        try (World go = World.create(); World j = World.create()) {
+            String cg = container(go);
+            String cj = container(j);
+            String bw = "\"capabilities\":{\"bandwidth\":true},\"runtimeConfig\":{\"bandwidth\":{\"IngressRate\":" + rate + ","
+                    + "\"IngressBurst\":4294967295,\"EgressRate\":" + rate + ",\"EgressBurst\":4294967295}}";
+            String confGo = conf("1.0.0", "ctrdnet", cg, bw);
+            String confJ = conf("1.0.0", "ctrdnet", cj, bw);
+            Map<String, String> env = new HashMap<>(Map.of("CNI_CONTAINERID", "ctr-ctrd", "CNI_NETNS", World.path(cg),
+                    "CNI_IFNAME", "eth0", "CNI_PATH", "/usr/lib/cni", "CNI_COMMAND", "ADD"));
+            go.goPlugin(GO_BANDWIDTH, env, confGo);
+            j.ok(call(cj, "ctr-ctrd"), "ADD", confJ);
+            String ifb = BandwidthPlugin.ifbName("ctrdnet", "ctr-ctrd");
+            for (String dev : List.of("vh0", ifb)) {
+                assertEquals(qdiscShape(go, dev), qdiscShape(j, dev), dev);
+                String shown = World.exec(List.of("tc", "-n", j.host, "qdisc", "show", "dev", dev, "root"), null, true);
+                assertTrue(shown.contains("tbf"), shown);
+                if (rate == 10_000_000) assertTrue(shown.contains("rate 10Mbit burst 193273526b lat 275s"), shown);
+                assertEquals(World.exec(List.of("tc", "-n", go.host, "qdisc", "show", "dev", dev, "root"), null, true), shown);
+            }
+            j.ok(call(cj, "ctr-ctrd"), "CHECK", confJ);
+            j.ok(call(cj, "ctr-ctrd"), "DEL", confJ);
+            assertFalse(linkExists(j, j.host, ifb));
+            env.put("CNI_COMMAND", "DEL");
+            go.goPlugin(GO_BANDWIDTH, env, confGo);
+        }
+    }
+
+    /** DEL reads no bandwidth value: a config ADD would refuse still deletes the ifb. */
+    @Test
+    void delSucceedsWhateverTheBandwidthValues() {
+        try (World w = World.create()) {
+            String c = container(w);
+            PluginCall call = call(c, "ctr-baddel");
+            w.ok(call, "ADD", conf("1.0.0", "dnet", c, "\"egressRate\":1000000,\"egressBurst\":80000"));
+            String ifb = BandwidthPlugin.ifbName("dnet", "ctr-baddel");
+            assertTrue(linkExists(w, w.host, ifb));
+            for (String bad : List.of("\"egressBurst\":8", "\"egressRate\":\"fast\",\"egressBurst\":-1",
+                    "\"runtimeConfig\":{\"bandwidth\":{\"egressRate\":1.5}}")) {
+                w.ok(call, "DEL", conf("1.0.0", "dnet", c, bad));
+                assertFalse(linkExists(w, w.host, ifb), bad);
+            }
         }
     }
 

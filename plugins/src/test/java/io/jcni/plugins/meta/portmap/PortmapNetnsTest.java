@@ -107,6 +107,17 @@ class PortmapNetnsTest {
         assertNull(w.curl(w.host, "http://10.77.0.1:8080/"));
     }
 
+    /** A DEL that failed on runtimeConfig would stop the runtime before the bridge's DEL: it must succeed and clean up. */
+    @Test
+    void delSucceedsWhateverTheRuntimeConfigHolds() throws Exception {
+        call("ADD", "ctr1", conf("[{\"HostPort\":8080,\"ContainerPort\":80,\"Protocol\":\"tcp\",\"HostIP\":\"\"}]", ""));
+        assertEquals("hello-c1", w.curl(w.host, "http://10.77.0.1:8080/"), "go-cni's spelling is mapped");
+        call("DEL", "ctr1", conf("[{\"hostPort\":null,\"containerPort\":80.5,\"protocol\":\"icmp\",\"hostIP\":\"x\"}]",
+                ",\"snat\":\"maybe\""));
+        assertNull(w.curl(w.host, "http://10.77.0.1:8080/"));
+        assertFalse(w.nft("list", "table", "inet", "jcni").contains("10.77.0.2"));
+    }
+
     @Test
     void lastWriterWinsAndTheEarlierDelLeavesTheNewOwnersMapping() throws Exception {
         call("ADD", "old", conf(MAP_8080, ""));

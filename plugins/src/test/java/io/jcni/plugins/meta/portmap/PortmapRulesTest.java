@@ -59,6 +59,24 @@ class PortmapRulesTest {
         assertEquals(List.of(new Element("pm4", "tcp . 8080", "10.1.2.3 . 80")), none);
     }
 
+    /** go-cni (containerd) sends its untagged struct fields; Go's decoder folds them onto the tags. */
+    @Test
+    void goCniPortMappingsAreRead() {
+        PortmapConfig c = parse("{\"name\":\"n\",\"RuntimeConfig\":{\"PortMappings\":["
+                + "{\"HostPort\":8080,\"ContainerPort\":80,\"Protocol\":\"tcp\",\"HostIP\":\"\"},"
+                + "{\"HostPort\":5353,\"ContainerPort\":53,\"Protocol\":\"UDP\",\"HostIP\":\"127.0.0.1\"}]}}");
+        assertEquals(List.of(new PortmapConfig.PortMapping(8080, 80, "tcp", null),
+                new PortmapConfig.PortMapping(5353, 53, "udp", io.jcni.spec.IpAddr.parse("127.0.0.1"))), c.mappings());
+    }
+
+    @Test
+    void portsAreIntegralLiterals() {
+        for (String port : List.of("80.0", "8e1", "\"80\"")) {
+            CniException e = assertThrows(CniException.class, () -> parse(withMappings("[{\"hostPort\":" + port + ",\"containerPort\":80}]", "")));
+            assertEquals(6, e.code(), port);
+        }
+    }
+
     @Test
     void badConfigNamesTheKey() {
         CniException e = assertThrows(CniException.class, () -> parse(withMappings("[{\"hostPort\":0,\"containerPort\":80}]", "")));
