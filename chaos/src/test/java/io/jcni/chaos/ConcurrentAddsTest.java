@@ -91,7 +91,7 @@ class ConcurrentAddsTest {
                 assertEquals(List.of(), failures.stream().limit(20).toList(), failures.size() + " operations failed");
                 assertEquals(n, distinct.size(), "distinct addresses");
                 assertEquals(n, attached.addresses(), "one reservation per container: " + attached);
-                assertEquals(new Leaks(0, 0, 0, 0, 0, 0), left, "left after every DEL");
+                assertEquals(new Leaks(0, 0, 0, 0, 0, 0), left, "left after every DEL: " + Leaks.fileNames(net).stream().limit(30).toList());
             }
         }
     }

@@ -84,6 +84,8 @@ class FuzzTest {
             for (int i = 0; i < cases; i++) {
                 Case c = gen.generate(Chaos.SEED, i);
                 Mode mode = c.hazardous() || i % processEvery == 0 ? Mode.PROCESS : i % 5 == 0 ? Mode.DAEMON : Mode.IN_PROCESS;
+                // exec(2) cannot pass a NUL in the environment: such a case can only be run in-process.
+                if (mode == Mode.PROCESS && c.env().values().stream().anyMatch(v -> v.indexOf('\0') >= 0)) mode = Mode.IN_PROCESS;
                 perMode.merge(mode, 1, Integer::sum);
                 runCase(runner, mode, c, hostilePaths);
             }

@@ -68,6 +68,7 @@ class KillPointsTest {
 
                 for (int i = 0; i < points; i++) {
                     String netns = w.container(i);
+                    java.util.SortedSet<String> filesBefore = Leaks.fileNames(net);
                     long delay = (long) (rnd.nextDouble() * addNanos);
                     boolean killDaemon = daemon && i % 5 == 4;
                     if (killAdd(net, i, netns, delay, killDaemon ? jcnid : null)) hits++;
@@ -78,8 +79,11 @@ class KillPointsTest {
                             : net.run(i, 300, "gc", net.name, "--valid", ChainNetwork.containerId(bystander) + "/eth0");
                     Leaks left = Leaks.count(net, List.of(bystander, netns)).minus(base);
                     if (r.rc() != 0 || !left.isZero()) {
+                        java.util.SortedSet<String> newFiles = Leaks.fileNames(net);
+                        newFiles.removeAll(filesBefore);
                         leaks.add("point " + i + " (kill after " + delay / 1_000_000 + " ms, then " + how + (killDaemon ? ", jcnid killed" : "")
-                                + "): " + left + (r.rc() != 0 ? " cleanup exit " + r.rc() + ": " + r.err().strip() : ""));
+                                + "): " + left + (newFiles.isEmpty() ? "" : " new files " + newFiles)
+                                + (r.rc() != 0 ? " cleanup exit " + r.rc() + ": " + r.err().strip() : ""));
                         base = Leaks.count(net, List.of(bystander)); // judge the next point on its own
                     }
                     w.deleteNamespace(name(netns));

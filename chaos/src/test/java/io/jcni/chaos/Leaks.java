@@ -55,6 +55,22 @@ record Leaks(int addresses, int links, int nftElements, int tcObjects, int cache
                 + " cacheFiles=" + cacheFiles + " stateFiles=" + stateFiles;
     }
 
+    /** The state, reservation and cache files of the network, relative to the world's directory: what a leak is made of. */
+    static java.util.SortedSet<String> fileNames(ChainNetwork net) {
+        java.util.SortedSet<String> names = new java.util.TreeSet<>();
+        for (Path dir : List.of(net.ipamDir, net.nftDir, net.cacheDir)) {
+            if (!Files.isDirectory(dir)) continue;
+            try (Stream<Path> s = Files.walk(dir)) {
+                s.filter(Files::isRegularFile).filter(p -> !p.getFileName().toString().equals("lock")
+                                && !p.getFileName().toString().startsWith("last_reserved_ip"))
+                        .forEach(p -> names.add(net.world.dir.relativize(p).toString()));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return names;
+    }
+
     /** Regular files below {@code dir} (recursively) whose name {@code counts}; a missing dir has none. */
     static int files(Path dir, java.util.function.Predicate<String> counts) {
         if (!Files.isDirectory(dir)) return 0;

@@ -100,7 +100,7 @@ class RebootTest {
                         wipeCache ? "result cache wiped" : "result cache kept", n, before, survived,
                         wipeCache ? "GC with no valid attachment" : "jcni gc", left, Chaos.seconds(t0));
                 assertEquals("", gcError, "GC fails");
-                assertEquals(new Leaks(0, 0, 0, 0, 0, 0), left, "left after GC");
+                assertEquals(new Leaks(0, 0, 0, 0, 0, 0), left, "left after GC: " + Leaks.fileNames(net).stream().limit(30).toList());
             } finally {
                 jcnid.close();
             }
