@@ -26,13 +26,18 @@ record Leaks(int addresses, int links, int nftElements, int tcObjects, int cache
                 nftElements(net.world.host),
                 tcObjects(net.world.host),
                 files(net.cacheDir, n -> true),
-                files(net.nftDir, n -> !n.equals("lock"))
+                files(net.nftDir, n -> !isNamespaceBookkeeping(n))
                         + files(net.ipamDir, n -> !n.equals("lock") && !n.startsWith("last_reserved_ip") && !isReservation(n)));
     }
 
     /** host-local names a reservation file after its address (IPv6 colons as '_' on some systems). */
     static boolean isReservation(String fileName) {
         return fileName.matches("[0-9.]+|[0-9a-fA-F:_]+") && (fileName.contains(".") || fileName.contains(":") || fileName.contains("_"));
+    }
+
+    /** The nft state's lock and netns-cookie belong to a namespace, not to an attachment (like host-local's lock). */
+    static boolean isNamespaceBookkeeping(String fileName) {
+        return fileName.equals("lock") || fileName.equals("netns-cookie");
     }
 
     Leaks minus(Leaks base) {
@@ -61,7 +66,7 @@ record Leaks(int addresses, int links, int nftElements, int tcObjects, int cache
         for (Path dir : List.of(net.ipamDir, net.nftDir, net.cacheDir)) {
             if (!Files.isDirectory(dir)) continue;
             try (Stream<Path> s = Files.walk(dir)) {
-                s.filter(Files::isRegularFile).filter(p -> !p.getFileName().toString().equals("lock")
+                s.filter(Files::isRegularFile).filter(p -> !isNamespaceBookkeeping(p.getFileName().toString())
                                 && !p.getFileName().toString().startsWith("last_reserved_ip"))
                         .forEach(p -> names.add(net.world.dir.relativize(p).toString()));
             } catch (IOException e) {

@@ -21,10 +21,13 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A node "reboot": containers are attached to the full chain through jcnid, then jcnid dies, its
- * runtime directory is wiped, every network namespace (containers and the host's) disappears and
- * the host comes back as a new namespace with an empty ruleset. What survives is what lives on
- * disk: IPAM reservations, nft ownership state and, unless the runtime keeps it on tmpfs, the
- * result cache. {@code jcni gc} must reconcile all of it to zero.
+ * runtime directory is wiped, every container namespace disappears and the host's namespace comes
+ * back empty: no links but lo, no ruleset. (A node's host namespace is init_net, whose identity
+ * survives a reboot; so the test keeps the namespace and wipes what is in it.) What survives is
+ * what lives on disk: IPAM reservations, nft ownership state and, unless the runtime keeps it on
+ * tmpfs, the result cache. GC must reconcile all of it to zero. A third case replaces the host
+ * namespace itself by a new one (jcni running in a namespace that is recreated): the state kept
+ * for the old one must not stay behind for good.
  */
 @Tag("root")
 class RebootTest {
@@ -51,7 +54,17 @@ class RebootTest {
         reboot(true);
     }
 
+    /** The namespace the plugins ran in is gone for good and a new one takes its place: GC must still free everything. */
+    @Test
+    void stateOfAHostNamespaceThatIsGoneIsCollected() throws Exception {
+        reboot(true, true);
+    }
+
     private void reboot(boolean wipeCache) throws Exception {
+        reboot(wipeCache, false);
+    }
+
+    private void reboot(boolean wipeCache, boolean newHostNamespace) throws Exception {
         int n = Chaos.size("rebootContainers", 20, 100);
         long t0 = System.nanoTime();
         try (World w = new World()) {
@@ -78,9 +91,17 @@ class RebootTest {
                     for (Path p : run.toList()) Files.deleteIfExists(p);
                 }
                 for (String path : netns) w.deleteNamespace(Path.of(path).getFileName().toString());
-                w.deleteNamespace(w.host);
+                if (newHostNamespace) {
+                    w.deleteNamespace(w.host);
+                    w.namespace(w.host);
+                } else {
+                    Sh.ok("ip", "netns", "exec", w.host, "nft", "flush", "ruleset");
+                    for (String l : Sh.lines(Sh.ok("ip", "-n", w.host, "-o", "link", "show"))) {
+                        String name = l.split(": ")[1].split("@")[0];
+                        if (!name.equals("lo")) Sh.ok("ip", "-n", w.host, "link", "del", name);
+                    }
+                }
                 if (wipeCache) Sh.ok("rm", "-rf", net.cacheDir.toString());
-                w.namespace(w.host);
                 jcnid = Jcnid.start(jcni, w.dir.resolve("jcnid.log"));
                 Leaks survived = Leaks.count(net, List.of());
 
@@ -97,7 +118,7 @@ class RebootTest {
                 }
                 Leaks left = Leaks.count(net, List.of());
                 System.out.printf("chaos reboot (%s): %d containers; attached: %s; after the reboot: %s; after %s: %s; %s%n",
-                        wipeCache ? "result cache wiped" : "result cache kept", n, before, survived,
+                        (wipeCache ? "result cache wiped" : "result cache kept") + (newHostNamespace ? ", host namespace replaced" : ""), n, before, survived,
                         wipeCache ? "GC with no valid attachment" : "jcni gc", left, Chaos.seconds(t0));
                 assertEquals("", gcError, "GC fails");
                 assertEquals(new Leaks(0, 0, 0, 0, 0, 0), left, "left after GC: " + Leaks.fileNames(net).stream().limit(30).toList());
