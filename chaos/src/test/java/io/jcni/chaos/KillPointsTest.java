@@ -47,6 +47,7 @@ class KillPointsTest {
         Random rnd = new Random(Chaos.SEED ^ mode.hashCode());
         List<String> leaks = new ArrayList<>();
         int hits = 0;
+        int attempts = 0;
         long addNanos;
         Leaks footprint;
         try (World w = new World()) {
@@ -66,7 +67,9 @@ class KillPointsTest {
                 footprint = base;
                 assertEveryCategoryCounted(base);
 
-                for (int i = 0; i < points; i++) {
+                // A kill after the ADD ended is no kill point: go on until `points` kills hit a running ADD (at most 3x the attempts).
+                for (int i = 0; hits < points && i < 3 * points; i++) {
+                    attempts = i + 1;
                     String netns = w.container(i);
                     java.util.SortedSet<String> filesBefore = Leaks.fileNames(net);
                     long delay = (long) (rnd.nextDouble() * addNanos);
@@ -97,9 +100,11 @@ class KillPointsTest {
                 if (daemon) Jcnid.stop(jcni);
             }
         }
-        System.out.printf("chaos kill points (%s): %d kill points tried, %d hit a running ADD, an uninterrupted ADD %d ms; leaks found: %d (one attachment's footprint: %s); %s%n",
-                mode, points, hits, addNanos / 1_000_000, leaks.size(), footprint, Chaos.seconds(t0));
+        System.out.printf("chaos kill points (%s): %d kill points tried (kills that hit a running ADD; %d attempts), an uninterrupted ADD %d ms;"
+                + " leaks found: %d (one attachment's footprint: %s); %s%n",
+                mode, hits, attempts, addNanos / 1_000_000, leaks.size(), footprint, Chaos.seconds(t0));
         assertEquals(List.of(), leaks, "kill points that leaked or whose cleanup failed (" + mode + ")");
+        assertEquals(points, hits, "kills that hit a running ADD (" + mode + ")");
     }
 
     /** One attached container shows in every category, so a zero difference means something. */

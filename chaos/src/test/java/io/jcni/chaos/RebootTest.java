@@ -98,7 +98,7 @@ class RebootTest {
                     Sh.ok("ip", "netns", "exec", w.host, "nft", "flush", "ruleset");
                     for (String l : Sh.lines(Sh.ok("ip", "-n", w.host, "-o", "link", "show"))) {
                         String name = l.split(": ")[1].split("@")[0];
-                        if (!name.equals("lo")) Sh.ok("ip", "-n", w.host, "link", "del", name);
+                        if (!name.equals("lo")) Sh.quiet("ip", "-n", w.host, "link", "del", name); // a veth may go with its peer meanwhile
                     }
                 }
                 if (wipeCache) Sh.ok("rm", "-rf", net.cacheDir.toString());
@@ -114,7 +114,7 @@ class RebootTest {
                     }
                 } else {
                     Sh.Run gc = net.run(0, 300, "gc", net.name, "--valid", "none");
-                    if (gc.rc() != 0) gcError = "exit " + gc.rc() + ": " + gc.err();
+                    if (gc.rc() != 0) gcError = "exit " + gc.rc() + ": " + gc.err() + gc.out();
                 }
                 Leaks left = Leaks.count(net, List.of());
                 System.out.printf("chaos reboot (%s): %d containers; attached: %s; after the reboot: %s; after %s: %s; %s%n",
