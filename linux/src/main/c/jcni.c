@@ -21,6 +21,7 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <linux/magic.h>
 #include <linux/netlink.h>
 #include <linux/nsfs.h>
 
@@ -308,7 +309,9 @@ JNIEXPORT jboolean JNICALL Java_io_jcni_linux_Native_flock(JNIEnv *env, jclass c
  */
 static const struct { const char *name; long value; } constants[] = {
     { "O_RDONLY", O_RDONLY }, { "O_RDWR", O_RDWR }, { "O_CREAT", O_CREAT }, { "O_EXCL", O_EXCL },
-    { "O_DIRECTORY", O_DIRECTORY },
+    { "O_DIRECTORY", O_DIRECTORY }, { "O_NOCTTY", O_NOCTTY }, { "O_NONBLOCK", O_NONBLOCK },
+    { "S_IFMT", S_IFMT }, { "S_IFREG", S_IFREG }, { "S_IFDIR", S_IFDIR },
+    { "NSFS_MAGIC", NSFS_MAGIC }, { "PROC_SUPER_MAGIC", PROC_SUPER_MAGIC },
     { "CLONE_NEWNET", CLONE_NEWNET },
     { "MS_BIND", MS_BIND }, { "MS_REC", MS_REC }, { "MS_SHARED", MS_SHARED }, { "MNT_DETACH", MNT_DETACH },
     { "LOCK_SH", LOCK_SH }, { "LOCK_EX", LOCK_EX }, { "LOCK_NB", LOCK_NB }, { "LOCK_UN", LOCK_UN },

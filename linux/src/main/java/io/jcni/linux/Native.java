@@ -34,26 +34,24 @@ final class Native {
         load(); // before the constants below: their values come from the library
     }
 
-    // Merge of i14d (path checks) into i14p (constants from libjcni): i14d's additions, as i14d wrote them.
-    static final int O_NOCTTY = 0400;
-    /** With it open(2) returns at once on a FIFO without a writer instead of waiting for one. */
-    static final int O_NONBLOCK = 04000;
-
-    static final int S_IFMT = 0170000;
-    static final int S_IFREG = 0100000;
-    static final int S_IFDIR = 0040000;
-
-    /** statfs f_type of nsfs, where namespace files live (linux/magic.h). */
-    static final long NSFS_MAGIC = 0x6e736673L;
-    /** Kernels before 3.19 showed namespace files on procfs; the reference accepts both. */
-    static final long PROC_SUPER_MAGIC = 0x9fa0L;
-
     // Read from libjcni, never written here: the values differ between architectures.
     static final int O_RDONLY = intConstant("O_RDONLY");
     static final int O_RDWR = intConstant("O_RDWR");
     static final int O_CREAT = intConstant("O_CREAT");
     static final int O_EXCL = intConstant("O_EXCL");
     static final int O_DIRECTORY = intConstant("O_DIRECTORY");
+    static final int O_NOCTTY = intConstant("O_NOCTTY");
+    /** With it open(2) returns at once on a FIFO without a writer instead of waiting for one. */
+    static final int O_NONBLOCK = intConstant("O_NONBLOCK");
+
+    static final int S_IFMT = intConstant("S_IFMT");
+    static final int S_IFREG = intConstant("S_IFREG");
+    static final int S_IFDIR = intConstant("S_IFDIR");
+
+    /** statfs f_type of nsfs, where namespace files live (linux/magic.h). */
+    static final long NSFS_MAGIC = constant("NSFS_MAGIC");
+    /** Kernels before 3.19 showed namespace files on procfs; the reference accepts both. */
+    static final long PROC_SUPER_MAGIC = constant("PROC_SUPER_MAGIC");
 
     static final int CLONE_NEWNET = intConstant("CLONE_NEWNET");
 

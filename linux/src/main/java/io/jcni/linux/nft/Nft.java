@@ -28,6 +28,9 @@ import java.util.List;
  * No {@code nsenter} is involved, which saves an exec per call.
  */
 public final class Nft {
+    /** The longest an nft run may take; a transaction takes milliseconds. */
+    static final java.time.Duration TIMEOUT = java.time.Duration.ofSeconds(30);
+
     private static final List<String> CANDIDATES = List.of("/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft", "/bin/nft");
 
     private final Netns ns;
@@ -93,25 +96,41 @@ public final class Nft {
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().clear();
         pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
+        Process p;
         try {
-            Process p = pb.start();
-            try (OutputStream in = p.getOutputStream()) {
-                if (stdin != null) in.write(stdin.getBytes(StandardCharsets.UTF_8));
-            }
-            // Drain stderr concurrently so a large error text cannot block nft.
-            StringBuilder err = new StringBuilder();
-            Thread errReader = Thread.ofVirtual().start(() -> err.append(read(p.getErrorStream())));
-            String out = read(p.getInputStream());
-            int rc = p.waitFor();
-            errReader.join();
-            if (rc != 0) throw new NftException(op, rc, err.toString());
-            return out;
+            p = pb.start();
         } catch (IOException e) {
             throw new NftException(op, -1, "cannot run " + exe + ": " + e.getMessage());
+        }
+        // Feed and drain concurrently (a large script or error text cannot block nft or us), and bound
+        // the wait: callers hold the nft state lock, so a hung nft must not hold every other caller.
+        StringBuilder out = new StringBuilder();
+        StringBuilder err = new StringBuilder();
+        Thread writer = Thread.ofVirtual().start(() -> {
+            try (OutputStream in = p.getOutputStream()) {
+                if (stdin != null) in.write(stdin.getBytes(StandardCharsets.UTF_8));
+            } catch (IOException ignored) {
+                // nft exited early; its exit status and stderr say why
+            }
+        });
+        Thread outReader = Thread.ofVirtual().start(() -> out.append(read(p.getInputStream())));
+        Thread errReader = Thread.ofVirtual().start(() -> err.append(read(p.getErrorStream())));
+        try {
+            if (!p.waitFor(TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                p.destroyForcibly();
+                p.waitFor();
+                throw new NftException(op, -1, "nft did not finish within " + TIMEOUT.toSeconds() + " s; killed");
+            }
+            writer.join();
+            outReader.join();
+            errReader.join();
         } catch (InterruptedException e) {
+            p.destroyForcibly();
             Thread.currentThread().interrupt();
             throw new NftException(op, -1, "interrupted");
         }
+        if (p.exitValue() != 0) throw new NftException(op, p.exitValue(), err.toString());
+        return out.toString();
     }
 
     private static String read(InputStream s) {

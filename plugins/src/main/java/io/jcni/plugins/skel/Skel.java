@@ -147,11 +147,7 @@ public final class Skel {
 
     /** The reference's skel checks every command's network name (code 7) before the plugin runs. */
     private static void checkNetworkName(Map<String, Object> conf) {
-        Object name = conf.get("name");
-        if (name != null && !(name instanceof String)) {
-            throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode network configuration", "name: expected a string");
-        }
-        Names.checkNetworkName((String) name);
+        Names.checkNetworkName(Fields.string(conf, "name", ""));
     }
 
     /**
