@@ -18,9 +18,10 @@ import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * A veth pair between a container and the host, made as pkg/ip's SetupVeth makes it: created from
- * the container side with the container end named CNI_IFNAME and the host end born directly in
- * the host namespace as {@code veth} + 8 random hex digits (or a requested name), then set up with
- * IPv6 router advertisements ignored on the host end.
+ * the container side with the container end named CNI_IFNAME and the host end named {@code veth} +
+ * 8 random hex digits (or a requested name), then set up with IPv6 router advertisements ignored
+ * on the host end. A host end that carries an owner tag is tagged before it reaches the host
+ * (see {@code createTaggedInContainer}); an untagged one is born directly in the host namespace.
  *
  * @param host the host end, up, as it is after the move (its index is the host namespace's)
  * @param container the container end, still down
@@ -45,6 +46,27 @@ public record Veth(Link host, Link container) {
     }
 
     /**
+     * Both ends are born in the container's namespace, the host end gets its tag there, and only
+     * then moves to the host: the kernel ignores an alias given at creation, and a host end that
+     * reached the host untagged (the plugin killed in between) could never be found by GC. Killed
+     * before the move, both ends live and die with the container's namespace (and its DEL).
+     *
+     * @throws ErrnoException EEXIST when either name is taken (the pair is gone again then)
+     */
+    private static void createTaggedInContainer(Rtnl containerRt, Netns hostNs, String containerName, String hostEnd, int mtu,
+                                                MacAddress mac, String ownerTag) {
+        containerRt.addLink(NewLink.veth(containerName, hostEnd).mtu(mtu).mac(mac));
+        try {
+            int index = containerRt.link(hostEnd).index();
+            containerRt.setAlias(index, ownerTag);
+            containerRt.setNamespace(index, hostNs);
+        } catch (RuntimeException e) {
+            Links.deleteQuietly(containerRt, containerName);
+            throw e;
+        }
+    }
+
+    /**
      * Creates the pair. Host-side work goes through {@code hostRt}, whose namespace {@code hostNs}
      * must be, and host sysctls are written for the calling thread's namespace, so call this on a
      * thread in the host namespace.
@@ -60,7 +82,11 @@ public record Veth(Link host, Link container) {
         for (int attempt = 0; attempt < ATTEMPTS && peer == null; attempt++) {
             String candidate = hostName != null ? hostName : randomName();
             try {
-                containerRt.addLink(NewLink.veth(containerName, candidate).peerNamespace(hostNs).mtu(mtu).mac(mac));
+                if (ownerTag == null) {
+                    containerRt.addLink(NewLink.veth(containerName, candidate).peerNamespace(hostNs).mtu(mtu).mac(mac));
+                } else {
+                    createTaggedInContainer(containerRt, hostNs, containerName, candidate, mtu, mac, ownerTag);
+                }
                 peer = candidate;
             } catch (ErrnoException e) {
                 if (!e.is(Errno.EEXIST)) {
@@ -78,7 +104,6 @@ public record Veth(Link host, Link container) {
         try {
             container = containerRt.link(containerName);
             host = hostRt.link(peer);
-            if (ownerTag != null) hostRt.setAlias(host.index(), ownerTag);
             hostRt.setUp(host.index());
             // We want to own the routes for this interface.
             Sysctls.trySet(Sysctls.perIface("ipv6", peer, "accept_ra"), "0");
