@@ -77,15 +77,22 @@ class KillPointsTest {
                     if (killAdd(net, i, netns, delay, killDaemon ? jcnid : null)) hits++;
                     if (daemon && !killDaemon) awaitIdle();
                     String how = i % 2 == 0 ? "del" : "gc";
-                    Sh.Run r = i % 2 == 0
-                            ? net.run(i, 300, "del", net.name, netns)
-                            : net.run(i, 300, "gc", net.name, "--valid", ChainNetwork.containerId(bystander) + "/eth0");
+                    Sh.Run r;
+                    if (i % 2 == 0) {
+                        r = net.run(i, 300, "del", net.name, netns);
+                    } else {
+                        // GC collects attachments whose container is gone: its namespace (and the veth ends in it) first.
+                        w.deleteNamespace(name(netns));
+                        r = net.run(i, 300, "gc", net.name, "--valid", ChainNetwork.containerId(bystander) + "/eth0");
+                    }
                     Leaks left = Leaks.count(net, List.of(bystander, netns)).minus(base);
                     if (r.rc() != 0 || !left.isZero()) {
                         java.util.SortedSet<String> newFiles = Leaks.fileNames(net);
                         newFiles.removeAll(filesBefore);
+                        String links = Sh.ok("ip", "-n", w.host, "-o", "link", "show").replaceAll("(?m)^\\d+: ([^:@]+)[:@].*$", "$1").replace("\n", " ");
                         leaks.add("point " + i + " (kill after " + delay / 1_000_000 + " ms, then " + how + (killDaemon ? ", jcnid killed" : "")
                                 + "): " + left + (newFiles.isEmpty() ? "" : " new files " + newFiles)
+                                + (left.links() != 0 ? " host links now: " + links : "")
                                 + (r.rc() != 0 ? " cleanup exit " + r.rc() + ": " + r.err().strip() : ""));
                         base = Leaks.count(net, List.of(bystander)); // judge the next point on its own
                     }
