@@ -258,7 +258,7 @@ public final class Main {
     }
 
     /** cnitool's container ID: "cnitool-" and the hex of the first 10 bytes of the SHA-512 of the netns path. */
-    static String containerId(String absNetns) {
+    public static String containerId(String absNetns) {
         try {
             byte[] h = MessageDigest.getInstance("SHA-512").digest(absNetns.getBytes(StandardCharsets.UTF_8));
             return "cnitool-" + HexFormat.of().formatHex(h, 0, 10);

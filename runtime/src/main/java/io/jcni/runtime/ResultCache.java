@@ -117,9 +117,20 @@ public final class ResultCache {
         }
     }
 
-    /** Removes the entry; true when there was one. */
+    /**
+     * Removes the entry; true when there was one. Also removes the entry's temporary files: a
+     * runtime killed inside {@link #put} leaves one, and only the attachment's DEL knows its name.
+     */
     public boolean remove(String network, String containerId, String ifName) {
         Path f = file(network, containerId, ifName);
+        String tmpPrefix = "." + f.getFileName() + ".tmp-";
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(f.getParent(), p -> p.getFileName().toString().startsWith(tmpPrefix))) {
+            for (Path tmp : ds) Files.deleteIfExists(tmp);
+        } catch (NoSuchFileException ex) {
+            return false; // no results directory: nothing cached
+        } catch (IOException ex) {
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to remove cached result " + f, String.valueOf(ex.getMessage()));
+        }
         try {
             return Files.deleteIfExists(f);
         } catch (IOException ex) {

@@ -72,6 +72,20 @@ class ResultCacheTest {
         assertTrue(c.get("n", "ctr", "net1").isEmpty());
     }
 
+    /** Issue 14 (chaos kill points): a runtime killed between writing the temporary file and renaming it. */
+    @Test
+    void removeTakesTheTemporaryFilesAKilledPutLeft() throws Exception {
+        ResultCache c = new ResultCache(dir);
+        Path results = dir.resolve("results");
+        Files.createDirectories(results);
+        Files.writeString(results.resolve(".n-ctr-net1.tmp-44105de91060490c"), "{");
+        Files.writeString(results.resolve(".n-ctr2-net1.tmp-1"), "{"); // another attachment's
+        assertFalse(c.remove("n", "ctr", "net1"), "no entry");
+        try (var s = Files.list(results)) {
+            assertEquals(List.of(".n-ctr2-net1.tmp-1"), s.map(p -> p.getFileName().toString()).toList());
+        }
+    }
+
     @Test
     void legacyResultOnlyFileAndWrongKind() throws Exception {
         ResultCache c = new ResultCache(dir);

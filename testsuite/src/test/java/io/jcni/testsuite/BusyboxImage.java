@@ -1,5 +1,6 @@
 package io.jcni.testsuite;
 
+import io.jcni.testkit.Sh;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

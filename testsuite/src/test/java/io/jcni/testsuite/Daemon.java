@@ -2,6 +2,9 @@ package io.jcni.testsuite;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.jcni.testkit.Installed;
+import io.jcni.testkit.Sh;
+import io.jcni.testkit.World;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -3,6 +3,10 @@ package io.jcni.testsuite;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.jcni.spec.Json;
+import io.jcni.testkit.Installed;
+import io.jcni.testkit.Jcnid;
+import io.jcni.testkit.Sh;
+import io.jcni.testkit.World;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -33,18 +37,10 @@ class DaemonEndToEndTest {
         jcni = Installed.get();
     }
 
-    private Sh.Run jcnid(String... args) {
-        List<String> cmd = new ArrayList<>(List.of(jcni.root.resolve("jcni/bin/jcnid").toString()));
-        cmd.addAll(List.of(args));
-        cmd.addAll(List.of("--socket", jcni.socket.toString()));
-        return Sh.run(null, null, 60, cmd.toArray(String[]::new));
-    }
-
     @Test
     void daemonServesInTheCallersNamespaceAndItsDeathLosesNothing() throws Exception {
         try (World w = new World(); ExecutorService pool = Executors.newFixedThreadPool(10)) {
-            jcnid("start", "--log-file", w.dir.resolve("jcnid.log").toString()).ok();
-            try {
+            try (Jcnid jcnid = Jcnid.start(jcni, w.dir.resolve("jcnid.log"))) {
                 String bridge = "jtdbr" + w.id.substring(0, 4);
                 String conf = """
                     {"cniVersion":"1.1.0","name":"net%s","type":"bridge","bridge":"%s","isGateway":true,
@@ -64,14 +60,14 @@ class DaemonEndToEndTest {
                     ips.add((String) Json.asObject(Json.asList(r.get("ips")).getFirst()).get("address"));
                 }
                 assertEquals(n, ips.size());
-                String metrics = jcnid("metrics").ok().out();
+                String metrics = jcnid.control("metrics").ok().out();
                 assertTrue(metrics.contains("jcnid_requests_total{plugin=\"bridge\",command=\"ADD\"} " + n), metrics);
                 // The work happened where the caller was: in the test's host namespace, not the daemon's.
                 assertTrue(w.inHost(null, null, "ip", "link", "show", bridge).rc() == 0, "bridge in the caller's netns");
                 assertNotEquals(0, Sh.run("ip", "link", "show", bridge).rc(), "no bridge in the daemon's netns");
 
                 // Kill the daemon while DELs are on their way: the shims fall back to the standalone plugin.
-                long pid = Long.parseLong(Files.readString(jcni.socket.resolveSibling("jcnid.pid")).strip());
+                long pid = jcnid.pid();
                 List<Future<Sh.Run>> dels = new ArrayList<>();
                 for (int i = 0; i < n; i++) {
                     Map<String, String> env = World.cniEnv("DEL", "d" + i, netns.get(i), "eth0", jcni.bin.toString());
@@ -85,12 +81,6 @@ class DaemonEndToEndTest {
                             .filter(x -> !x.equals("lock") && !x.startsWith("last_reserved_ip")).toList());
                 }
                 assertEquals("", w.inHost(null, null, "ip", "-o", "link", "show", "type", "veth").ok().out().strip());
-            } finally {
-                jcnid("stop");
-                Path pidFile = jcni.socket.resolveSibling("jcnid.pid");
-                if (Files.exists(pidFile)) {
-                    ProcessHandle.of(Long.parseLong(Files.readString(pidFile).strip())).ifPresent(ProcessHandle::destroyForcibly);
-                }
             }
         }
     }

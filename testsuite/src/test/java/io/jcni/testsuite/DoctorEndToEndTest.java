@@ -1,5 +1,8 @@
 package io.jcni.testsuite;
 
+import io.jcni.testkit.Sh;
+import io.jcni.testkit.World;
+import io.jcni.testkit.Installed;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

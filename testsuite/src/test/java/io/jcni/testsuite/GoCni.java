@@ -1,5 +1,7 @@
 package io.jcni.testsuite;
 
+import io.jcni.testkit.Sh;
+import io.jcni.testkit.World;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,5 +1,6 @@
 package io.jcni.testsuite;
 
+import io.jcni.testkit.Sh;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

@@ -2,6 +2,8 @@ package io.jcni.testsuite;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.jcni.testkit.Installed;
+import io.jcni.testkit.Sh;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HexFormat;

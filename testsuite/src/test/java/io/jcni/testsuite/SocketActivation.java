@@ -1,5 +1,7 @@
 package io.jcni.testsuite;
 
+import io.jcni.testkit.Sh;
+import io.jcni.testkit.World;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;

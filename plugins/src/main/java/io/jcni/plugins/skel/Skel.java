@@ -55,6 +55,10 @@ public final class Skel {
             if (!missing.isEmpty()) {
                 throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "required env variables " + missing + " missing");
             }
+            // exec(2) cannot carry a NUL, jcnid's frames can: no path with one may reach a plugin (Path.of throws).
+            if (netns.indexOf('\0') >= 0) {
+                throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "invalid CNI_NETNS", "the path contains a NUL character");
+            }
             // As the reference's skel: the per-attachment names are checked for the commands that use them.
             if (cmd.isPerAttachment()) {
                 Names.checkContainerId(containerId);

@@ -96,6 +96,18 @@ class SkelTest {
         assertEquals("required env variables [CNI_NETNS, CNI_IFNAME] missing", json(o).get("msg"));
     }
 
+    /** Issue 14 (chaos fuzz, through jcnid's frames): Path.of would throw InvalidPathException, a 999 with a trace. */
+    @Test
+    void netnsWithANulIsABadEnvironment() {
+        for (String command : List.of("ADD", "DEL")) {
+            Map<String, String> env = env(command);
+            env.put("CNI_NETNS", "/var/run/netns/x\0y");
+            Skel.Outcome o = run(env, "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}");
+            assertEquals(1, o.exitCode(), o.stdout());
+            assertEquals(4L, json(o).get("code"));
+        }
+    }
+
     @Test
     void delDoesNotNeedANetns() {
         Map<String, String> env = env("DEL");

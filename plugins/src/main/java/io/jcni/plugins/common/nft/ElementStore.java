@@ -448,18 +448,23 @@ public final class ElementStore {
     }
 
     private void deleteAttFile(Owner o) {
-        try {
-            Files.deleteIfExists(attFile(o));
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        deleteWithTemporary(attFile(o));
     }
 
     private void deleteKey(Element e) {
+        deleteWithTemporary(keyFile(e));
+    }
+
+    /**
+     * Deletes a state file and its temporary sibling: every write holds the lock, so a temporary
+     * file found under it is what a writer killed between write and rename left.
+     */
+    private static void deleteWithTemporary(Path p) {
         try {
-            Files.deleteIfExists(keyFile(e));
-        } catch (IOException ex) {
-            throw new UncheckedIOException(ex);
+            Files.deleteIfExists(p.resolveSibling(p.getFileName() + ".tmp"));
+            Files.deleteIfExists(p);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 

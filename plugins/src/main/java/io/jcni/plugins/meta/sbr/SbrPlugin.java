@@ -14,6 +14,7 @@ import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.Rule;
 import io.jcni.plugins.common.ip.Inet;
+import io.jcni.plugins.common.ns.Namespaces;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.Cidr;
@@ -105,7 +106,7 @@ public final class SbrPlugin implements Plugin {
         }
         Result prev = req.prevResult();
         List<Result.IpConfig> ips = ipConfigs(req.ifname(), prev);
-        try (Flock lock = lock(req.netns()); Netns ns = Netns.open(req.netns()); Rtnl rt = Rtnl.open(ns)) {
+        try (Flock lock = lock(req.netns()); Netns ns = Namespaces.open(req.netns()); Rtnl rt = Rtnl.open(ns)) {
             if (cfg.table() != null) {
                 for (Result.IpConfig ip : ips) rt.addRule(Rule.from(hostPrefix(ip), cfg.table()));
             } else {
@@ -204,13 +205,8 @@ public final class SbrPlugin implements Plugin {
     public void del(PluginRequest req) throws Exception {
         Config cfg = config(req);
         if (req.netns().isEmpty() || !Files.exists(Path.of(req.netns()))) return;
-        Netns ns;
-        try {
-            ns = Netns.open(req.netns());
-        } catch (ErrnoException e) {
-            if (e.is(Errno.ENOENT)) return;
-            throw e;
-        }
+        Netns ns = Namespaces.openIfExists(req.netns());
+        if (ns == null) return;
         try (Flock lock = lock(req.netns()); ns; Rtnl rt = Rtnl.open(ns)) {
             Link link = rt.findLink(req.ifname()).orElse(null);
             if (link == null) return;

@@ -104,6 +104,26 @@ class ElementStoreNetnsTest {
         }
     }
 
+    /** Issue 14 (chaos kill points): a plugin killed between writing a state file's ".tmp" and renaming it. */
+    @Test
+    void removeTakesTheTemporaryFileAKilledWriterLeft() throws Exception {
+        String n = uniqueName();
+        ElementStore.Owner owner = new ElementStore.Owner("test", "net", "killed", "eth0");
+        try (Netns ns = Netns.create(n)) {
+            ElementStore store = new ElementStore(Nft.in(ns), base);
+            store.put(owner, els -> SKELETON, List.of(new ElementStore.Element("es_test", "10.0.0.4", null)));
+            Path att = store.dir().resolve("att/test/net/killed@eth0");
+            assertTrue(Files.isRegularFile(att), att.toString());
+            Files.writeString(att.resolveSibling(att.getFileName() + ".tmp"), "{");
+            assertEquals(1, store.remove(owner, els -> SKELETON).size());
+            try (var files = Files.walk(store.dir().resolve("att"))) {
+                assertEquals(List.of(), files.filter(Files::isRegularFile).toList());
+            }
+        } finally {
+            Netns.delete(n);
+        }
+    }
+
     private static String uniqueName() {
         return "jes-" + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() & 0xffffffffL);
     }

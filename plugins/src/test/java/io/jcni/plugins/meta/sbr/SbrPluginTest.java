@@ -101,6 +101,23 @@ class SbrPluginTest {
         }
     }
 
+    /** Issue 14 (chaos fuzz): a CNI_NETNS that is a directory is a CNI error, not an escaped ErrnoException with a trace. */
+    @Test
+    void netnsThatIsADirectoryIsRefusedWithoutAStackTrace() throws Exception {
+        Path dir = Files.createTempDirectory("sbr-not-a-netns-");
+        try {
+            for (String command : List.of("ADD", "DEL")) {
+                PluginCall call = new PluginCall("sbr").env("CNI_NETNS", dir.toString()).env("CNI_IFNAME", "net1");
+                var out = call.run(command, conf("1.1.0", "jw-none", "", "10.78.2.2/24"));
+                assertEquals(1, out.exitCode(), command + ": " + out.stdout());
+                assertTrue(out.stdout().contains("failed to open netns"), out.stdout());
+                assertFalse(call.stderr.toString().contains("\tat "), call.stderr.toString());
+            }
+        } finally {
+            Files.deleteIfExists(dir);
+        }
+    }
+
     @Test
     void everySpecVersion() {
         try (World w = World.create()) {

@@ -1,4 +1,4 @@
-package io.jcni.testsuite;
+package io.jcni.testkit;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -36,6 +36,12 @@ public final class World implements AutoCloseable {
 
     public String container(int i) {
         return namespace("jts-c" + i + "-" + id);
+    }
+
+    /** Deletes one of this world's namespaces before the world closes. */
+    public void deleteNamespace(String name) {
+        Sh.quiet("ip", "netns", "del", name);
+        namespaces.remove(name);
     }
 
     /** Runs a command inside the host namespace with extra environment and stdin. */

@@ -1,4 +1,4 @@
-package io.jcni.testsuite;
+package io.jcni.testkit;
 
 import java.io.IOException;
 import java.nio.file.Files;
