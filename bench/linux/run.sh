@@ -12,16 +12,18 @@ RUNS="${1:-20}"
 [ "$(id -u)" -eq 0 ] || { echo "bench: needs root (network namespaces)" >&2; exit 1; }
 need_packages hyperfine python3 iproute2
 
-JAR=$(ls linux/target/jcni-linux-*.jar 2>/dev/null | grep -v -e sources -e javadoc | head -1 || true)
-if [ -z "$JAR" ]; then
-  mvn -B -ntp -q -pl linux -am install -DskipTests
-  JAR=$(ls linux/target/jcni-linux-*.jar | grep -v -e sources -e javadoc | head -1)
+# jcni-linux and the IP types its API takes (IpAddr, Cidr)
+jar_of() { ls "$1"/target/jcni-"$1"-*.jar 2>/dev/null | grep -v -e sources -e javadoc | head -1 || true; }
+JAR=$(jar_of linux); TYPES_JAR=$(jar_of spec)
+if [ -z "$JAR" ] || [ -z "$TYPES_JAR" ]; then
+  mvn -B -ntp -q -pl linux -am package -DskipTests
+  JAR=$(jar_of linux); TYPES_JAR=$(jar_of spec)
 fi
 OUT=bench/linux/target
 rm -rf "$OUT" && mkdir -p "$OUT/classes"
-javac -XDstringConcat=inline -d "$OUT/classes" -cp "$JAR" bench/linux/src/io/jcni/linux/*.java
+javac -XDstringConcat=inline -d "$OUT/classes" -cp "$JAR:$TYPES_JAR" bench/linux/src/io/jcni/linux/*.java
 jar cf "$OUT/bench.jar" -C "$OUT/classes" .
-CP="$JAR:$OUT/bench.jar"   # jars only: the AOT cache of part B refuses class directories
+CP="$JAR:$TYPES_JAR:$OUT/bench.jar"   # jars only: the AOT cache of part B refuses class directories
 JAVA=(java --enable-native-access=ALL-UNNAMED -Xlog:disable -cp "$CP")
 
 NS_C="jl-bench-c$$"

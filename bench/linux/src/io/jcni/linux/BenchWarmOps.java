@@ -1,6 +1,7 @@
 package io.jcni.linux;
 
-import java.net.InetAddress;
+import io.jcni.spec.Cidr;
+import io.jcni.spec.IpAddr;
 import java.util.Arrays;
 
 /**
@@ -24,9 +25,9 @@ public final class BenchWarmOps {
                 int[] index = new int[pairs];
                 long[][] t = new long[pairs][7];
                 for (int i = 0; i < pairs; i++) {
-                    InetAddress ip = InetAddress.getByAddress(new byte[] {10, 100, (byte) i, 2});
-                    InetAddress gw = InetAddress.getByAddress(new byte[] {10, 100, (byte) i, 1});
-                    InetAddress dst = InetAddress.getByAddress(new byte[] {10, (byte) 200, (byte) i, 0});
+                    IpAddr ip = new IpAddr(new byte[] {10, 100, (byte) i, 2});
+                    IpAddr gw = new IpAddr(new byte[] {10, 100, (byte) i, 1});
+                    Cidr dst = new Cidr(new IpAddr(new byte[] {10, (byte) 200, (byte) i, 0}), 24);
                     long[] ti = t[i];
                     ti[0] = System.nanoTime();
                     rt.addVeth("c" + i, "h" + i, host, 1500, null);
@@ -37,7 +38,7 @@ public final class BenchWarmOps {
                     ti[3] = System.nanoTime();
                     rt.setUp(index[i]);
                     ti[4] = System.nanoTime();
-                    rt.addRoute(Route.to(new IpPrefix(dst, 24)).via(gw).dev(index[i]));
+                    rt.addRoute(Route.to(dst).via(gw).dev(index[i]));
                     ti[5] = System.nanoTime();
                 }
                 for (int i = 0; i < pairs; i++) {

@@ -1,7 +1,6 @@
 package io.jcni.linux;
 
-import java.net.InetAddress;
-import java.net.UnknownHostException;
+import io.jcni.spec.IpAddr;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -42,7 +41,7 @@ public final class Conntrack implements AutoCloseable {
     public static final int IPPROTO_UDP = 17;
 
     /** One tracked flow, by its original direction. */
-    public record Flow(Family family, int protocol, InetAddress src, InetAddress dst, int srcPort, int dstPort,
+    public record Flow(Family family, int protocol, IpAddr src, IpAddr dst, int srcPort, int dstPort,
                        byte[] origTuple, int zone) {}
 
     private final NetlinkSocket nl;
@@ -88,8 +87,8 @@ public final class Conntrack implements AutoCloseable {
         m.attr(CTA_TUPLE_ORIG | NlMessage.NLA_F_NESTED, flow.origTuple());
         if (flow.zone() != 0) m.attrBe16(CTA_ZONE, flow.zone());
         try {
-            nl.request(m, "delete conntrack flow " + flow.src().getHostAddress() + ":" + flow.srcPort() + " -> "
-                    + flow.dst().getHostAddress() + ":" + flow.dstPort());
+            nl.request(m, "delete conntrack flow " + flow.src() + ":" + flow.srcPort() + " -> "
+                    + flow.dst() + ":" + flow.dstPort());
             return true;
         } catch (ErrnoException e) {
             if (e.is(Errno.ENOENT)) return false;
@@ -122,20 +121,15 @@ public final class Conntrack implements AutoCloseable {
         NlAttrs ip = tuple.nested(CTA_TUPLE_IP);
         NlAttrs proto = tuple.nested(CTA_TUPLE_PROTO);
         if (ip == null || proto == null) return null;
-        InetAddress src = address(ip, family == Family.INET6 ? CTA_IP_V6_SRC : CTA_IP_V4_SRC);
-        InetAddress dst = address(ip, family == Family.INET6 ? CTA_IP_V6_DST : CTA_IP_V4_DST);
+        IpAddr src = address(ip, family == Family.INET6 ? CTA_IP_V6_SRC : CTA_IP_V4_SRC);
+        IpAddr dst = address(ip, family == Family.INET6 ? CTA_IP_V6_DST : CTA_IP_V4_DST);
         if (src == null || dst == null) return null;
         return new Flow(family, proto.u8(CTA_PROTO_NUM, -1), src, dst, proto.be16(CTA_PROTO_SRC_PORT, -1),
                 proto.be16(CTA_PROTO_DST_PORT, -1), a.bytes(CTA_TUPLE_ORIG), a.be16(CTA_ZONE, 0));
     }
 
-    private static InetAddress address(NlAttrs ip, int type) {
+    private static IpAddr address(NlAttrs ip, int type) {
         byte[] b = ip.bytes(type);
-        if (b == null) return null;
-        try {
-            return InetAddress.getByAddress(b);
-        } catch (UnknownHostException e) {
-            return null;
-        }
+        return b == null || (b.length != 4 && b.length != 16) ? null : new IpAddr(b);
     }
 }

@@ -1,7 +1,6 @@
 package io.jcni.linux;
 
-import java.net.Inet4Address;
-import java.net.InetAddress;
+import io.jcni.spec.IpAddr;
 
 /** Address families as rtnetlink uses them; {@link #ALL} asks dumps for every family. */
 public enum Family {
@@ -23,8 +22,8 @@ public enum Family {
         return af;
     }
 
-    public static Family of(InetAddress a) {
-        return a instanceof Inet4Address ? INET : INET6;
+    public static Family of(IpAddr a) {
+        return a.isV6() ? INET6 : INET;
     }
 
     public static Family ofAf(int af) {

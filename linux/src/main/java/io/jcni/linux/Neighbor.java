@@ -1,6 +1,6 @@
 package io.jcni.linux;
 
-import java.net.InetAddress;
+import io.jcni.spec.IpAddr;
 
 /**
  * A neighbour-table entry (static ARP/NDP) or, with family {@link Family#AF_BRIDGE}, a bridge
@@ -11,7 +11,7 @@ import java.net.InetAddress;
  * @param state NUD_* state
  * @param flags NTF_* flags
  */
-public record Neighbor(int index, int family, InetAddress address, MacAddress mac, int state, int flags) {
+public record Neighbor(int index, int family, IpAddr address, MacAddress mac, int state, int flags) {
     public static final int NUD_REACHABLE = 0x02;
     public static final int NUD_STALE = 0x04;
     public static final int NUD_NOARP = 0x40;
@@ -21,12 +21,12 @@ public record Neighbor(int index, int family, InetAddress address, MacAddress ma
     public static final int NTF_MASTER = 0x04;
 
     /** A permanent ARP (IPv4) or NDP (IPv6) entry: {@code ip neigh add IP lladdr MAC dev X nud permanent}. */
-    public static Neighbor permanent(int index, InetAddress ip, MacAddress mac) {
+    public static Neighbor permanent(int index, IpAddr ip, MacAddress mac) {
         return new Neighbor(index, Family.of(ip).af(), ip, mac, NUD_PERMANENT, 0);
     }
 
     /** A permanent FDB entry on the device itself: {@code bridge fdb add MAC dev X dst IP self permanent}. */
-    public static Neighbor fdb(int index, MacAddress mac, InetAddress dst) {
+    public static Neighbor fdb(int index, MacAddress mac, IpAddr dst) {
         return new Neighbor(index, Family.AF_BRIDGE, dst, mac, NUD_PERMANENT, NTF_SELF);
     }
 

@@ -1,7 +1,6 @@
 package io.jcni.linux;
 
-import java.net.Inet4Address;
-import java.net.InetAddress;
+import io.jcni.spec.IpAddr;
 
 /**
  * What {@link Rtnl#addLink} creates: a kind-specific factory, then optional settings.
@@ -32,8 +31,8 @@ public final class NewLink {
     private Boolean vlanFiltering;
 
     private int vni = -1;
-    private InetAddress vxlanLocal;
-    private InetAddress vxlanGroup;
+    private IpAddr vxlanLocal;
+    private IpAddr vxlanGroup;
     private int vxlanPort;
     private int vxlanDev;
     private Boolean vxlanLearning;
@@ -162,13 +161,13 @@ public final class NewLink {
         return this;
     }
 
-    public NewLink vxlanLocal(InetAddress local) {
+    public NewLink vxlanLocal(IpAddr local) {
         requireKind("vxlan");
         this.vxlanLocal = local;
         return this;
     }
 
-    public NewLink vxlanGroup(InetAddress group) {
+    public NewLink vxlanGroup(IpAddr group) {
         requireKind("vxlan");
         this.vxlanGroup = group;
         return this;
@@ -238,10 +237,10 @@ public final class NewLink {
                 int data = m.nest(Rtm.IFLA_INFO_DATA);
                 m.attrU32(Rtm.IFLA_VXLAN_ID, vni);
                 if (vxlanLocal != null) {
-                    m.attrAddress(vxlanLocal instanceof Inet4Address ? Rtm.IFLA_VXLAN_LOCAL : Rtm.IFLA_VXLAN_LOCAL6, vxlanLocal);
+                    m.attrAddress(!vxlanLocal.isV6() ? Rtm.IFLA_VXLAN_LOCAL : Rtm.IFLA_VXLAN_LOCAL6, vxlanLocal);
                 }
                 if (vxlanGroup != null) {
-                    m.attrAddress(vxlanGroup instanceof Inet4Address ? Rtm.IFLA_VXLAN_GROUP : Rtm.IFLA_VXLAN_GROUP6, vxlanGroup);
+                    m.attrAddress(!vxlanGroup.isV6() ? Rtm.IFLA_VXLAN_GROUP : Rtm.IFLA_VXLAN_GROUP6, vxlanGroup);
                 }
                 if (vxlanDev > 0) m.attrU32(Rtm.IFLA_VXLAN_LINK, vxlanDev);
                 if (vxlanPort > 0) m.attrBe16(Rtm.IFLA_VXLAN_PORT, vxlanPort);

@@ -1,7 +1,6 @@
 package io.jcni.linux;
 
-import java.net.InetAddress;
-import java.net.UnknownHostException;
+import io.jcni.spec.IpAddr;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -108,14 +107,9 @@ public final class NlAttrs {
     }
 
     /** A 4- or 16-byte address attribute, or null. */
-    public InetAddress address(int type) {
+    public IpAddr address(int type) {
         byte[] b = bytes(type);
-        if (b == null || (b.length != 4 && b.length != 16)) return null;
-        try {
-            return InetAddress.getByAddress(b);
-        } catch (UnknownHostException e) {
-            throw new AssertionError(e);
-        }
+        return b == null || (b.length != 4 && b.length != 16) ? null : new IpAddr(b);
     }
 
     public MacAddress mac(int type) {

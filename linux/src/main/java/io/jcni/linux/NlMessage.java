@@ -1,6 +1,6 @@
 package io.jcni.linux;
 
-import java.net.InetAddress;
+import io.jcni.spec.IpAddr;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
@@ -107,8 +107,8 @@ public final class NlMessage {
         return attr(attrType, Arrays.copyOf(b, b.length + 1));
     }
 
-    public NlMessage attrAddress(int attrType, InetAddress a) {
-        return attr(attrType, a.getAddress());
+    public NlMessage attrAddress(int attrType, IpAddr a) {
+        return attr(attrType, a.bytes());
     }
 
     public NlMessage attrFlag(int attrType) {

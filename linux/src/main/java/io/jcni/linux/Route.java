@@ -1,8 +1,7 @@
 package io.jcni.linux;
 
-import java.net.Inet4Address;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
+import io.jcni.spec.Cidr;
+import io.jcni.spec.IpAddr;
 
 /**
  * A route, both as a request ({@link Rtnl#addRoute}) and as a dump result. Built with factories
@@ -10,20 +9,20 @@ import java.net.UnknownHostException;
  *
  * <pre>{@code
  * Route.defaultVia(gw).dev(eth0)
- * Route.to("10.0.0.0/8").via(gw).metric(100).table(100)
- * Route.to("10.1.0.0/16").dev(eth0).scope(Route.SCOPE_LINK).mtu(1400).advmss(1360)
+ * Route.to(Cidr.parse("10.0.0.0/8")).via(gw).metric(100).table(100)
+ * Route.to(subnet).dev(eth0).scope(Route.SCOPE_LINK).mtu(1400).advmss(1360)
  * }</pre>
  *
  * Unset values are -1 (ints) or null: on add the kernel (or iproute2's conventions) decide, on
  * delete they match anything.
  *
- * @param dst destination; length 0 for a default route
+ * @param dst destination; prefix 0 for a default route. Host bits may be set: requests send the network address
  * @param src preferred source address (RTA_PREFSRC, "ip route ... src X")
  * @param priority the metric (RTA_PRIORITY)
  * @param flags rtm_flags; {@link #RTNH_F_ONLINK} for a gateway that is not on a connected subnet ("onlink")
  */
-public record Route(IpPrefix dst, InetAddress gateway, int oif, int scope, int table, int priority,
-                    int mtu, int advmss, int protocol, InetAddress src, int type, int flags) {
+public record Route(Cidr dst, IpAddr gateway, int oif, int scope, int table, int priority,
+                    int mtu, int advmss, int protocol, IpAddr src, int type, int flags) {
     public static final int SCOPE_UNIVERSE = 0;
     public static final int SCOPE_SITE = 200;
     public static final int SCOPE_LINK = 253;
@@ -47,28 +46,21 @@ public record Route(IpPrefix dst, InetAddress gateway, int oif, int scope, int t
 
     public static final int RTNH_F_ONLINK = 4;
 
-    public static Route to(IpPrefix dst) {
+    public static Route to(Cidr dst) {
         return new Route(dst, null, 0, -1, -1, -1, -1, -1, -1, null, -1, 0);
     }
 
-    public static Route to(String cidr) {
-        return to(IpPrefix.parse(cidr));
-    }
 
     /** The default route (0.0.0.0/0 or ::/0, by the gateway's family) via {@code gateway}. */
-    public static Route defaultVia(InetAddress gateway) {
+    public static Route defaultVia(IpAddr gateway) {
         return defaultRoute(Family.of(gateway)).via(gateway);
     }
 
     public static Route defaultRoute(Family family) {
-        try {
-            return to(new IpPrefix(InetAddress.getByAddress(new byte[family == Family.INET6 ? 16 : 4]), 0));
-        } catch (UnknownHostException e) {
-            throw new AssertionError(e);
-        }
+        return to(Cidr.any(family == Family.INET6));
     }
 
-    public Route via(InetAddress gw) {
+    public Route via(IpAddr gw) {
         return new Route(dst, gw, oif, scope, table, priority, mtu, advmss, protocol, src, type, flags);
     }
 
@@ -100,7 +92,7 @@ public record Route(IpPrefix dst, InetAddress gateway, int oif, int scope, int t
         return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, p, src, type, flags);
     }
 
-    public Route src(InetAddress s) {
+    public Route src(IpAddr s) {
         return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, protocol, s, type, flags);
     }
 
@@ -118,7 +110,7 @@ public record Route(IpPrefix dst, InetAddress gateway, int oif, int scope, int t
     }
 
     public boolean isDefault() {
-        return dst.length() == 0;
+        return dst.prefix() == 0;
     }
 
     /** The rtmsg and attributes of an add/replace ({@code delete} false) or delete request. */
@@ -137,9 +129,9 @@ public record Route(IpPrefix dst, InetAddress gateway, int oif, int scope, int t
         }
         int proto = protocol >= 0 ? protocol : delete ? 0 : PROTO_BOOT;
         int ty = type >= 0 ? type : delete ? 0 : TYPE_UNICAST;
-        m.u8(family().af()).u8(dst.length()).u8(0).u8(0).u8(t < 256 ? t : 0).u8(proto).u8(sc).u8(ty).u32(delete ? 0 : flags);
+        m.u8(family().af()).u8(dst.prefix()).u8(0).u8(0).u8(t < 256 ? t : 0).u8(proto).u8(sc).u8(ty).u32(delete ? 0 : flags);
         m.attrU32(Rtm.RTA_TABLE, t);
-        if (dst.length() > 0) m.attrAddress(Rtm.RTA_DST, dst.network().address());
+        if (dst.prefix() > 0) m.attrAddress(Rtm.RTA_DST, dst.network());
         if (gateway != null) m.attrAddress(Rtm.RTA_GATEWAY, gateway);
         if (oif > 0) m.attrU32(Rtm.RTA_OIF, oif);
         if (priority >= 0) m.attrU32(Rtm.RTA_PRIORITY, priority);
@@ -155,9 +147,9 @@ public record Route(IpPrefix dst, InetAddress gateway, int oif, int scope, int t
     static Route decode(NlMsg m) {
         int af = m.u8(0);
         NlAttrs a = m.attrs(Rtm.RTMSG_SIZE);
-        InetAddress dstAddr = a.address(Rtm.RTA_DST);
-        IpPrefix dst = dstAddr != null
-                ? new IpPrefix(dstAddr, m.u8(1))
+        IpAddr dstAddr = a.address(Rtm.RTA_DST);
+        Cidr dst = dstAddr != null
+                ? new Cidr(dstAddr, m.u8(1))
                 : defaultRoute(af == Family.INET6.af() ? Family.INET6 : Family.INET).dst();
         NlAttrs metrics = a.nested(Rtm.RTA_METRICS);
         return new Route(dst, a.address(Rtm.RTA_GATEWAY), a.u32(Rtm.RTA_OIF, 0), m.u8(6),
@@ -168,13 +160,13 @@ public record Route(IpPrefix dst, InetAddress gateway, int oif, int scope, int t
     @Override
     public String toString() {
         StringBuilder s = new StringBuilder("Route[").append(isDefault() ? "default" : dst.toString());
-        if (dst.address() instanceof Inet4Address && isDefault()) s.append("(v4)");
-        if (gateway != null) s.append(" via ").append(gateway.getHostAddress());
+        if (!dst.isV6() && isDefault()) s.append("(v4)");
+        if (gateway != null) s.append(" via ").append(gateway);
         if (oif > 0) s.append(" dev ").append(oif);
         if (table >= 0) s.append(" table ").append(table);
         if (priority >= 0) s.append(" metric ").append(priority);
         if (scope >= 0) s.append(" scope ").append(scope);
-        if (src != null) s.append(" src ").append(src.getHostAddress());
+        if (src != null) s.append(" src ").append(src);
         if (mtu > 0) s.append(" mtu ").append(mtu);
         if (advmss > 0) s.append(" advmss ").append(advmss);
         if ((flags & RTNH_F_ONLINK) != 0) s.append(" onlink");

@@ -5,9 +5,8 @@ import static io.jcni.linux.NetlinkSocket.NLM_F_CREATE;
 import static io.jcni.linux.NetlinkSocket.NLM_F_EXCL;
 import static io.jcni.linux.NetlinkSocket.NLM_F_REPLACE;
 
-import java.net.Inet4Address;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
+import io.jcni.spec.Cidr;
+import io.jcni.spec.IpAddr;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
@@ -310,21 +309,21 @@ public final class Rtnl implements AutoCloseable {
      *
      * @throws ErrnoException EEXIST if the address is already there
      */
-    public void addAddress(int index, InetAddress address, int prefixLength, boolean nodad) {
+    public void addAddress(int index, IpAddr address, int prefixLength, boolean nodad) {
         NlMessage m = new NlMessage(Rtm.RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
         encodeAddress(m, index, address, prefixLength, nodad ? Address.IFA_F_NODAD : 0);
-        socket.request(m, "add address " + address.getHostAddress() + "/" + prefixLength + " dev " + index);
+        socket.request(m, "add address " + address + "/" + prefixLength + " dev " + index);
     }
 
-    public void addAddress(int index, IpPrefix prefix) {
-        addAddress(index, prefix.address(), prefix.length(), false);
+    public void addAddress(int index, Cidr prefix) {
+        addAddress(index, prefix.address(), prefix.prefix(), false);
     }
 
     /** @throws ErrnoException EADDRNOTAVAIL if the link has no such address */
-    public void deleteAddress(int index, InetAddress address, int prefixLength) {
+    public void deleteAddress(int index, IpAddr address, int prefixLength) {
         NlMessage m = new NlMessage(Rtm.RTM_DELADDR, 0);
         encodeAddress(m, index, address, prefixLength, 0);
-        socket.request(m, "delete address " + address.getHostAddress() + "/" + prefixLength + " dev " + index);
+        socket.request(m, "delete address " + address + "/" + prefixLength + " dev " + index);
     }
 
     /** Addresses of one link ({@code index} 0: of all links) in {@code family}. */
@@ -371,26 +370,20 @@ public final class Rtnl implements AutoCloseable {
         }
     }
 
-    private static void encodeAddress(NlMessage m, int index, InetAddress address, int prefixLength, int flags) {
+    private static void encodeAddress(NlMessage m, int index, IpAddr address, int prefixLength, int flags) {
         Family family = Family.of(address);
         m.u8(family.af()).u8(prefixLength).u8(flags & 0xff).u8(0).u32(index);
         m.attrAddress(Rtm.IFA_LOCAL, address);
         m.attrAddress(Rtm.IFA_ADDRESS, address);
         if (flags != 0) m.attrU32(Rtm.IFA_FLAGS, flags);
-        if (address instanceof Inet4Address && prefixLength < 31) {
+        if (!address.isV6() && prefixLength < 31) {
             m.attrAddress(Rtm.IFA_BROADCAST, broadcast(address, prefixLength));
         }
     }
 
-    static InetAddress broadcast(InetAddress v4, int prefixLength) {
-        byte[] b = v4.getAddress();
-        int host = prefixLength == 0 ? -1 : (1 << (32 - prefixLength)) - 1;
-        int a = ((b[0] & 0xff) << 24 | (b[1] & 0xff) << 16 | (b[2] & 0xff) << 8 | (b[3] & 0xff)) | host;
-        try {
-            return InetAddress.getByAddress(new byte[] {(byte) (a >>> 24), (byte) (a >>> 16), (byte) (a >>> 8), (byte) a});
-        } catch (UnknownHostException e) {
-            throw new AssertionError(e);
-        }
+    /** The IPv4 broadcast address of {@code v4}'s subnet: its host bits set. */
+    static IpAddr broadcast(IpAddr v4, int prefixLength) {
+        return new Cidr(v4, prefixLength).last();
     }
 
     // ---------------------------------------------------------------- routes
@@ -433,7 +426,7 @@ public final class Rtnl implements AutoCloseable {
 
     private static String describe(Route r) {
         StringBuilder s = new StringBuilder(r.isDefault() ? "default" : r.dst().toString());
-        if (r.gateway() != null) s.append(" via ").append(r.gateway().getHostAddress());
+        if (r.gateway() != null) s.append(" via ").append(r.gateway());
         if (r.oif() > 0) s.append(" dev ").append(r.oif());
         if (r.table() >= 0) s.append(" table ").append(r.table());
         return s.toString();
@@ -486,7 +479,7 @@ public final class Rtnl implements AutoCloseable {
     private void neighborRequest(int type, int flags, Neighbor n, String verb) {
         NlMessage m = new NlMessage(type, flags);
         n.encode(m);
-        String what = (n.address() != null ? n.address().getHostAddress() : "") + (n.mac() != null ? " lladdr " + n.mac() : "");
+        String what = (n.address() != null ? n.address().toString() : "") + (n.mac() != null ? " lladdr " + n.mac() : "");
         socket.request(m, verb + what.trim() + " dev " + n.index());
     }
 

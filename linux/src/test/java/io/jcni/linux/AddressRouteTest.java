@@ -1,10 +1,11 @@
 package io.jcni.linux;
 
-import static io.jcni.linux.IpPrefix.literal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.spec.Cidr;
+import io.jcni.spec.IpAddr;
 import io.jcni.spec.Json;
 import java.util.List;
 import java.util.Map;
@@ -29,17 +30,17 @@ class AddressRouteTest {
     void ipv4AndIpv6Addresses() {
         try (Scratch s = Scratch.create()) {
             int eth0 = eth0(s);
-            s.rt.addAddress(eth0, literal("10.22.0.5"), 24, false);
-            s.rt.addAddress(eth0, literal("fd00:22::5"), 64, true);
+            s.rt.addAddress(eth0, IpAddr.parse("10.22.0.5"), 24, false);
+            s.rt.addAddress(eth0, IpAddr.parse("fd00:22::5"), 64, true);
 
             List<Address> v4 = s.rt.addresses(eth0, Family.INET);
             assertEquals(1, v4.size());
-            assertEquals(IpPrefix.parse("10.22.0.5/24"), v4.getFirst().prefix());
+            assertEquals(Cidr.parse("10.22.0.5/24"), v4.getFirst().prefix());
             assertEquals("eth0", v4.getFirst().label());
             List<Address> v6 = s.rt.addresses(eth0, Family.INET6).stream()
-                    .filter(a -> !a.address().isLinkLocalAddress()).toList();
+                    .filter(a -> !a.address().isLinkLocalUnicast()).toList();
             assertEquals(1, v6.size());
-            assertEquals(literal("fd00:22::5"), v6.getFirst().address());
+            assertEquals(IpAddr.parse("fd00:22::5"), v6.getFirst().address());
             assertEquals(64, v6.getFirst().prefixLength());
             assertTrue((v6.getFirst().flags() & Address.IFA_F_NODAD) != 0);
             assertTrue((v6.getFirst().flags() & Address.IFA_F_TENTATIVE) == 0, "nodad: usable at once");
@@ -52,13 +53,13 @@ class AddressRouteTest {
             assertTrue(addrs.contains("fd00:22::5/64"), addrs);
             assertTrue(s.ip("-6", "addr", "show", "dev", "eth0").contains("nodad"));
 
-            ErrnoException dup = assertThrows(ErrnoException.class, () -> s.rt.addAddress(eth0, literal("10.22.0.5"), 24, false));
+            ErrnoException dup = assertThrows(ErrnoException.class, () -> s.rt.addAddress(eth0, IpAddr.parse("10.22.0.5"), 24, false));
             assertEquals(Errno.EEXIST, dup.errno());
 
-            s.rt.deleteAddress(eth0, literal("10.22.0.5"), 24);
-            s.rt.deleteAddress(eth0, literal("fd00:22::5"), 64);
+            s.rt.deleteAddress(eth0, IpAddr.parse("10.22.0.5"), 24);
+            s.rt.deleteAddress(eth0, IpAddr.parse("fd00:22::5"), 64);
             assertEquals(List.of(), s.rt.addresses(eth0, Family.INET));
-            ErrnoException gone = assertThrows(ErrnoException.class, () -> s.rt.deleteAddress(eth0, literal("10.22.0.5"), 24));
+            ErrnoException gone = assertThrows(ErrnoException.class, () -> s.rt.deleteAddress(eth0, IpAddr.parse("10.22.0.5"), 24));
             assertEquals(Errno.EADDRNOTAVAIL, gone.errno());
         }
     }
@@ -67,16 +68,16 @@ class AddressRouteTest {
     void routesWithGatewayScopeTableMetricMetricsAndSource() {
         try (Scratch s = Scratch.create()) {
             int eth0 = eth0(s);
-            s.rt.addAddress(eth0, literal("10.22.0.5"), 24, false);
-            s.rt.addAddress(eth0, literal("fd00:22::5"), 64, true);
+            s.rt.addAddress(eth0, IpAddr.parse("10.22.0.5"), 24, false);
+            s.rt.addAddress(eth0, IpAddr.parse("fd00:22::5"), 64, true);
 
-            s.rt.addRoute(Route.defaultVia(literal("10.22.0.1")).dev(eth0));
-            s.rt.addRoute(Route.to("10.30.0.0/16").via(literal("10.22.0.1")).metric(50).mtu(1400).advmss(1360)
+            s.rt.addRoute(Route.defaultVia(IpAddr.parse("10.22.0.1")).dev(eth0));
+            s.rt.addRoute(Route.to(Cidr.parse("10.30.0.0/16")).via(IpAddr.parse("10.22.0.1")).metric(50).mtu(1400).advmss(1360)
                     .protocol(Route.PROTO_STATIC));
-            s.rt.addRoute(Route.to("10.40.0.0/16").dev(eth0).scope(Route.SCOPE_LINK).src(literal("10.22.0.5")));
-            s.rt.addRoute(Route.to("10.50.0.0/24").dev(eth0).table(100));
-            s.rt.addRoute(Route.to("10.60.0.7/32").dev(eth0).scope(Route.SCOPE_HOST));
-            s.rt.addRoute(Route.defaultVia(literal("fd00:22::1")).dev(eth0).metric(1024));
+            s.rt.addRoute(Route.to(Cidr.parse("10.40.0.0/16")).dev(eth0).scope(Route.SCOPE_LINK).src(IpAddr.parse("10.22.0.5")));
+            s.rt.addRoute(Route.to(Cidr.parse("10.50.0.0/24")).dev(eth0).table(100));
+            s.rt.addRoute(Route.to(Cidr.parse("10.60.0.7/32")).dev(eth0).scope(Route.SCOPE_HOST));
+            s.rt.addRoute(Route.defaultVia(IpAddr.parse("fd00:22::1")).dev(eth0).metric(1024));
 
             Map<String, Map<String, Object>> main = s.ipJson("route", "show").stream()
                     .collect(Collectors.toMap(r -> (String) r.get("dst"), r -> r));
@@ -95,34 +96,34 @@ class AddressRouteTest {
 
             List<Route> mine = s.rt.routes(Family.INET, Route.TABLE_MAIN);
             Route def = mine.stream().filter(Route::isDefault).findFirst().orElseThrow();
-            assertEquals(literal("10.22.0.1"), def.gateway());
+            assertEquals(IpAddr.parse("10.22.0.1"), def.gateway());
             assertEquals(eth0, def.oif());
             assertEquals(Route.PROTO_BOOT, def.protocol());
-            Route m30 = mine.stream().filter(r -> r.dst().equals(IpPrefix.parse("10.30.0.0/16"))).findFirst().orElseThrow();
+            Route m30 = mine.stream().filter(r -> r.dst().equals(Cidr.parse("10.30.0.0/16"))).findFirst().orElseThrow();
             assertEquals(50, m30.priority());
             assertEquals(1400, m30.mtu());
             assertEquals(1360, m30.advmss());
-            Route m40 = mine.stream().filter(r -> r.dst().equals(IpPrefix.parse("10.40.0.0/16"))).findFirst().orElseThrow();
+            Route m40 = mine.stream().filter(r -> r.dst().equals(Cidr.parse("10.40.0.0/16"))).findFirst().orElseThrow();
             assertEquals(Route.SCOPE_LINK, m40.scope());
-            assertEquals(literal("10.22.0.5"), m40.src());
+            assertEquals(IpAddr.parse("10.22.0.5"), m40.src());
             assertEquals(1, s.rt.routes(Family.INET, 100).size());
             Route v6 = s.rt.routes(Family.INET6, Route.TABLE_MAIN).stream().filter(Route::isDefault).findFirst().orElseThrow();
-            assertEquals(literal("fd00:22::1"), v6.gateway());
+            assertEquals(IpAddr.parse("fd00:22::1"), v6.gateway());
             assertEquals(1024, v6.priority());
 
             ErrnoException dup = assertThrows(ErrnoException.class,
-                    () -> s.rt.addRoute(Route.defaultVia(literal("10.22.0.1")).dev(eth0)));
+                    () -> s.rt.addRoute(Route.defaultVia(IpAddr.parse("10.22.0.1")).dev(eth0)));
             assertEquals(Errno.EEXIST, dup.errno());
             assertTrue(dup.getMessage().startsWith("add route default via 10.22.0.1"), dup.getMessage());
 
-            s.rt.replaceRoute(Route.defaultVia(literal("10.22.0.254")).dev(eth0));
+            s.rt.replaceRoute(Route.defaultVia(IpAddr.parse("10.22.0.254")).dev(eth0));
             assertEquals("10.22.0.254", s.ipJson("route", "show", "default").getFirst().get("gateway"));
 
             s.rt.deleteRoute(Route.defaultRoute(Family.INET));
-            s.rt.deleteRoute(Route.to("10.50.0.0/24").table(100));
+            s.rt.deleteRoute(Route.to(Cidr.parse("10.50.0.0/24")).table(100));
             assertEquals(List.of(), s.ipJson("route", "show", "default"));
             assertEquals(List.of(), s.ipJson("route", "show", "table", "100"));
-            ErrnoException missing = assertThrows(ErrnoException.class, () -> s.rt.deleteRoute(Route.to("10.99.0.0/16")));
+            ErrnoException missing = assertThrows(ErrnoException.class, () -> s.rt.deleteRoute(Route.to(Cidr.parse("10.99.0.0/16"))));
             assertEquals(Errno.ESRCH, missing.errno());
         }
     }
@@ -132,7 +133,7 @@ class AddressRouteTest {
         try (Scratch s = Scratch.create()) {
             int eth0 = eth0(s);
             ErrnoException e = assertThrows(ErrnoException.class,
-                    () -> s.rt.addRoute(Route.defaultVia(literal("10.9.9.1")).dev(eth0)));
+                    () -> s.rt.addRoute(Route.defaultVia(IpAddr.parse("10.9.9.1")).dev(eth0)));
             assertEquals(Errno.ENETUNREACH, e.errno());
         }
     }
@@ -143,8 +144,7 @@ class AddressRouteTest {
             int eth0 = eth0(s);
             int n = 1500; // far more than one 32 KiB dump datagram holds
             for (int i = 0; i < n; i++) {
-                s.rt.addRoute(Route.to(new IpPrefix(java.net.InetAddress.getByAddress(
-                        new byte[] {10, (byte) (i >> 8), (byte) i, 0}), 24)).dev(eth0).table(200));
+                s.rt.addRoute(Route.to(new Cidr(new IpAddr(new byte[] {10, (byte) (i >> 8), (byte) i, 0}), 24)).dev(eth0).table(200));
             }
             assertEquals(n, s.rt.routes(Family.INET, 200).size());
             assertEquals(n, s.ipJson("route", "show", "table", "200").size());
@@ -161,7 +161,7 @@ class AddressRouteTest {
                 int base = t;
                 threads.add(Thread.ofVirtual().start(() -> {
                     for (int i = 0; i < 25; i++) {
-                        s.rt.addAddress(eth0, IpPrefix.literal("10.9." + base + "." + (i + 1)), 32, false);
+                        s.rt.addAddress(eth0, IpAddr.parse("10.9." + base + "." + (i + 1)), 32, false);
                         if (s.rt.link(eth0).index() == eth0) ok.incrementAndGet();
                     }
                 }));
@@ -182,7 +182,7 @@ class AddressRouteTest {
             s.rt.setArp(eth0, true);
             Sysctl.set(s.ns, "net.ipv6.conf.eth0.dad_transmits", "1");
             Sysctl.set(s.ns, "net.ipv6.neigh.eth0.retrans_time_ms", "200");
-            s.rt.addAddress(eth0, literal("fd00:33::5"), 64, false);
+            s.rt.addAddress(eth0, IpAddr.parse("fd00:33::5"), 64, false);
             assertTrue(s.rt.addresses(eth0, Family.INET6).stream()
                     .anyMatch(a -> (a.flags() & Address.IFA_F_TENTATIVE) != 0), "DAD pending right after add");
             s.rt.settleAddresses(eth0, 10_000);

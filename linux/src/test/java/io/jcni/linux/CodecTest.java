@@ -7,7 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.net.InetAddress;
+import io.jcni.spec.Cidr;
+import io.jcni.spec.IpAddr;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import org.junit.jupiter.api.Test;
@@ -136,7 +137,7 @@ class CodecTest {
 
     @Test
     void routeEncoding() throws Exception {
-        InetAddress gw = InetAddress.getByName("10.1.0.1");
+        IpAddr gw = IpAddr.parse("10.1.0.1");
         NlMessage add = new NlMessage(Rtm.RTM_NEWROUTE, 0);
         Route.defaultVia(gw).dev(4).metric(100).encode(add, false);
         NlMsg m = received(add);
@@ -154,21 +155,21 @@ class CodecTest {
         assertEquals(0, m.i32(8), "rtm_flags");
 
         NlMessage viaOnlink = new NlMessage(Rtm.RTM_NEWROUTE, 0);
-        Route.to("10.5.2.0/24").via(InetAddress.getByName("10.5.2.0")).dev(7).onlink().encode(viaOnlink, false);
+        Route.to(Cidr.parse("10.5.2.0/24")).via(IpAddr.parse("10.5.2.0")).dev(7).onlink().encode(viaOnlink, false);
         assertEquals(Route.RTNH_F_ONLINK, received(viaOnlink).i32(8), "onlink travels in rtm_flags");
 
         NlMessage onLink = new NlMessage(Rtm.RTM_NEWROUTE, 0);
-        Route.to("10.2.3.4/16").dev(4).table(1000).mtu(1400).encode(onLink, false);
+        Route.to(Cidr.parse("10.2.3.4/16")).dev(4).table(1000).mtu(1400).encode(onLink, false);
         NlMsg o = received(onLink);
         assertEquals(Route.SCOPE_LINK, o.u8(6), "no gateway: on-link, as iproute2 does");
         assertEquals(0, o.u8(4), "tables above 255 only travel in RTA_TABLE");
         NlAttrs oa = o.attrs(Rtm.RTMSG_SIZE);
         assertEquals(1000, oa.u32(Rtm.RTA_TABLE, 0));
-        assertEquals(InetAddress.getByName("10.2.0.0"), oa.address(Rtm.RTA_DST), "host bits cleared");
+        assertEquals(IpAddr.parse("10.2.0.0"), oa.address(Rtm.RTA_DST), "host bits cleared");
         assertEquals(1400, oa.nested(Rtm.RTA_METRICS).u32(Rtm.RTAX_MTU, 0));
 
         NlMessage del = new NlMessage(Rtm.RTM_DELROUTE, 0);
-        Route.to("10.2.0.0/16").encode(del, true);
+        Route.to(Cidr.parse("10.2.0.0/16")).encode(del, true);
         NlMsg d = received(del);
         assertEquals(Route.SCOPE_NOWHERE, d.u8(6), "delete matches any scope");
         assertEquals(0, d.u8(5), "and any protocol");
@@ -207,15 +208,17 @@ class CodecTest {
 
     @Test
     void addressesAndPrefixes() throws Exception {
-        assertEquals(InetAddress.getByName("10.1.2.255"), Rtnl.broadcast(InetAddress.getByName("10.1.2.3"), 24));
-        assertEquals(InetAddress.getByName("255.255.255.255"), Rtnl.broadcast(InetAddress.getByName("10.1.2.3"), 0));
-        IpPrefix p = IpPrefix.parse("fd00:1:2:3::7/64");
-        assertEquals(64, p.length());
-        assertEquals(IpPrefix.parse("fd00:1:2:3::/64"), p.network());
-        assertEquals(IpPrefix.parse("10.0.0.0/8"), IpPrefix.parse("10.9.8.7/8").network());
-        assertEquals(32, IpPrefix.parse("192.0.2.1").length());
-        assertThrows(IllegalArgumentException.class, () -> IpPrefix.parse("10.0.0.0/33"));
-        assertThrows(IllegalArgumentException.class, () -> IpPrefix.literal("example.com"));
+        assertEquals(IpAddr.parse("10.1.2.255"), Rtnl.broadcast(IpAddr.parse("10.1.2.3"), 24));
+        assertEquals(IpAddr.parse("255.255.255.255"), Rtnl.broadcast(IpAddr.parse("10.1.2.3"), 0));
+        // The prefix forms the kernel API takes: host bits kept until a request clears them.
+        Cidr p = Cidr.parse("fd00:1:2:3::7/64");
+        assertEquals(64, p.prefix());
+        assertEquals(Cidr.parse("fd00:1:2:3::/64"), p.masked());
+        assertEquals(Cidr.parse("10.0.0.0/8"), Cidr.parse("10.9.8.7/8").masked());
+        assertEquals(32, Cidr.host(IpAddr.parse("192.0.2.1")).prefix());
+        assertEquals(Family.INET6, Family.of(p.address()));
+        assertThrows(IllegalArgumentException.class, () -> Cidr.parse("10.0.0.0/33"));
+        assertThrows(IllegalArgumentException.class, () -> IpAddr.parse("example.com"));
         MacAddress mac = MacAddress.parse("0A-58-0a-F4-00-07");
         assertEquals("0a:58:0a:f4:00:07", mac.toString());
         assertArrayEquals(new byte[] {0x0a, 0x58, 0x0a, (byte) 0xf4, 0, 7}, mac.bytes());

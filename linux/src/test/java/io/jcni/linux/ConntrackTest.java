@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.jcni.spec.IpAddr;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -36,7 +37,7 @@ class ConntrackTest {
 
             List<Conntrack.Flow> v4 = ct.flowsTo(Family.INET, Conntrack.IPPROTO_UDP, 5353);
             assertEquals(1, v4.size(), v4.toString());
-            assertEquals(InetAddress.getLoopbackAddress(), v4.getFirst().dst());
+            assertEquals(IpAddr.parse("127.0.0.1"), v4.getFirst().dst());
             assertEquals(List.of(), ct.flowsTo(Family.INET, Conntrack.IPPROTO_TCP, 5353));
 
             assertEquals(1, ct.deleteFlowsTo(Family.INET, Conntrack.IPPROTO_UDP, 5353));
@@ -53,8 +54,8 @@ class ConntrackTest {
     @Test
     void aFlowWithoutATupleIsNeverSentSinceThatWouldFlushTheTable() {
         try (Scratch s = Scratch.create(); Conntrack ct = Conntrack.open(s.ns)) {
-            Conntrack.Flow none = new Conntrack.Flow(Family.INET, 17, InetAddress.getLoopbackAddress(),
-                    InetAddress.getLoopbackAddress(), 1, 2, new byte[0], 0);
+            Conntrack.Flow none = new Conntrack.Flow(Family.INET, 17, IpAddr.parse("127.0.0.1"),
+                    IpAddr.parse("127.0.0.1"), 1, 2, new byte[0], 0);
             assertThrows(IllegalArgumentException.class, () -> ct.delete(none));
         }
     }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.spec.IpAddr;
 import io.jcni.spec.Json;
 import java.util.List;
 import java.util.Map;
@@ -188,8 +189,8 @@ class LinkTest {
         try (Scratch s = Scratch.create()) {
             s.rt.addLink(NewLink.veth("under0", "under1"));
             int under = s.rt.link("under0").index();
-            s.rt.addAddress(under, IpPrefix.literal("192.0.2.10"), 24, false);
-            s.rt.addLink(NewLink.vxlan("vx42", 42).vxlanLocal(IpPrefix.literal("192.0.2.10"))
+            s.rt.addAddress(under, IpAddr.parse("192.0.2.10"), 24, false);
+            s.rt.addLink(NewLink.vxlan("vx42", 42).vxlanLocal(IpAddr.parse("192.0.2.10"))
                     .vxlanPort(4789).vxlanDev(under).vxlanLearning(false).mtu(1450));
             Link vx = s.rt.link("vx42");
             assertEquals("vxlan", vx.kind());

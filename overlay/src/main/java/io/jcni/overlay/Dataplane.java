@@ -2,7 +2,6 @@ package io.jcni.overlay;
 
 import io.jcni.linux.Errno;
 import io.jcni.linux.ErrnoException;
-import io.jcni.linux.IpPrefix;
 import io.jcni.linux.Link;
 import io.jcni.linux.MacAddress;
 import io.jcni.linux.Neighbor;
@@ -11,8 +10,6 @@ import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
 import io.jcni.spec.Cidr;
 import io.jcni.spec.IpAddr;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
 
 /**
  * The kernel side of a backend: what makes a remote host's subnet reachable, in this host's
@@ -66,7 +63,7 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
             }
             if (dev == null) {
                 // Kept across agent restarts (pods keep working); its MAC is what other hosts know us by.
-                rt.addLink(NewLink.vxlan(name, cfg.vni()).vxlanLocal(inet(publicIp)).vxlanDev(underlay.index())
+                rt.addLink(NewLink.vxlan(name, cfg.vni()).vxlanLocal(publicIp).vxlanDev(underlay.index())
                         .vxlanPort(cfg.port()).vxlanLearning(false).mtu(podMtu()));
                 dev = rt.link(name);
             } else {
@@ -79,7 +76,7 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
 
         @Override
         public void activate(Cidr subnet) {
-            InetAddress net = inet(subnet.network());
+            IpAddr net = subnet.network();
             for (var a : rt.addresses(index, io.jcni.linux.Family.INET)) {
                 if (!a.address().equals(net)) rt.deleteAddress(index, a.address(), a.prefixLength()); // an old subnet's
             }
@@ -94,19 +91,19 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
         @Override
         public void add(Lease r) {
             MacAddress vtep = MacAddress.parse(r.vtepMac());
-            InetAddress gw = inet(r.subnet().network());
+            IpAddr gw = r.subnet().network();
             rt.replaceNeighbor(Neighbor.permanent(index, gw, vtep));
-            rt.replaceNeighbor(Neighbor.fdb(index, vtep, inet(r.publicIp())));
-            rt.replaceRoute(Route.to(prefix(r.subnet())).via(gw).dev(index).onlink());
+            rt.replaceNeighbor(Neighbor.fdb(index, vtep, r.publicIp()));
+            rt.replaceRoute(Route.to(r.subnet().masked()).via(gw).dev(index).onlink());
         }
 
         @Override
         public void remove(Lease r) {
-            InetAddress gw = inet(r.subnet().network());
+            IpAddr gw = r.subnet().network();
             MacAddress vtep = MacAddress.parse(r.vtepMac());
-            ignoreMissing(() -> rt.deleteRoute(Route.to(prefix(r.subnet())).dev(index)));
+            ignoreMissing(() -> rt.deleteRoute(Route.to(r.subnet().masked()).dev(index)));
             ignoreMissing(() -> rt.deleteNeighbor(Neighbor.permanent(index, gw, vtep)));
-            ignoreMissing(() -> rt.deleteFdb(Neighbor.fdb(index, vtep, inet(r.publicIp()))));
+            ignoreMissing(() -> rt.deleteFdb(Neighbor.fdb(index, vtep, r.publicIp())));
         }
 
         @Override
@@ -137,30 +134,18 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
 
         @Override
         public void add(Lease r) {
-            rt.replaceRoute(Route.to(prefix(r.subnet())).via(inet(r.publicIp())).dev(underlay.index()));
+            rt.replaceRoute(Route.to(r.subnet().masked()).via(r.publicIp()).dev(underlay.index()));
         }
 
         @Override
         public void remove(Lease r) {
-            ignoreMissing(() -> rt.deleteRoute(Route.to(prefix(r.subnet())).via(inet(r.publicIp())).dev(underlay.index())));
+            ignoreMissing(() -> rt.deleteRoute(Route.to(r.subnet().masked()).via(r.publicIp()).dev(underlay.index())));
         }
 
         @Override
         public int podMtu() {
             return underlay.mtu();
         }
-    }
-
-    static InetAddress inet(IpAddr a) {
-        try {
-            return InetAddress.getByAddress(a.bytes());
-        } catch (UnknownHostException e) {
-            throw new AssertionError(e);
-        }
-    }
-
-    static IpPrefix prefix(Cidr c) {
-        return new IpPrefix(inet(c.network()), c.prefix());
     }
 
     private static void ignoreMissing(Runnable r) {

@@ -291,7 +291,7 @@ public final class OverlayAgent implements AutoCloseable {
             if (asIp == null) return rt.link(want);
             for (Link l : rt.links()) {
                 for (Address a : rt.addresses(l.index(), Family.INET)) {
-                    if (IpAddr.parse(a.address().getHostAddress()).equals(asIp)) return l;
+                    if (a.address().equals(asIp)) return l;
                 }
             }
             throw new IllegalArgumentException("--iface " + want + ": no interface has this address");
@@ -308,7 +308,7 @@ public final class OverlayAgent implements AutoCloseable {
         if (fromIface != null) return fromIface;
         List<Address> addrs = rt.addresses(underlay.index(), Family.INET);
         if (addrs.isEmpty()) throw new IllegalArgumentException("interface " + underlay.name() + " has no IPv4 address");
-        return IpAddr.parse(addrs.getFirst().address().getHostAddress());
+        return addrs.getFirst().address();
     }
 
     // ------------------------------------------------------------------ plumbing

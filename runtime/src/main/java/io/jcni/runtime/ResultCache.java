@@ -129,7 +129,7 @@ public final class ResultCache {
         } catch (NoSuchFileException ex) {
             return false; // no results directory: nothing cached
         } catch (IOException ex) {
-            throw new CniException(ErrorCode.IO_FAILURE, "failed to remove cached result " + f, String.valueOf(ex.getMessage()));
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to remove cached result " + f, String.valueOf(ex.getMessage()), ex);
         }
         try {
             return Files.deleteIfExists(f);

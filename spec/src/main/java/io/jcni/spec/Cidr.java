@@ -30,6 +30,11 @@ public record Cidr(IpAddr address, int prefix) {
         return new Cidr(a, len);
     }
 
+    /** One address as a prefix: /32 or /128, as a host route or a source rule takes it. */
+    public static Cidr host(IpAddr ip) {
+        return new Cidr(ip, ip.bits());
+    }
+
     /** 0.0.0.0/0 or ::/0: every address of a family, the default route's destination. */
     public static Cidr any(boolean v6) {
         return new Cidr(new IpAddr(new byte[v6 ? 16 : 4]), 0);

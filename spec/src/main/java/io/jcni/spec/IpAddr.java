@@ -83,6 +83,27 @@ public record IpAddr(byte[] bytes) implements Comparable<IpAddr> {
         return new IpAddr(b);
     }
 
+    /** 127.0.0.0/8 or ::1, as Go's {@code IsLoopback} (an IPv4-mapped address counts as IPv4). */
+    public boolean isLoopback() {
+        byte[] v4 = v4();
+        if (v4 != null) return v4[0] == 127;
+        for (int i = 0; i < 15; i++) if (bytes[i] != 0) return false;
+        return bytes[15] == 1;
+    }
+
+    /** 169.254.0.0/16 or fe80::/10, as Go's {@code IsLinkLocalUnicast}. */
+    public boolean isLinkLocalUnicast() {
+        byte[] v4 = v4();
+        if (v4 != null) return (v4[0] & 0xff) == 169 && (v4[1] & 0xff) == 254;
+        return (bytes[0] & 0xff) == 0xfe && (bytes[1] & 0xc0) == 0x80;
+    }
+
+    /** The four IPv4 bytes of an IPv4 or IPv4-mapped address, else null. Shares this record's array: read only. */
+    private byte[] v4() {
+        if (bytes.length == 4) return bytes;
+        return isV4Mapped(bytes) ? Arrays.copyOfRange(bytes, 12, 16) : null;
+    }
+
     @Override
     public String toString() {
         return isV6() ? format6(bytes) : (bytes[0] & 0xff) + "." + (bytes[1] & 0xff) + "." + (bytes[2] & 0xff) + "." + (bytes[3] & 0xff);

@@ -91,4 +91,22 @@ class IpAddrTest {
             assertEquals(a, a.next().previous());
         }
     }
+
+    @ParameterizedTest
+    @CsvSource({
+            "127.0.0.1, true, false", "127.255.0.9, true, false", "::1, true, false", "::ffff:127.0.0.1, true, false",
+            "169.254.3.4, false, true", "fe80::1, false, true", "febf::1, false, true", "fec0::1, false, false",
+            "10.1.2.3, false, false", "::2, false, false", "fd00::1, false, false"})
+    void loopbackAndLinkLocalAsGo(String literal, boolean loopback, boolean linkLocal) {
+        IpAddr a = IpAddr.parse(literal);
+        assertEquals(loopback, a.isLoopback(), literal);
+        assertEquals(linkLocal, a.isLinkLocalUnicast(), literal);
+        // the kernel hands out IPv4-mapped addresses as 16 bytes, which parse() would have folded
+        if (!a.isV6()) {
+            byte[] mapped = new byte[16];
+            mapped[10] = mapped[11] = (byte) 0xff;
+            System.arraycopy(a.bytes(), 0, mapped, 12, 4);
+            assertEquals(loopback, new IpAddr(mapped).isLoopback(), literal);
+        }
+    }
 }

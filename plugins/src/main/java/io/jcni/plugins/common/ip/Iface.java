@@ -5,7 +5,6 @@ import static io.jcni.plugins.common.Kernel.kernel;
 import io.jcni.linux.Address;
 import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Family;
-import io.jcni.linux.IpPrefix;
 import io.jcni.linux.Link;
 import io.jcni.linux.Netns;
 import io.jcni.linux.Route;
@@ -17,7 +16,6 @@ import io.jcni.spec.ErrorCode;
 import io.jcni.spec.IpAddr;
 import io.jcni.spec.Result;
 import java.io.PrintStream;
-import java.net.InetAddress;
 import java.util.List;
 
 /** Configuring and verifying a container interface from a result (pkg/ipam ConfigureIface, pkg/ip validation). */
@@ -40,8 +38,8 @@ public final class Iface {
         Link link = kernel("failed to lookup \"" + ifName + "\"", () -> rt.link(ifName));
         rt.setUp(link.index());
 
-        InetAddress v4gw = null;
-        InetAddress v6gw = null;
+        IpAddr v4gw = null;
+        IpAddr v6gw = null;
         boolean ipv6Enabled = false;
         for (Result.IpConfig ipc : res.ips()) {
             Integer idx = ipc.interfaceIndex();
@@ -58,10 +56,10 @@ public final class Iface {
                 ipv6Enabled = true;
             }
             kernel("failed to add IP addr " + ipc.address() + " to \"" + ifName + "\"",
-                    () -> rt.addAddress(link.index(), Inet.of(addr.address()), addr.prefix(), false));
+                    () -> rt.addAddress(link.index(), addr));
             if (ipc.gateway() != null) {
-                InetAddress gw = Inet.of(ipc.gateway());
-                if (!ipc.gateway().isV6()) {
+                IpAddr gw = ipc.gateway();
+                if (!gw.isV6()) {
                     if (v4gw == null) v4gw = gw;
                 } else if (v6gw == null) {
                     v6gw = gw;
@@ -71,15 +69,15 @@ public final class Iface {
         if (v6gw != null) settleAddresses(rt, link.index(), SETTLE_MILLIS, log);
 
         for (Result.Route r : res.routes()) {
-            InetAddress gw = r.gw() != null ? Inet.of(r.gw()) : r.isIpv6() ? v6gw : v4gw;
+            IpAddr gw = r.gw() != null ? r.gw() : r.isIpv6() ? v6gw : v4gw;
             Route route = toRoute(r, link.index(), gw);
-            kernel("failed to add route '" + r.dst() + " via " + (gw == null ? "<nil>" : gw.getHostAddress()) + " dev " + ifName + "'", () -> rt.addRoute(route));
+            kernel("failed to add route '" + r.dst() + " via " + (gw == null ? "<nil>" : gw) + " dev " + ifName + "'", () -> rt.addRoute(route));
         }
     }
 
     /** A result route as a kernel route on {@code index}, with the 1.1.0 attributes when present. */
-    static Route toRoute(Result.Route r, int index, InetAddress gw) {
-        Route route = Route.to(Inet.prefix(r.dst())).dev(index);
+    static Route toRoute(Result.Route r, int index, IpAddr gw) {
+        Route route = Route.to(r.dst()).dev(index);
         if (gw != null) route = route.via(gw);
         if (r.mtu() != null && r.mtu() > 0) route = route.mtu(r.mtu());
         if (r.advmss() != null && r.advmss() > 0) route = route.advmss(r.advmss());
@@ -114,7 +112,7 @@ public final class Iface {
             boolean tentative = false;
             for (Address a : rt.addresses(index, Family.INET6)) {
                 if ((a.flags() & Address.IFA_F_DADFAILED) != 0) {
-                    log.println("link " + index + " has address " + a.address().getHostAddress() + " in DADFAILED state");
+                    log.println("link " + index + " has address " + a.address() + " in DADFAILED state");
                     return false;
                 }
                 if ((a.flags() & Address.IFA_F_TENTATIVE) != 0) tentative = true;
@@ -138,7 +136,7 @@ public final class Iface {
         for (Result.IpConfig ipc : ips) {
             Cidr want = ipc.address();
             boolean found = addrs.stream().anyMatch(
-                    a -> a.prefixLength() == want.prefix() && Inet.ip(a.address()).equals(want.address()));
+                    a -> a.prefixLength() == want.prefix() && a.address().equals(want.address()));
             if (!found) {
                 throw new CniException(ErrorCode.INTERNAL, "Failed to match addr " + ipc.address() + " on interface " + ifName);
             }
@@ -159,11 +157,10 @@ public final class Iface {
             boolean isDefault = dst.prefix() == 0;
             boolean found = false;
             for (Route k : rt.routes(fam, table)) {
-                IpPrefix kd = k.dst().network();
-                if (kd.length() != dst.prefix() || !Inet.ip(kd.address()).equals(dst.address())) continue;
+                if (!k.dst().masked().equals(dst)) continue;
                 // A route without gateway in the result was installed via the family's gateway
                 // (configure), so it matches any; upstream insists on none and fails such CHECKs.
-                if (!isDefault && gw != null && (k.gateway() == null || !gw.equals(Inet.ip(k.gateway())))) continue;
+                if (!isDefault && gw != null && (k.gateway() == null || !gw.equals(k.gateway()))) continue;
                 found = true;
                 break;
             }

@@ -95,7 +95,7 @@ public record Veth(Link host, Link container) {
                 }
                 if (hostName == null && hostRt.findLink(candidate).isPresent()) continue;
                 throw new CniException(ErrorCode.INTERNAL, "container veth name (\"" + containerName + "\") peer provided (\""
-                        + candidate + "\") already exists");
+                        + candidate + "\") already exists", "", e);
             }
         }
         if (peer == null) throw new CniException(ErrorCode.INTERNAL, "failed to find a unique veth name");

@@ -142,9 +142,9 @@ public final class ClusterIpam implements Plugin {
         try (EtcdClient etcd = client(cfg)) {
             etcd.get(cfg.etcdPrefix() + "/");
         } catch (EtcdException e) {
-            throw new CniException(ErrorCode.PLUGIN_NOT_AVAILABLE, "cluster-ipam: etcd error: " + e.getMessage());
+            throw new CniException(ErrorCode.PLUGIN_NOT_AVAILABLE, "cluster-ipam: etcd error: " + e.getMessage(), "", e);
         } catch (IOException e) {
-            throw new CniException(ErrorCode.PLUGIN_NOT_AVAILABLE, "cluster-ipam: etcd unreachable at " + cfg.etcdEndpoints(), e.getMessage());
+            throw new CniException(ErrorCode.PLUGIN_NOT_AVAILABLE, "cluster-ipam: etcd unreachable at " + cfg.etcdEndpoints(), e.getMessage(), e);
         }
     }
 
@@ -152,13 +152,13 @@ public final class ClusterIpam implements Plugin {
         try {
             return new EtcdClient(cfg.etcdEndpoints(), cfg.timeout());
         } catch (IllegalArgumentException e) {
-            throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "cluster-ipam: " + e.getMessage());
+            throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "cluster-ipam: " + e.getMessage(), "", e);
         }
     }
 
     private static CniException unreachable(ClusterIpamConfig cfg, IOException e) {
-        if (e instanceof EtcdException) return new CniException(ErrorCode.INTERNAL, "cluster-ipam: etcd error: " + e.getMessage());
+        if (e instanceof EtcdException) return new CniException(ErrorCode.INTERNAL, "cluster-ipam: etcd error: " + e.getMessage(), "", e);
         return new CniException(ErrorCode.TRY_AGAIN_LATER, "cluster-ipam: etcd unreachable at " + String.join(",", cfg.etcdEndpoints()),
-                e.getMessage());
+                e.getMessage(), e);
     }
 }

@@ -12,7 +12,6 @@ import io.jcni.linux.Netns;
 import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
 import io.jcni.plugins.common.ip.Iface;
-import io.jcni.plugins.common.ip.Inet;
 import io.jcni.plugins.common.nft.IpMasq;
 import io.jcni.plugins.common.ipam.Ipam;
 import io.jcni.plugins.common.link.Links;
@@ -250,7 +249,7 @@ public final class Bridge implements Plugin {
         Link br = host.link(brName);
         Family fam = gw.isV6() ? Family.INET6 : Family.INET;
         for (Address a : host.addresses(br.index(), fam)) {
-            Cidr have = new Cidr(Inet.ip(a.address()), a.prefixLength());
+            Cidr have = a.prefix();
             if (have.equals(gw)) return;
             if (!gw.isV6() || have.contains(gw.address()) || gw.contains(have.address())) {
                 if (!forceAddress) {
@@ -262,7 +261,7 @@ public final class Bridge implements Plugin {
             }
         }
         kernelIgnoring(Errno.EEXIST, "could not add IP address to \"" + brName + "\"",
-                () -> host.addAddress(br.index(), Inet.of(gw.address()), gw.prefix(), false));
+                () -> host.addAddress(br.index(), gw));
         kernel("could not set bridge's mac", () -> host.setMac(br.index(), host.link(br.index()).mac()));
     }
 

@@ -38,14 +38,14 @@ public final class Loopback implements Plugin {
             for (Family f : new Family[] {Family.INET, Family.INET6}) {
                 List<Address> addrs = rt.addresses(lo.index(), f);
                 for (Address a : addrs) {
-                    if (!a.address().isLoopbackAddress()) {
+                    if (!a.address().isLoopback()) {
                         throw new CniException(ErrorCode.INTERNAL, "loopback interface found with non-loopback address \""
-                                + new IpAddr(a.address().getAddress()) + "\"");
+                                + a.address() + "\"");
                     }
                 }
                 if (!addrs.isEmpty()) {
                     Address first = addrs.getFirst();
-                    ips.add(new Result.IpConfig(new Cidr(new IpAddr(first.address().getAddress()), first.prefixLength()), null, 0));
+                    ips.add(new Result.IpConfig(first.prefix(), null, 0));
                 }
             }
         }

@@ -10,7 +10,6 @@ import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
 import io.jcni.plugins.common.ip.Iface;
 import io.jcni.plugins.common.nft.IpMasq;
-import io.jcni.plugins.common.ip.Inet;
 import io.jcni.plugins.common.ipam.Ipam;
 import io.jcni.plugins.common.link.Links;
 import io.jcni.plugins.common.ns.Namespaces;
@@ -104,11 +103,11 @@ public final class Ptp implements Plugin {
             Cidr addr = ipc.address();
             Cidr subnet = addr.masked();
             IpAddr gw = ipc.gateway();
-            Route auto = Route.to(Inet.prefix(subnet)).dev(index).scope(Route.SCOPE_NOWHERE);
+            Route auto = Route.to(subnet).dev(index).scope(Route.SCOPE_NOWHERE);
             kernel("failed to delete route " + subnet + " dev " + ifName, () -> crt.deleteRoute(auto));
             List<Route> add = List.of(
-                    Route.to(Inet.host(gw)).dev(index).scope(Route.SCOPE_LINK).src(Inet.of(addr.address())),
-                    Route.to(Inet.prefix(subnet)).dev(index).scope(Route.SCOPE_UNIVERSE).via(Inet.of(gw)).src(Inet.of(addr.address())));
+                    Route.to(Cidr.host(gw)).dev(index).scope(Route.SCOPE_LINK).src(addr.address()),
+                    Route.to(subnet).dev(index).scope(Route.SCOPE_UNIVERSE).via(gw).src(addr.address()));
             for (Route r : add) kernel("failed to add route " + r, () -> crt.addRoute(r));
         }
     }
@@ -118,10 +117,10 @@ public final class Ptp implements Plugin {
         Link veth = kernel("failed to lookup \"" + vethName + "\"", () -> host.link(vethName));
         for (Result.IpConfig ipc : result.ips()) {
             IpAddr gw = ipc.gateway();
-            kernel("failed to add IP addr " + gw + "/" + gw.bits() + " to veth", () -> host.addAddress(veth.index(), Inet.of(gw), gw.bits(), false));
+            kernel("failed to add IP addr " + gw + "/" + gw.bits() + " to veth", () -> host.addAddress(veth.index(), Cidr.host(gw)));
             IpAddr ip = ipc.ip();
             kernelIgnoring(Errno.EEXIST, "failed to add route on host",
-                    () -> host.addRoute(Route.to(Inet.host(ip)).dev(veth.index()).scope(Route.SCOPE_HOST)));
+                    () -> host.addRoute(Route.to(Cidr.host(ip)).dev(veth.index()).scope(Route.SCOPE_HOST)));
         }
     }
 

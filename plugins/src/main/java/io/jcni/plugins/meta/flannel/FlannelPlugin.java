@@ -67,7 +67,7 @@ public final class FlannelPlugin implements Plugin {
         try {
             d = Json.parseObject(Files.readString(saved));
         } catch (NoSuchFileException e) {
-            throw new CniException(ErrorCode.INTERNAL, "flannel: no saved delegate config for container " + req.containerId());
+            throw new CniException(ErrorCode.INTERNAL, "flannel: no saved delegate config for container " + req.containerId(), "", e);
         }
         if (req.conf().get("prevResult") != null) d.put("prevResult", req.conf().get("prevResult"));
         req.delegator().check(String.valueOf(d.get("type")), Json.write(d).getBytes(StandardCharsets.UTF_8), req.env());
@@ -81,11 +81,11 @@ public final class FlannelPlugin implements Plugin {
             } catch (NoSuchFileException e) {
                 if (System.nanoTime() >= deadline) {
                     throw new CniException(ErrorCode.TRY_AGAIN_LATER, "flannel: " + conf.subnetFile() + " does not exist",
-                            "waited " + conf.subnetFileWait().toSeconds() + " s for the overlay agent (flanneld or jcnid --overlay) to write it");
+                            "waited " + conf.subnetFileWait().toSeconds() + " s for the overlay agent (flanneld or jcnid --overlay) to write it", e);
                 }
                 Thread.sleep(POLL_MILLIS);
             } catch (IllegalArgumentException e) {
-                throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, e.getMessage());
+                throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, e.getMessage(), "", e);
             }
         }
     }

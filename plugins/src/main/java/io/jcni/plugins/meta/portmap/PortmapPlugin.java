@@ -147,9 +147,8 @@ public final class PortmapPlugin implements Plugin {
             Route best = null;
             for (Route r : rtnl.routes(ip.isV6() ? Family.INET6 : Family.INET, Route.TABLE_MAIN)) {
                 if (r.oif() <= 0 || r.dst() == null) continue;
-                Cidr dst = new Cidr(new IpAddr(r.dst().address().getAddress()), r.dst().length());
-                if (!dst.contains(ip)) continue;
-                if (best == null || r.dst().length() > best.dst().length()) best = r;
+                if (!r.dst().contains(ip)) continue;
+                if (best == null || r.dst().prefix() > best.dst().prefix()) best = r;
             }
             if (best == null) return null;
             String name = rtnl.link(best.oif()).name();

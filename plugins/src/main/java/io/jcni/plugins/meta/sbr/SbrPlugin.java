@@ -7,13 +7,11 @@ import io.jcni.linux.Errno;
 import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Family;
 import io.jcni.linux.Flock;
-import io.jcni.linux.IpPrefix;
 import io.jcni.linux.Link;
 import io.jcni.linux.Netns;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.Rule;
-import io.jcni.plugins.common.ip.Inet;
 import io.jcni.plugins.common.ns.Namespaces;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
@@ -24,7 +22,6 @@ import io.jcni.spec.Fields;
 import io.jcni.spec.IpAddr;
 import io.jcni.spec.Result;
 import java.io.PrintStream;
-import java.net.InetAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -67,7 +64,7 @@ import java.util.Set;
 public final class SbrPlugin implements Plugin {
     static final int FIRST_TABLE = 100;
 
-    record Config(Integer table, InetAddress gatewayV4, InetAddress gatewayV6, boolean addSourceHints) {}
+    record Config(Integer table, IpAddr gatewayV4, IpAddr gatewayV6, boolean addSourceHints) {}
 
     static Config config(PluginRequest req) {
         Long t = Fields.integer(req.conf(), "table", "");
@@ -75,8 +72,8 @@ public final class SbrPlugin implements Plugin {
             throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid 'table'", "expected a table number, got " + t);
         }
         List<String> gws = Fields.stringList(req.conf(), "gateways", "");
-        InetAddress v4 = null;
-        InetAddress v6 = null;
+        IpAddr v4 = null;
+        IpAddr v6 = null;
         if (gws != null) {
             if (gws.size() > 2) {
                 throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid 'gateways'",
@@ -91,8 +88,8 @@ public final class SbrPlugin implements Plugin {
                     throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "invalid 'gateways'",
                             "gateways list contains multiple IPv" + (ip.isV6() ? "6" : "4") + " addresses");
                 }
-                if (ip.isV6()) v6 = Inet.of(ip);
-                else v4 = Inet.of(ip);
+                if (ip.isV6()) v6 = ip;
+                else v4 = ip;
             }
         }
         return new Config(t == null ? null : t.intValue(), v4, v6, Fields.bool(req.conf(), "addSourceHints", "", false));
@@ -149,11 +146,11 @@ public final class SbrPlugin implements Plugin {
             rt.addRule(Rule.from(hostPrefix(ipc), table));
             used.add(table);
 
-            InetAddress gw = cidr.isV6() ? cfg.gatewayV6() : cfg.gatewayV4();
-            if (gw == null && ipc.gateway() != null) gw = Inet.of(ipc.gateway());
+            IpAddr gw = cidr.isV6() ? cfg.gatewayV6() : cfg.gatewayV4();
+            if (gw == null) gw = ipc.gateway();
             if (gw != null) {
                 Route viaGw = Route.defaultRoute(cidr.isV6() ? Family.INET6 : Family.INET).via(gw).dev(link.index()).table(table);
-                kernel("Failed to add default route to " + gw.getHostAddress(), () -> rt.addRoute(viaGw));
+                kernel("Failed to add default route to " + gw, () -> rt.addRoute(viaGw));
             }
             // The interface plugin put the interface's routes in the main table; copy the ones
             // that belong to this address (or to no address in particular) into its table.
@@ -173,8 +170,7 @@ public final class SbrPlugin implements Plugin {
         if (cfg.addSourceHints()) {
             for (Result.IpConfig ipc : ips) {
                 Cidr cidr = ipc.address();
-                IpAddr ip = cidr.address();
-                Route hint = Route.to(Inet.prefix(cidr.masked())).dev(link.index()).src(Inet.of(ip))
+                Route hint = Route.to(cidr.masked()).dev(link.index()).src(cidr.address())
                         .table(Route.TABLE_MAIN).scope(Route.SCOPE_LINK);
                 try {
                     rt.replaceRoute(hint);
@@ -210,7 +206,7 @@ public final class SbrPlugin implements Plugin {
         try (Flock lock = lock(req.netns()); ns; Rtnl rt = Rtnl.open(ns)) {
             Link link = rt.findLink(req.ifname()).orElse(null);
             if (link == null) return;
-            Set<InetAddress> addrs = new HashSet<>();
+            Set<IpAddr> addrs = new HashSet<>();
             for (Address a : rt.addresses(link.index(), Family.ALL)) addrs.add(a.address());
 
             CniException failure = null;
@@ -268,11 +264,11 @@ public final class SbrPlugin implements Plugin {
         return t;
     }
 
-    private static IpPrefix hostPrefix(Result.IpConfig ipc) {
-        return Inet.host(ipc.ip());
+    private static Cidr hostPrefix(Result.IpConfig ipc) {
+        return Cidr.host(ipc.ip());
     }
 
-    private static boolean contains(Cidr cidr, InetAddress a) {
-        return a != null && cidr.contains(Inet.ip(a));
+    private static boolean contains(Cidr cidr, IpAddr a) {
+        return a != null && cidr.contains(a);
     }
 }

@@ -52,25 +52,22 @@ class CommonHelpersTest {
 
     @Test
     void resultRoutesBecomeKernelRoutes() {
-        Route r = Iface.toRoute(new Result.Route(Cidr.parse("10.0.0.0/8"), null, 1400, 1360, 50, 100, 253), 7, Inet.of(IpAddr.parse("10.1.0.1")));
+        Route r = Iface.toRoute(new Result.Route(Cidr.parse("10.0.0.0/8"), null, 1400, 1360, 50, 100, 253), 7, IpAddr.parse("10.1.0.1"));
         assertEquals(7, r.oif());
-        assertEquals("10.1.0.1", r.gateway().getHostAddress());
+        assertEquals("10.1.0.1", r.gateway().toString());
         assertEquals(1400, r.mtu());
         assertEquals(1360, r.advmss());
         assertEquals(50, r.priority());
         assertEquals(100, r.table());
         assertEquals(253, r.scope());
-        Route plain = Iface.toRoute(new Result.Route(Cidr.parse("0.0.0.0/0"), IpAddr.parse("10.1.0.1")), 3, Inet.of(IpAddr.parse("10.1.0.1")));
+        Route plain = Iface.toRoute(new Result.Route(Cidr.parse("0.0.0.0/0"), IpAddr.parse("10.1.0.1")), 3, IpAddr.parse("10.1.0.1"));
         assertTrue(plain.isDefault());
         assertEquals(-1, plain.table());
     }
 
     @Test
-    void addressConversionsNeverResolve() {
-        assertEquals("fd00::1", Inet.ip(Inet.of(IpAddr.parse("fd00::1"))).toString());
-        assertEquals("10.1.2.3/32", Inet.host(IpAddr.parse("10.1.2.3")).toString());
-        assertFalse(Inet.isGlobalUnicast(Inet.of(IpAddr.parse("fe80::1"))));
-        assertFalse(Inet.isGlobalUnicast(Inet.of(IpAddr.parse("127.0.0.1"))));
-        assertTrue(Inet.isGlobalUnicast(Inet.of(IpAddr.parse("10.1.2.3"))));
+    void hostPrefixesForHostRoutesAndRules() {
+        assertEquals("10.1.2.3/32", Cidr.host(IpAddr.parse("10.1.2.3")).toString());
+        assertEquals("fd00::1/128", Cidr.host(IpAddr.parse("fd00::1")).toString());
     }
 }
