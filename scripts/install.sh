@@ -45,7 +45,7 @@ D=$DESTDIR  # every write goes to $D$path; every path written into a file is the
 LIB="$PREFIX/lib"
 mkdir -p "$D$LIB" "$D$BIN_DIR" "$D$CMD_DIR" "$D$PREFIX/libexec" "$D$PREFIX/bin" "$D$PREFIX/share"
 JARS=()
-for m in spec linux etcd runtime plugins daemon overlay docker cli; do
+for m in types linux etcd runtime plugins daemon overlay docker cli; do
   jar="$m/target/jcni-$m-$VERSION.jar"
   [ -f "$jar" ] || { echo "install.sh: $jar missing: build first (drop --no-build)" >&2; exit 1; }
   install -m 0644 "$jar" "$D$LIB/jcni-$m.jar"
@@ -74,7 +74,7 @@ else
   JAVA="$JAVA_HOME/bin/java"
 fi
 
-CP="$LIB/jcni-spec.jar:$LIB/jcni-linux.jar:$LIB/jcni-etcd.jar:$LIB/jcni-runtime.jar:$LIB/jcni-plugins.jar"
+CP="$LIB/jcni-types.jar:$LIB/jcni-linux.jar:$LIB/jcni-etcd.jar:$LIB/jcni-runtime.jar:$LIB/jcni-plugins.jar"
 FULL_CP="$CP:$LIB/jcni-daemon.jar:$LIB/jcni-overlay.jar:$LIB/jcni-docker.jar:$LIB/jcni-cli.jar$DOCKER_CP"
 # JVM warnings would corrupt the JSON on stdout: send them to stderr. C1 only and the serial GC
 # because a plugin lives for milliseconds.

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 JARS=("$@")
 if [ ${#JARS[@]} -eq 0 ]; then
-  for m in spec linux runtime plugins daemon cli; do JARS+=("$m/target/jcni-$m-$VERSION.jar"); done
+  for m in types linux runtime plugins daemon cli; do JARS+=("$m/target/jcni-$m-$VERSION.jar"); done
 fi
 for jar in "${JARS[@]}"; do
   [ -f "$jar" ] || { echo "runtime.sh: $jar missing: build first (mvn package)" >&2; exit 1; }

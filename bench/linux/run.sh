@@ -14,10 +14,10 @@ need_packages hyperfine python3 iproute2
 
 # jcni-linux and the IP types its API takes (IpAddr, Cidr)
 jar_of() { ls "$1"/target/jcni-"$1"-*.jar 2>/dev/null | grep -v -e sources -e javadoc | head -1 || true; }
-JAR=$(jar_of linux); TYPES_JAR=$(jar_of spec)
+JAR=$(jar_of linux); TYPES_JAR=$(jar_of types)
 if [ -z "$JAR" ] || [ -z "$TYPES_JAR" ]; then
   mvn -B -ntp -q -pl linux -am package -DskipTests
-  JAR=$(jar_of linux); TYPES_JAR=$(jar_of spec)
+  JAR=$(jar_of linux); TYPES_JAR=$(jar_of types)
 fi
 OUT=bench/linux/target
 rm -rf "$OUT" && mkdir -p "$OUT/classes"

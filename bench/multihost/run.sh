@@ -20,7 +20,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$ROOT/scripts/env.sh"
 need_packages etcd-server etcd-client curl iproute2 iputils-ping python3
 CP=""
-for m in overlay daemon plugins runtime etcd linux spec; do
+for m in overlay daemon plugins runtime etcd linux types; do
   [ -d "$ROOT/$m/target/classes" ] || { echo "build first: mvn -B -ntp -q -pl overlay -am package -DskipTests" >&2; exit 1; }
   CP="$CP:$ROOT/$m/target/classes"
 done

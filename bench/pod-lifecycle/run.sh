@@ -63,7 +63,7 @@ VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 need_jcni=0
 for v in "${VARIANTS[@]}"; do [ "$v" = standalone ] || [ "$v" = daemon ] && need_jcni=1; done
 if [ "$need_jcni" = 1 ]; then
-  for m in spec linux runtime plugins daemon cli; do
+  for m in types linux runtime plugins daemon cli; do
     if [ ! -f "$m/target/jcni-$m-$VERSION.jar" ]; then
       echo "run.sh: $m/target/jcni-$m-$VERSION.jar missing: building" >&2
       mvn -B -ntp -q -DskipTests install >&2

@@ -1,7 +1,7 @@
 package io.jcni.linux;
 
-import io.jcni.spec.Cidr;
-import io.jcni.spec.IpAddr;
+import io.jcni.types.Cidr;
+import io.jcni.types.IpAddr;
 import java.util.Arrays;
 
 /**

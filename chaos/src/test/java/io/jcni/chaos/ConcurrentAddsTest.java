@@ -2,10 +2,10 @@ package io.jcni.chaos;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.jcni.spec.Result;
 import io.jcni.testkit.Installed;
 import io.jcni.testkit.Jcnid;
 import io.jcni.testkit.World;
+import io.jcni.types.Result;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;

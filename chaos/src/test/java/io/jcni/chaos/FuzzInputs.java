@@ -1,6 +1,6 @@
 package io.jcni.chaos;
 
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -2,7 +2,7 @@ package io.jcni.chaos;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;

@@ -1,7 +1,7 @@
 package io.jcni.chaos;
 
-import io.jcni.spec.Json;
 import io.jcni.testkit.Sh;
+import io.jcni.types.Json;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

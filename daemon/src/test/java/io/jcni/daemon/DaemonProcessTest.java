@@ -2,7 +2,7 @@ package io.jcni.daemon;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,6 @@
 package io.jcni.etcd;
 
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.util.Map;
 
 /**

@@ -1,6 +1,6 @@
 package io.jcni.linux;
 
-import io.jcni.spec.IpAddr;
+import io.jcni.types.IpAddr;
 
 /** Address families as rtnetlink uses them; {@link #ALL} asks dumps for every family. */
 public enum Family {

@@ -1,6 +1,6 @@
 package io.jcni.linux;
 
-import io.jcni.spec.IpAddr;
+import io.jcni.types.IpAddr;
 
 /**
  * A neighbour-table entry (static ARP/NDP) or, with family {@link Family#AF_BRIDGE}, a bridge

@@ -1,6 +1,6 @@
 package io.jcni.linux;
 
-import io.jcni.spec.IpAddr;
+import io.jcni.types.IpAddr;
 
 /**
  * What {@link Rtnl#addLink} creates: a kind-specific factory, then optional settings.

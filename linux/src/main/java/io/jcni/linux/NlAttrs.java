@@ -1,6 +1,6 @@
 package io.jcni.linux;
 
-import io.jcni.spec.IpAddr;
+import io.jcni.types.IpAddr;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

@@ -5,8 +5,8 @@ import static io.jcni.linux.NetlinkSocket.NLM_F_CREATE;
 import static io.jcni.linux.NetlinkSocket.NLM_F_EXCL;
 import static io.jcni.linux.NetlinkSocket.NLM_F_REPLACE;
 
-import io.jcni.spec.Cidr;
-import io.jcni.spec.IpAddr;
+import io.jcni.types.Cidr;
+import io.jcni.types.IpAddr;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;

@@ -1,6 +1,6 @@
 package io.jcni.linux;
 
-import io.jcni.spec.Cidr;
+import io.jcni.types.Cidr;
 
 /**
  * A policy-routing rule ({@code ip rule}), e.g. source-based routing:

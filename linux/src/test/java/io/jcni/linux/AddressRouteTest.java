@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.spec.Cidr;
-import io.jcni.spec.IpAddr;
-import io.jcni.spec.Json;
+import io.jcni.types.Cidr;
+import io.jcni.types.IpAddr;
+import io.jcni.types.Json;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;

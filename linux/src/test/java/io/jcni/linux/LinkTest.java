@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.spec.IpAddr;
-import io.jcni.spec.Json;
+import io.jcni.types.IpAddr;
+import io.jcni.types.Json;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Assumptions;

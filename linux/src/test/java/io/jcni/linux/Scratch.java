@@ -1,6 +1,6 @@
 package io.jcni.linux;
 
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Assumptions;

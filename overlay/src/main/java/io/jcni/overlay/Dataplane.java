@@ -8,8 +8,8 @@ import io.jcni.linux.Neighbor;
 import io.jcni.linux.NewLink;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
-import io.jcni.spec.Cidr;
-import io.jcni.spec.IpAddr;
+import io.jcni.types.Cidr;
+import io.jcni.types.IpAddr;
 
 /**
  * The kernel side of a backend: what makes a remote host's subnet reachable, in this host's

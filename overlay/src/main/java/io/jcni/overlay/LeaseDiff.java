@@ -1,6 +1,6 @@
 package io.jcni.overlay;
 
-import io.jcni.spec.Cidr;
+import io.jcni.types.Cidr;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

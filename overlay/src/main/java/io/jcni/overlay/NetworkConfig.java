@@ -1,8 +1,8 @@
 package io.jcni.overlay;
 
-import io.jcni.spec.Cidr;
-import io.jcni.spec.IpAddr;
-import io.jcni.spec.Json;
+import io.jcni.types.Cidr;
+import io.jcni.types.IpAddr;
+import io.jcni.types.Json;
 import java.util.Map;
 
 /**

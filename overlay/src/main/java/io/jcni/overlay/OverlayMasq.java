@@ -1,6 +1,6 @@
 package io.jcni.overlay;
 
-import io.jcni.spec.Cidr;
+import io.jcni.types.Cidr;
 
 /**
  * {@code --ip-masq}: flanneld's four masquerade rules, as one chain of jcni's nftables table

@@ -2,7 +2,7 @@ package io.jcni.overlay;
 
 import io.jcni.plugins.PluginRegistry;
 import io.jcni.plugins.skel.Skel;
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.spec.Cidr;
-import io.jcni.spec.IpAddr;
+import io.jcni.types.Cidr;
+import io.jcni.types.IpAddr;
 import org.junit.jupiter.api.Test;
 
 class NetworkConfigTest {

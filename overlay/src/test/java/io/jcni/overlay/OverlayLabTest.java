@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.spec.Cidr;
+import io.jcni.types.Cidr;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.LinkedHashMap;

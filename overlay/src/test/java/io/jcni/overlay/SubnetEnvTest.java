@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jcni.plugins.meta.flannel.SubnetFile;
-import io.jcni.spec.Cidr;
+import io.jcni.types.Cidr;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

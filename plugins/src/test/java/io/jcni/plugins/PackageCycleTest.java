@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
  * fails naming each cycle.
  */
 class PackageCycleTest {
-    /** Type descriptors in signatures and descriptors, e.g. {@code Lio/jcni/spec/Result;}. */
+    /** Type descriptors in signatures and descriptors, e.g. {@code Lio/jcni/types/Result;}. */
     private static final Pattern DESCRIPTOR = Pattern.compile("Lio/jcni/[\\w/$]+;");
 
     @Test

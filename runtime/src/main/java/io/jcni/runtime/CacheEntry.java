@@ -1,10 +1,10 @@
 package io.jcni.runtime;
 
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Fields;
-import io.jcni.spec.Json;
-import io.jcni.spec.Result;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Fields;
+import io.jcni.types.Json;
+import io.jcni.types.Result;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;

@@ -1,16 +1,16 @@
 package io.jcni.runtime;
 
-import io.jcni.spec.Attachment;
-import io.jcni.spec.CniCommand;
-import io.jcni.spec.CniException;
-import io.jcni.spec.CniVersion;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Json;
-import io.jcni.spec.Names;
-import io.jcni.spec.NetConfList;
-import io.jcni.spec.PluginConf;
-import io.jcni.spec.Result;
-import io.jcni.spec.VersionInfo;
+import io.jcni.types.Attachment;
+import io.jcni.types.CniCommand;
+import io.jcni.types.CniException;
+import io.jcni.types.CniVersion;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Json;
+import io.jcni.types.Names;
+import io.jcni.types.NetConfList;
+import io.jcni.types.PluginConf;
+import io.jcni.types.Result;
+import io.jcni.types.VersionInfo;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;

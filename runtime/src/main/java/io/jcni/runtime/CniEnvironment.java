@@ -1,6 +1,6 @@
 package io.jcni.runtime;
 
-import io.jcni.spec.CniCommand;
+import io.jcni.types.CniCommand;
 import java.util.LinkedHashMap;
 import java.util.Map;
 

@@ -1,10 +1,10 @@
 package io.jcni.runtime;
 
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Json;
-import io.jcni.spec.NetConfList;
-import io.jcni.spec.PluginConf;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Json;
+import io.jcni.types.NetConfList;
+import io.jcni.types.PluginConf;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;

@@ -1,7 +1,7 @@
 package io.jcni.runtime;
 
-import io.jcni.spec.CniCommand;
-import io.jcni.spec.Result;
+import io.jcni.types.CniCommand;
+import io.jcni.types.Result;
 import java.util.Map;
 
 /**

@@ -1,7 +1,7 @@
 package io.jcni.runtime;
 
-import io.jcni.spec.CniCommand;
-import io.jcni.spec.CniException;
+import io.jcni.types.CniCommand;
+import io.jcni.types.CniException;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

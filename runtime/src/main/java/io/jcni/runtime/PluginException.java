@@ -1,7 +1,7 @@
 package io.jcni.runtime;
 
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
 
 /**
  * A plugin failed: it printed a CNI error, printed garbage, timed out, died or could not be run.

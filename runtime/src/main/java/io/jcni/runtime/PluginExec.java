@@ -1,7 +1,7 @@
 package io.jcni.runtime;
 
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

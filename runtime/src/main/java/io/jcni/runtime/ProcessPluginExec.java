@@ -1,8 +1,8 @@
 package io.jcni.runtime;
 
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Json;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

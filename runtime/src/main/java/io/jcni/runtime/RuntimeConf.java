@@ -1,8 +1,8 @@
 package io.jcni.runtime;
 
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Names;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Names;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;

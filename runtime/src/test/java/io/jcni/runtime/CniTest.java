@@ -6,12 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.spec.Attachment;
-import io.jcni.spec.CniException;
-import io.jcni.spec.Json;
-import io.jcni.spec.NetConfList;
-import io.jcni.spec.PluginConf;
-import io.jcni.spec.Result;
+import io.jcni.types.Attachment;
+import io.jcni.types.CniException;
+import io.jcni.types.Json;
+import io.jcni.types.NetConfList;
+import io.jcni.types.PluginConf;
+import io.jcni.types.Result;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;

@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.spec.CniException;
-import io.jcni.spec.NetConfList;
-import io.jcni.spec.PluginConf;
+import io.jcni.types.CniException;
+import io.jcni.types.NetConfList;
+import io.jcni.types.PluginConf;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

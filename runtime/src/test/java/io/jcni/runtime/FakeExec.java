@@ -1,6 +1,6 @@
 package io.jcni.runtime;
 
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.spec.CniCommand;
-import io.jcni.spec.CniException;
-import io.jcni.spec.NetConfList;
-import io.jcni.spec.Result;
+import io.jcni.types.CniCommand;
+import io.jcni.types.CniException;
+import io.jcni.types.NetConfList;
+import io.jcni.types.Result;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

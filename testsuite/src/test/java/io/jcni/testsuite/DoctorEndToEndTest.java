@@ -6,7 +6,7 @@ import io.jcni.testkit.Installed;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -2,10 +2,10 @@ package io.jcni.testsuite;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.jcni.spec.Json;
 import io.jcni.testkit.Installed;
 import io.jcni.testkit.Sh;
 import io.jcni.testkit.World;
+import io.jcni.types.Json;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

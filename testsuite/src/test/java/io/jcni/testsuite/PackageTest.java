@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 /** scripts/package.sh builds the .deb, and what it holds is what README.md's package table says. */
 class PackageTest {
     static final Path REPO = Path.of(System.getProperty("jcni.repo", "..")).toAbsolutePath().normalize();
-    static final List<String> MODULES = List.of("spec", "linux", "etcd", "runtime", "plugins", "daemon", "overlay", "docker", "cli");
+    static final List<String> MODULES = List.of("types", "linux", "etcd", "runtime", "plugins", "daemon", "overlay", "docker", "cli");
 
     /** Builds the package (gzip -1: the same contents, in seconds) into a scratch directory. */
     static Path buildDeb(Path out) {

@@ -7,7 +7,7 @@ import io.jcni.cli.doctor.NodeFacts.Feature;
 import io.jcni.cli.doctor.NodeFacts.Network;
 import io.jcni.cli.doctor.NodeFacts.NftOwner;
 import io.jcni.cli.doctor.NodeFacts.OwnedLink;
-import io.jcni.spec.CniVersion;
+import io.jcni.types.CniVersion;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;

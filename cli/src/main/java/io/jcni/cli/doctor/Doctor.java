@@ -4,7 +4,7 @@ import io.jcni.plugins.common.nft.ElementStore;
 import io.jcni.runtime.ConfigLoader;
 import io.jcni.runtime.PluginExec;
 import io.jcni.runtime.ResultCache;
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;

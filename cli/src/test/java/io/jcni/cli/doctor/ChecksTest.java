@@ -16,7 +16,7 @@ import io.jcni.cli.doctor.NodeFacts.Network;
 import io.jcni.cli.doctor.NodeFacts.NftOwner;
 import io.jcni.cli.doctor.NodeFacts.OwnedLink;
 import io.jcni.cli.doctor.NodeFacts.State;
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

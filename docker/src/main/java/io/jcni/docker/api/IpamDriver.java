@@ -1,6 +1,6 @@
 package io.jcni.docker.api;
 
-import io.jcni.spec.Cidr;
+import io.jcni.types.Cidr;
 import java.util.Map;
 
 /** The IpamDriver side of the remote API, after decoding. Errors are {@link DriverException}s. */

@@ -1,6 +1,6 @@
 package io.jcni.docker.api;
 
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;

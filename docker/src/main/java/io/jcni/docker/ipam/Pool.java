@@ -1,8 +1,8 @@
 package io.jcni.docker.ipam;
 
 import io.jcni.docker.api.DriverException;
-import io.jcni.spec.Cidr;
-import io.jcni.spec.IpAddr;
+import io.jcni.types.Cidr;
+import io.jcni.types.IpAddr;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

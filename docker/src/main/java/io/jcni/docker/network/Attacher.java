@@ -1,7 +1,7 @@
 package io.jcni.docker.network;
 
 import io.jcni.runtime.RuntimeConf;
-import io.jcni.spec.NetConfList;
+import io.jcni.types.NetConfList;
 import java.util.List;
 import java.util.Map;
 

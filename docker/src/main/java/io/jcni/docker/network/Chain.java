@@ -1,8 +1,8 @@
 package io.jcni.docker.network;
 
-import io.jcni.spec.Cidr;
-import io.jcni.spec.Json;
-import io.jcni.spec.NetConfList;
+import io.jcni.types.Cidr;
+import io.jcni.types.Json;
+import io.jcni.types.NetConfList;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

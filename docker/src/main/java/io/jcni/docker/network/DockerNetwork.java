@@ -2,8 +2,8 @@ package io.jcni.docker.network;
 
 import io.jcni.docker.api.DriverException;
 import io.jcni.docker.api.NetworkCalls;
-import io.jcni.spec.Cidr;
-import io.jcni.spec.Json;
+import io.jcni.types.Cidr;
+import io.jcni.types.Json;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.jcni.docker.network;
 
-import io.jcni.spec.Cidr;
-import io.jcni.spec.Json;
+import io.jcni.types.Cidr;
+import io.jcni.types.Json;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,7 +1,7 @@
 package io.jcni.docker.store;
 
 import io.jcni.docker.api.DriverException;
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;

@@ -6,7 +6,7 @@ import io.jcni.docker.ipam.JcniIpam;
 import io.jcni.docker.network.CniNetworkDriver;
 import io.jcni.docker.network.FakeAttacher;
 import io.jcni.docker.store.MemoryStore;
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;

@@ -1,7 +1,7 @@
 package io.jcni.docker.network;
 
 import io.jcni.runtime.RuntimeConf;
-import io.jcni.spec.NetConfList;
+import io.jcni.types.NetConfList;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

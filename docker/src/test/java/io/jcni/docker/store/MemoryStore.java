@@ -1,6 +1,6 @@
 package io.jcni.docker.store;
 
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;

@@ -1,8 +1,8 @@
 package io.jcni.plugins.common;
 
 import io.jcni.linux.ErrnoException;
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
 import java.util.function.Supplier;
 
 /**

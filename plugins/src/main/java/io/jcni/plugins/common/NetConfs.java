@@ -1,9 +1,9 @@
 package io.jcni.plugins.common;
 
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Fields;
-import io.jcni.spec.Result;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Fields;
+import io.jcni.types.Result;
 import java.util.Map;
 
 /** Config keys the main plugins share, read the way their Go NetConf structs decode them. */

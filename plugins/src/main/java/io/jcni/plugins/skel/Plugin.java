@@ -1,6 +1,6 @@
 package io.jcni.plugins.skel;
 
-import io.jcni.spec.Result;
+import io.jcni.types.Result;
 
 /**
  * One CNI plugin: what it does for each command. The skeleton ({@link Skel}) has already checked the

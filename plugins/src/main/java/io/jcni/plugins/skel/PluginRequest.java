@@ -1,15 +1,15 @@
 package io.jcni.plugins.skel;
 
 import io.jcni.runtime.Delegator;
-import io.jcni.spec.Attachment;
-import io.jcni.spec.CniArgs;
-import io.jcni.spec.CniCommand;
-import io.jcni.spec.CniException;
-import io.jcni.spec.CniVersion;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Fields;
-import io.jcni.spec.Json;
-import io.jcni.spec.Result;
+import io.jcni.types.Attachment;
+import io.jcni.types.CniArgs;
+import io.jcni.types.CniCommand;
+import io.jcni.types.CniException;
+import io.jcni.types.CniVersion;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Fields;
+import io.jcni.types.Json;
+import io.jcni.types.Result;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;

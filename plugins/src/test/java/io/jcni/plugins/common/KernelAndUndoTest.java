@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.jcni.linux.Errno;
 import io.jcni.linux.ErrnoException;
-import io.jcni.spec.CniException;
+import io.jcni.types.CniException;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -3,7 +3,7 @@ package io.jcni.plugins.hostile;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.jcni.plugins.testutil.NetWorld;
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;

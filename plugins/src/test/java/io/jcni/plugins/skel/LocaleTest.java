@@ -3,7 +3,7 @@ package io.jcni.plugins.skel;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;

@@ -3,10 +3,10 @@ package io.jcni.plugins.skel;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.jcni.plugins.PluginRegistry;
-import io.jcni.spec.Cidr;
-import io.jcni.spec.IpAddr;
-import io.jcni.spec.Json;
-import io.jcni.spec.Result;
+import io.jcni.types.Cidr;
+import io.jcni.types.IpAddr;
+import io.jcni.types.Json;
+import io.jcni.types.Result;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -176,7 +176,7 @@ class SkelTest {
               "IPs":[{"Version":"4","Address":"10.0.0.5/24"}]}}
             """;
         assertEquals(0, run(env("CHECK"), conf).exitCode());
-        assertEquals(io.jcni.spec.CniVersion.V0_4_0, fake.last.version());
+        assertEquals(io.jcni.types.CniVersion.V0_4_0, fake.last.version());
         assertEquals("n", fake.last.networkName());
         assertEquals("10.0.0.5/24", fake.last.prevResult().ips().get(0).address().toString());
     }

@@ -4,7 +4,7 @@ import io.jcni.linux.Netns;
 import io.jcni.plugins.PluginRegistry;
 import io.jcni.plugins.common.ipam.Delegation;
 import io.jcni.plugins.skel.Skel;
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -151,9 +151,9 @@ public final class NetWorld implements AutoCloseable {
 
     /** A result with MACs and random veth names masked, to compare ours with the reference plugin's. */
     public static Object normalize(Map<String, Object> result) {
-        String s = io.jcni.spec.Json.write(result);
+        String s = io.jcni.types.Json.write(result);
         s = s.replaceAll("[0-9a-f]{2}(:[0-9a-f]{2}){5}", "MAC").replaceAll("veth[0-9a-f]{8}", "VETH");
-        return io.jcni.spec.Json.parseObject(s);
+        return io.jcni.types.Json.parseObject(s);
     }
 
     /** ip netns exec NS CMD... */

@@ -10,11 +10,11 @@ import io.jcni.linux.Netns;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.Sysctl;
-import io.jcni.spec.Cidr;
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.IpAddr;
-import io.jcni.spec.Result;
+import io.jcni.types.Cidr;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.IpAddr;
+import io.jcni.types.Result;
 import java.io.PrintStream;
 import java.util.List;
 

@@ -2,7 +2,7 @@ package io.jcni.plugins.common.ip;
 
 import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Sysctl;
-import io.jcni.spec.Result;
+import io.jcni.types.Result;
 import java.util.List;
 
 /**

@@ -3,9 +3,9 @@ package io.jcni.plugins.common.ipam;
 import io.jcni.plugins.common.NetConfs;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.runtime.Delegator;
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Result;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Result;
 
 /**
  * Calls the IPAM plugin named by the config's {@code ipam.type} (pkg/ipam's ExecAdd/ExecDel/...):

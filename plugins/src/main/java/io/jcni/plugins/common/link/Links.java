@@ -7,8 +7,8 @@ import io.jcni.linux.Netns;
 import io.jcni.linux.Rtnl;
 import io.jcni.plugins.common.ns.Namespaces;
 import io.jcni.plugins.skel.PluginRequest;
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
 import java.util.Optional;
 
 /** Link helpers that treat "already gone" as success, for DEL and cleanup paths. */

@@ -1,11 +1,11 @@
 package io.jcni.plugins.common.nft;
 
 import io.jcni.plugins.skel.PluginRequest;
-import io.jcni.spec.Cidr;
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Fields;
-import io.jcni.spec.Result;
+import io.jcni.types.Cidr;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Fields;
+import io.jcni.types.Result;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

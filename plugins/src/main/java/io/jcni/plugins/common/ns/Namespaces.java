@@ -3,8 +3,8 @@ package io.jcni.plugins.common.ns;
 import io.jcni.linux.Errno;
 import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Netns;
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
 
 /** Opening CNI_NETNS the way the reference plugins report it. */
 public final class Namespaces {

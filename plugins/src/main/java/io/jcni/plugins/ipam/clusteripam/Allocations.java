@@ -1,8 +1,8 @@
 package io.jcni.plugins.ipam.clusteripam;
 
-import io.jcni.spec.Attachment;
-import io.jcni.spec.Cidr;
-import io.jcni.spec.IpAddr;
+import io.jcni.types.Attachment;
+import io.jcni.types.Cidr;
+import io.jcni.types.IpAddr;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.Optional;

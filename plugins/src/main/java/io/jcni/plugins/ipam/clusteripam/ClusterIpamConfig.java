@@ -1,12 +1,12 @@
 package io.jcni.plugins.ipam.clusteripam;
 
 import io.jcni.plugins.ipam.IpamConf;
-import io.jcni.spec.Cidr;
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Fields;
-import io.jcni.spec.IpAddr;
-import io.jcni.spec.Result;
+import io.jcni.types.Cidr;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Fields;
+import io.jcni.types.IpAddr;
+import io.jcni.types.Result;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

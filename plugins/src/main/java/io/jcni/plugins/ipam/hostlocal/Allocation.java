@@ -1,6 +1,6 @@
 package io.jcni.plugins.ipam.hostlocal;
 
-import io.jcni.spec.IpAddr;
+import io.jcni.types.IpAddr;
 
 /**
  * One address handed out for one range set: what becomes an {@code ips[]} entry of the result.

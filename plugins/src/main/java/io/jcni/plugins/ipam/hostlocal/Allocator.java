@@ -1,8 +1,8 @@
 package io.jcni.plugins.ipam.hostlocal;
 
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.IpAddr;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.IpAddr;
 import java.io.IOException;
 import java.util.Optional;
 import java.util.Set;

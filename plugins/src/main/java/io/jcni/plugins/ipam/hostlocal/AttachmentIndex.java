@@ -1,8 +1,8 @@
 package io.jcni.plugins.ipam.hostlocal;
 
-import io.jcni.spec.Attachment;
-import io.jcni.spec.IpAddr;
-import io.jcni.spec.Json;
+import io.jcni.types.Attachment;
+import io.jcni.types.IpAddr;
+import io.jcni.types.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;

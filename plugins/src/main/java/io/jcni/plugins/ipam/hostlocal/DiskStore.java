@@ -1,8 +1,8 @@
 package io.jcni.plugins.ipam.hostlocal;
 
-import io.jcni.spec.Attachment;
-import io.jcni.spec.IpAddr;
-import io.jcni.spec.Names;
+import io.jcni.types.Attachment;
+import io.jcni.types.IpAddr;
+import io.jcni.types.Names;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;

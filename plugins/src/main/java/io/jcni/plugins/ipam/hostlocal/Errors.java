@@ -1,7 +1,7 @@
 package io.jcni.plugins.ipam.hostlocal;
 
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
 import java.io.IOException;
 import java.nio.file.FileSystemException;
 

@@ -1,10 +1,10 @@
 package io.jcni.plugins.ipam.hostlocal;
 
-import io.jcni.spec.Attachment;
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.IpAddr;
-import io.jcni.spec.Result;
+import io.jcni.types.Attachment;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.IpAddr;
+import io.jcni.types.Result;
 import java.io.IOException;
 import java.math.BigInteger;
 import java.nio.file.Files;

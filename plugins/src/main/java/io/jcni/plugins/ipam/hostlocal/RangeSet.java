@@ -1,6 +1,6 @@
 package io.jcni.plugins.ipam.hostlocal;
 
-import io.jcni.spec.IpAddr;
+import io.jcni.types.IpAddr;
 import java.math.BigInteger;
 import java.util.List;
 import java.util.Optional;

@@ -1,8 +1,8 @@
 package io.jcni.plugins.ipam.hostlocal;
 
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Result;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Result;
 import io.jcni.linux.Errno;
 import io.jcni.linux.ErrnoException;
 import io.jcni.linux.SmallFile;

@@ -1,7 +1,7 @@
 package io.jcni.plugins.ipam.hostlocal;
 
-import io.jcni.spec.Attachment;
-import io.jcni.spec.IpAddr;
+import io.jcni.types.Attachment;
+import io.jcni.types.IpAddr;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.List;

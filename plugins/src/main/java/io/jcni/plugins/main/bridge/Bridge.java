@@ -22,12 +22,12 @@ import io.jcni.plugins.common.Undo;
 import io.jcni.plugins.common.link.Veth;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
-import io.jcni.spec.Cidr;
-import io.jcni.spec.CniException;
-import io.jcni.spec.CniVersion;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.IpAddr;
-import io.jcni.spec.Result;
+import io.jcni.types.Cidr;
+import io.jcni.types.CniException;
+import io.jcni.types.CniVersion;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.IpAddr;
+import io.jcni.types.Result;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -2,10 +2,10 @@ package io.jcni.plugins.meta.bandwidth;
 
 import io.jcni.linux.TbfParams;
 import io.jcni.plugins.skel.PluginRequest;
-import io.jcni.spec.Cidr;
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Fields;
+import io.jcni.types.Cidr;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Fields;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;

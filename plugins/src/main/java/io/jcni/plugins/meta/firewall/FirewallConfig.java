@@ -1,9 +1,9 @@
 package io.jcni.plugins.meta.firewall;
 
 import io.jcni.linux.nft.NftSyntax;
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Fields;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Fields;
 import java.nio.file.Path;
 import java.util.Map;
 

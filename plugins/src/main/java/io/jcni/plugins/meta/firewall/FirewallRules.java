@@ -2,8 +2,8 @@ package io.jcni.plugins.meta.firewall;
 
 import io.jcni.linux.nft.NftSyntax;
 import io.jcni.plugins.common.nft.ElementStore.Element;
-import io.jcni.spec.Cidr;
-import io.jcni.spec.Result;
+import io.jcni.types.Cidr;
+import io.jcni.types.Result;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;

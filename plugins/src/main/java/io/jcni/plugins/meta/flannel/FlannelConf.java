@@ -1,9 +1,9 @@
 package io.jcni.plugins.meta.flannel;
 
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Fields;
-import io.jcni.spec.Json;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Fields;
+import io.jcni.types.Json;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -2,7 +2,7 @@ package io.jcni.plugins.meta.portmap;
 
 import io.jcni.linux.nft.NftSyntax;
 import io.jcni.plugins.common.nft.ElementStore.Element;
-import io.jcni.spec.Cidr;
+import io.jcni.types.Cidr;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -2,10 +2,10 @@ package io.jcni.plugins.meta.tuning;
 
 import io.jcni.linux.Link;
 import io.jcni.linux.MacAddress;
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Fields;
-import io.jcni.spec.Json;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Fields;
+import io.jcni.types.Json;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;

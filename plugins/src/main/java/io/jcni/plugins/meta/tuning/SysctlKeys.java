@@ -1,7 +1,7 @@
 package io.jcni.plugins.meta.tuning;
 
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

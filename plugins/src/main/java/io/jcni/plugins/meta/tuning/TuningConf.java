@@ -2,9 +2,9 @@ package io.jcni.plugins.meta.tuning;
 
 import io.jcni.linux.MacAddress;
 import io.jcni.plugins.skel.PluginRequest;
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.Fields;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.Fields;
 import java.util.Collections;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;

@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jcni.plugins.common.nft.ElementStore.Element;
 import io.jcni.plugins.testutil.Topology;
-import io.jcni.spec.Attachment;
-import io.jcni.spec.Cidr;
+import io.jcni.types.Attachment;
+import io.jcni.types.Cidr;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Tag;

@@ -7,11 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jcni.plugins.testutil.PluginCall;
-import io.jcni.spec.Attachment;
-import io.jcni.spec.Cidr;
-import io.jcni.spec.CniException;
-import io.jcni.spec.IpAddr;
-import io.jcni.spec.Json;
+import io.jcni.types.Attachment;
+import io.jcni.types.Cidr;
+import io.jcni.types.CniException;
+import io.jcni.types.IpAddr;
+import io.jcni.types.Json;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Random;

@@ -7,10 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.spec.Cidr;
-import io.jcni.spec.CniException;
-import io.jcni.spec.ErrorCode;
-import io.jcni.spec.IpAddr;
+import io.jcni.types.Cidr;
+import io.jcni.types.CniException;
+import io.jcni.types.ErrorCode;
+import io.jcni.types.IpAddr;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
 import java.util.Random;
@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** Address and CIDR parsing as host-local relies on it: spec {@link IpAddr} plus Gos CIDR rules. */
+/** Address and CIDR parsing as host-local relies on it: {@link IpAddr} of the types module plus Gos CIDR rules. */
 class AddressParsingTest {
 
     /** Expected outputs are what Go's net.ParseIP(x).String() prints. */

@@ -5,9 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.spec.Cidr;
-import io.jcni.spec.CniException;
-import io.jcni.spec.IpAddr;
+import io.jcni.types.Cidr;
+import io.jcni.types.CniException;
+import io.jcni.types.IpAddr;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;

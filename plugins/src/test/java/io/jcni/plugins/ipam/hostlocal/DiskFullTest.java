@@ -3,7 +3,7 @@ package io.jcni.plugins.ipam.hostlocal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.spec.CniException;
+import io.jcni.types.CniException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;

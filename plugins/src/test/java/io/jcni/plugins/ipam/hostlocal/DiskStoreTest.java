@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.spec.Attachment;
-import io.jcni.spec.CniException;
-import io.jcni.spec.IpAddr;
+import io.jcni.types.Attachment;
+import io.jcni.types.CniException;
+import io.jcni.types.IpAddr;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -156,7 +156,7 @@ class GoInteropTest {
             Skel.Outcome j = jcni("ADD", "a", "eth0", c);
             assertEquals(1, g.exitCode());
             assertEquals(1, j.exitCode());
-            assertEquals(io.jcni.spec.Json.parseObject(g.stdout()).get("msg"), io.jcni.spec.Json.parseObject(j.stdout()).get("msg"), ipam);
+            assertEquals(io.jcni.types.Json.parseObject(g.stdout()).get("msg"), io.jcni.types.Json.parseObject(j.stdout()).get("msg"), ipam);
         }
     }
 

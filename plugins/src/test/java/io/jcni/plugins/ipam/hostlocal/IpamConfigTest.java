@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.spec.Cidr;
-import io.jcni.spec.CniException;
-import io.jcni.spec.IpAddr;
-import io.jcni.spec.Result;
+import io.jcni.types.Cidr;
+import io.jcni.types.CniException;
+import io.jcni.types.IpAddr;
+import io.jcni.types.Result;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -140,7 +140,7 @@ class IpamConfigTest {
 
     @Test
     void storeLocationReadsNothingElse() {
-        IpamConfig.StoreLocation at = IpamConfig.storeOf(io.jcni.spec.Json.parseObject(net("1.0.0",
+        IpamConfig.StoreLocation at = IpamConfig.storeOf(io.jcni.types.Json.parseObject(net("1.0.0",
                 "{\"type\":\"host-local\",\"DataDir\":\"/tmp/x\",\"subnet\":\"bad\"}", "\"runtimeConfig\":{\"ips\":[\"nonsense\"]},")));
         assertEquals(Path.of("/tmp/x"), at.dataDir());
         assertEquals("mynet", at.network());

@@ -3,7 +3,7 @@ package io.jcni.plugins.ipam.staticip;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.jcni.plugins.testutil.PluginCall;
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -2,12 +2,12 @@ package io.jcni.plugins.main.bridge;
 
 import static org.junit.jupiter.api.Assertions.*;
 
-import io.jcni.spec.Cidr;
-import io.jcni.spec.CniArgs;
-import io.jcni.spec.CniException;
-import io.jcni.spec.IpAddr;
-import io.jcni.spec.Json;
-import io.jcni.spec.Result;
+import io.jcni.types.Cidr;
+import io.jcni.types.CniArgs;
+import io.jcni.types.CniException;
+import io.jcni.types.IpAddr;
+import io.jcni.types.Json;
+import io.jcni.types.Result;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

@@ -3,7 +3,7 @@ package io.jcni.plugins.main.bridge;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.jcni.plugins.testutil.NetWorld;
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;

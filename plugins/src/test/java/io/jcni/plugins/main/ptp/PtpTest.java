@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.jcni.linux.Sysctl;
 import io.jcni.plugins.testutil.NetWorld;
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.nio.file.Files;
 import java.util.HashMap;
 import java.util.List;

@@ -4,7 +4,7 @@ import io.jcni.plugins.testutil.Proc;
 import io.jcni.linux.Netns;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.plugins.testutil.PluginCall;
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jcni.plugins.testutil.Topology;
 import io.jcni.plugins.testutil.PluginCall;
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;

@@ -9,10 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.jcni.plugins.common.nft.ElementStore.Element;
 import io.jcni.plugins.common.nft.ElementStore;
 import io.jcni.plugins.testutil.PluginCall;
-import io.jcni.spec.Cidr;
-import io.jcni.spec.CniException;
-import io.jcni.spec.Json;
-import io.jcni.spec.Result;
+import io.jcni.types.Cidr;
+import io.jcni.types.CniException;
+import io.jcni.types.Json;
+import io.jcni.types.Result;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -66,7 +66,7 @@ class PortmapRulesTest {
                 + "{\"HostPort\":8080,\"ContainerPort\":80,\"Protocol\":\"tcp\",\"HostIP\":\"\"},"
                 + "{\"HostPort\":5353,\"ContainerPort\":53,\"Protocol\":\"UDP\",\"HostIP\":\"127.0.0.1\"}]}}");
         assertEquals(List.of(new PortmapConfig.PortMapping(8080, 80, "tcp", null),
-                new PortmapConfig.PortMapping(5353, 53, "udp", io.jcni.spec.IpAddr.parse("127.0.0.1"))), c.mappings());
+                new PortmapConfig.PortMapping(5353, 53, "udp", io.jcni.types.IpAddr.parse("127.0.0.1"))), c.mappings());
     }
 
     @Test

@@ -11,7 +11,7 @@ import io.jcni.linux.Netns;
 import io.jcni.linux.Rtnl;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.plugins.testutil.PluginCall;
-import io.jcni.spec.Json;
+import io.jcni.types.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
