@@ -60,6 +60,11 @@ public final class HostDevice implements Plugin {
         HostDeviceConf conf = conf(req, false);
         Result.Dns dns = NetConfs.dns(req.conf());
         Ipam ipam = Ipam.of(req);
+        if (ipam == null && req.version().hasLegacyResult()) {
+            // The reference fails the same way, but only after moving the device, which it leaves in the container.
+            throw new CniException(ErrorCode.INTERNAL, "cannot convert: no valid IP addresses",
+                    "a " + req.version() + " result holds only addresses; without ipam there are none");
+        }
         try (Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont); Netns hostNs = Netns.current();
              Rtnl host = Rtnl.open(); Undo undo = new Undo(req.log())) {
             Result.Interface iface;

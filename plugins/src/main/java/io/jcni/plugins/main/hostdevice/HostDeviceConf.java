@@ -48,7 +48,7 @@ record HostDeviceConf(String device, byte[] hwaddr, String hwaddrText, String ke
                     pci = "";
                     aux = deviceId;
                 } else {
-                    throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "runtime config DeviceID " + deviceId + " not found or unsupported");
+                    throw new CniException(ErrorCode.INTERNAL, "runtime config DeviceID " + deviceId + " not found or unsupported");
                 }
             } catch (CniException e) {
                 if (!lenient) throw e;
@@ -56,7 +56,7 @@ record HostDeviceConf(String device, byte[] hwaddr, String hwaddrText, String ke
             }
         }
         if (device.isEmpty() && hwaddrText.isEmpty() && kernelPath.isEmpty() && pci.isEmpty() && aux == null) {
-            throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "specify either \"device\", \"hwaddr\", \"kernelpath\" or \"pciBusID\"");
+            throw new CniException(ErrorCode.INTERNAL, "specify either \"device\", \"hwaddr\", \"kernelpath\" or \"pciBusID\"");
         }
         if (!pci.isEmpty()) {
             try {
@@ -88,8 +88,8 @@ record HostDeviceConf(String device, byte[] hwaddr, String hwaddrText, String ke
      * by ':' or '-', or as four-digit groups joined by '.'.
      */
     static byte[] parseMac(String s) {
-        CniException bad = new CniException(ErrorCode.INVALID_NETWORK_CONFIG,
-                "failed to parse MAC address \"" + s + "\": address " + s + ": invalid MAC address");
+        CniException bad = new CniException(ErrorCode.INTERNAL,
+                "failed to find host device: failed to parse MAC address \"" + s + "\": address " + s + ": invalid MAC address");
         if (s.length() < 14) throw bad;
         int n;
         int group;

@@ -55,13 +55,15 @@ final class Sysfs {
      * @throws CniException when the device has no driver link (no such device, or no driver bound)
      */
     boolean hasDpdkDriver(String pciId) {
-        Path link = pciDevices().resolve(element(pciId, "PCI device")).resolve("driver");
+        Path dev = pciDevices().resolve(element(pciId, "PCI device"));
+        Path link = dev.resolve("driver");
         try {
             Path driver = link.toRealPath();
             return USERSPACE_DRIVERS.contains(driver.getFileName().toString());
         } catch (IOException e) {
-            throw new CniException(ErrorCode.INTERNAL, "error with host device: cannot read the driver of PCI device " + pciId,
-                    displayed(link) + ": " + reason(e));
+            // Worded as Go's filepath.EvalSymlinks fails, on the first missing element.
+            Path missing = Files.exists(dev) ? link : dev;
+            throw new CniException(ErrorCode.INTERNAL, "error with host device: lstat " + displayed(missing) + ": " + reason(e));
         }
     }
 
@@ -82,7 +84,9 @@ final class Sysfs {
 
     /** The interface names under {@code <kernelPath>/net}, sorted. */
     List<String> kernelPathNetDevices(String kernelPath) {
-        return names(root.resolve(relativeKernelPath(kernelPath)).resolve("net"));
+        Path net = root.resolve(relativeKernelPath(kernelPath)).resolve("net");
+        if (!Files.isDirectory(net)) throw notFound("failed to find network devices at \"" + displayed(net) + "\"", null);
+        return names(net);
     }
 
     /**
@@ -92,8 +96,8 @@ final class Sysfs {
     static Path relativeKernelPath(String kernelPath) {
         Path p = kernelPath.indexOf('\0') < 0 ? Path.of(kernelPath).normalize() : Path.of("/");
         if (!kernelPath.startsWith("/") || !p.startsWith("/sys/devices/") || p.getNameCount() < 3) {
-            throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG,
-                    "kernel device path \"" + kernelPath + "\" must be absolute and begin with /sys/devices/");
+            throw new CniException(ErrorCode.INTERNAL,
+                    "failed to find host device: kernel device path \"" + kernelPath + "\" must be absolute and begin with /sys/devices/");
         }
         return Path.of("/").relativize(p);
     }

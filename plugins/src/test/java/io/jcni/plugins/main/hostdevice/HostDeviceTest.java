@@ -239,6 +239,52 @@ class HostDeviceTest {
         assertFalse(Files.exists(stateFile("c1", "eth0")));
     }
 
+    /** Errors as the reference words them: code and message, for the same configs. */
+    @Test
+    void errorsMatchTheReferencePlugin() throws Exception {
+        String c = w.container();
+        String base = "{\"cniVersion\":\"%s\",\"name\":\"hdnet\",\"type\":\"host-device\",\"dataDir\":\"" + dataDir + "\"%s}";
+        String[][] cases = {
+            {"1.0.0", ""},
+            {"1.0.0", ",\"device\":\"nosuch0\""},
+            {"1.0.0", ",\"hwaddr\":\"zz\""},
+            {"1.0.0", ",\"hwaddr\":\"02:00:00:00:99:99\""},
+            {"1.0.0", ",\"kernelpath\":\"/etc\""},
+            {"1.0.0", ",\"kernelpath\":\"/sys/devices/nope\""},
+            {"1.0.0", ",\"pciBusID\":\"0000:99:00.0\""},
+            {"0.2.0", ",\"device\":\"" + dev + "\""},
+            {"0.1.0", ",\"device\":\"" + dev + "\""},
+        };
+        for (String[] k : cases) {
+            String conf = base.formatted(k[0], k[1]);
+            Map<String, Object> ref = referenceError(w.env("ADD", "c1", c, "eth0"), conf);
+            if (link(c, "eth0") != null) {
+                // The reference fails 0.1.0/0.2.0 after moving the device and leaves it in the container.
+                assertTrue(k[0].startsWith("0."), conf);
+                w.reference("host-device", w.env("DEL", "c1", c, "eth0"), conf);
+                host("link", "set", dev, "alias", ALIAS);
+                host("addr", "add", "10.77.0.5/24", "dev", dev);
+                host("link", "set", dev, "up");
+            }
+            Map<String, Object> ours = w.fails("host-device", w.env("ADD", "c1", c, "eth0"), conf);
+            assertEquals(ref.get("code"), ours.get("code"), conf);
+            assertEquals(ref.get("msg"), ours.get("msg"), conf);
+            assertRestored();
+            assertEquals(null, link(c, "eth0"), "a failed ADD leaves nothing in the container");
+        }
+    }
+
+    /** The reference plugin's error for a call that must fail. */
+    private Map<String, Object> referenceError(Map<String, String> env, String conf) throws Exception {
+        try {
+            String out = w.reference("host-device", env, conf);
+            throw new IllegalStateException("the reference succeeded: " + out);
+        } catch (AssertionError e) {
+            String m = e.getMessage();
+            return Json.parseObject(m.substring(m.indexOf('{')));
+        }
+    }
+
     @Test
     void aMissingDeviceIsAClearError() {
         String c = w.container();
