@@ -98,10 +98,13 @@ final class ReturnHome {
             log.println(lostMessage(saved, netnsPath));
             return;
         }
-        if (!dev.name().equals(saved.name()) || saved.name().equals(dev.alias())) {
+        if (!dev.name().equals(saved.name())) {
             log.println("host-device: \"" + saved.name() + "\" of " + saved.containerId() + "/" + saved.ifname()
                     + " was on the host as \"" + dev.name() + "\" (its container netns " + netnsPath
                     + " is gone: the kernel returns a physical device to the initial namespace); renaming it back");
+        }
+        if (!dev.name().equals(saved.name()) || saved.name().equals(dev.alias())) {
+            // Renamed by the kernel, or returned by a DEL that left the alias (the reference 1.1.1's).
             DeviceMove.rehome(host, dev, saved.name(), saved.alias());
         }
         DeviceMove.restore(host, saved.name(), saved);
