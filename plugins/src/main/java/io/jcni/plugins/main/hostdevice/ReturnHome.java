@@ -7,6 +7,7 @@ import io.jcni.plugins.common.ns.Namespaces;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import java.io.PrintStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 
@@ -51,21 +52,37 @@ final class ReturnHome {
             log.println("host-device: " + e.getMessage() + "; returning the device by its alias only");
             saved = null;
         }
+        // A DEL without CNI_NETNS (containerd's Remove of a sandbox whose netns it no longer knows)
+        // still finds the device through the netns ADD saw, if it lives on.
+        boolean savedPath = (netnsPath == null || netnsPath.isEmpty()) && saved != null && !saved.netns().isEmpty();
+        String ns = savedPath ? saved.netns() : netnsPath;
         try (Netns hostNs = Netns.current(); Rtnl host = Rtnl.open()) {
-            if (!fromContainer(netnsPath, ifname, saved, hostNs, host) && saved != null) fromHost(saved, netnsPath, host);
+            if (!fromContainer(ns, savedPath, ifname, saved, hostNs, host) && saved != null) fromHost(saved, ns, host);
         }
         SavedDevice.delete(file);
     }
 
-    /** Returns the device if the container still holds it; false when it does not. */
-    private boolean fromContainer(String netnsPath, String ifname, SavedDevice saved, Netns hostNs, Rtnl host) {
+    /**
+     * Returns the device if the container still holds it; false when it does not.
+     *
+     * @param savedPath the path comes from the saved state, not the runtime: the namespace mounted
+     *     there now may be another one, so only a device that carries the saved name as alias is taken
+     */
+    private boolean fromContainer(String netnsPath, boolean savedPath, String ifname, SavedDevice saved, Netns hostNs, Rtnl host) {
         if (netnsPath == null || netnsPath.isEmpty()) return false;
-        Netns cont = Namespaces.openIfExists(netnsPath);
+        Netns cont;
+        try {
+            cont = Namespaces.openIfExists(netnsPath);
+        } catch (CniException e) {
+            if (!savedPath) throw e;
+            return false;
+        }
         if (cont == null) return false;
         try (cont; Rtnl crt = Rtnl.open(cont)) {
             Optional<Link> found = crt.findLink(ifname);
             if (found.isEmpty()) return false;
             Link dev = found.get();
+            if (savedPath && !saved.name().equals(dev.alias())) return false;
             String name = dev.alias() == null ? "" : dev.alias();
             SavedDevice state = saved;
             if (name.isEmpty()) {
@@ -95,7 +112,7 @@ final class ReturnHome {
             }
         }
         if (dev == null) {
-            log.println(lostMessage(saved, netnsPath));
+            log.println(lostMessage(saved, netnsPath, netnsPath.isEmpty() || !Files.exists(Path.of(netnsPath))));
             return;
         }
         if (!dev.name().equals(saved.name())) {
@@ -126,10 +143,14 @@ final class ReturnHome {
         return null;
     }
 
-    static String lostMessage(SavedDevice saved, String netnsPath) {
+    static String lostMessage(SavedDevice saved, String netnsPath, boolean nsGone) {
         String what = "host-device: device \"" + saved.name() + "\" (MAC " + saved.mac() + ") of attachment " + saved.containerId()
-                + "/" + saved.ifname() + " cannot be returned: its container netns " + (netnsPath.isEmpty() ? "(none given)" : netnsPath)
-                + " is gone and the device is not in this namespace. ";
+                + "/" + saved.ifname() + " cannot be returned: ";
+        if (!nsGone) {
+            return what + "it is neither in its container netns " + netnsPath + " as \"" + saved.ifname()
+                    + "\" nor in this namespace; something else moved or deleted it.";
+        }
+        what += "its container netns " + (netnsPath.isEmpty() ? "(unknown)" : netnsPath) + " is gone and the device is not in this namespace. ";
         if (saved.kind() != null) {
             return what + "It was a virtual device (kind " + saved.kind() + "), which the kernel deletes together with its namespace: it no longer exists.";
         }

@@ -227,6 +227,30 @@ class HostDeviceTest {
         assertTrue(w.stderr.toString(StandardCharsets.UTF_8).contains("was on the host as \"eth0\""), w.stderr.toString());
     }
 
+    /** containerd removes a sandbox without CNI_NETNS when it lost track of the netns; the saved path is used. */
+    @Test
+    void delWithoutNetnsUsesTheSavedNetnsPath() {
+        String c = w.container();
+        w.ok("host-device", w.env("ADD", "c1", c, "eth0"), conf("1.0.0", STATIC));
+        w.ok("host-device", w.env("DEL", "c1", null, "eth0"), conf("1.0.0", STATIC));
+        assertRestored();
+        assertEquals(null, link(c, "eth0"));
+        assertFalse(Files.exists(stateFile("c1", "eth0")));
+    }
+
+    /** Something else took the device out of the container: DEL says so and succeeds. */
+    @Test
+    void delSaysWhenTheDeviceIsNeitherInTheContainerNorOnTheHost() {
+        String c = w.container();
+        w.ok("host-device", w.env("ADD", "c1", c, "eth0"), conf("1.0.0", ""));
+        String other = w.container();
+        assertEquals(0, NetWorld.sh("ip", "-n", NetWorld.nsName(c), "link", "set", "eth0", "netns", NetWorld.nsName(other)).rc());
+        w.ok("host-device", w.env("DEL", "c1", c, "eth0"), conf("1.0.0", ""));
+        String log = w.stderr.toString(StandardCharsets.UTF_8);
+        assertTrue(log.contains("it is neither in its container netns " + c + " as \"eth0\" nor in this namespace"), log);
+        assertFalse(Files.exists(stateFile("c1", "eth0")));
+    }
+
     @Test
     void aFailedAddPutsTheDeviceBackAsItWas() {
         String c = w.container();
