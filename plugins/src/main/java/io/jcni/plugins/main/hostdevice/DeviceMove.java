@@ -19,14 +19,20 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Moving a device between the host and a container. Every rename happens in an anonymous scratch
- * namespace holding nothing but the device, so neither the host's nor the container's names can
- * clash (the host often has an "eth0" too) and no half-renamed device is ever visible, as the
- * reference does since v1.2. The original name goes into the device's alias, as the reference keeps
- * it, so either plugin can return a device the other took.
+ * Moving a device between the host and a container, renamed on the way, without a rename ever
+ * being visible on the host (udev and NetworkManager race with host renames, which is why the
+ * reference stopped doing them in v1.2). The original name goes into the device's alias, as the
+ * reference keeps it, so either plugin can return a device the other took.
+ *
+ * <p>Straight path, one move each way (what the reference 1.1.1 does): in, the device moves into
+ * the container under its host name and is renamed there; out, it is renamed to its host name in
+ * the container and moves out. When that name is taken in the container, the device goes through
+ * an anonymous scratch namespace holding nothing else, where the rename cannot clash (what the
+ * reference does since v1.2 every time). A move costs the kernel tens of milliseconds (an RCU
+ * grace period), so the straight path halves the cost of a lifecycle.
  *
  * <p>Moving a device to another namespace takes it down and the kernel drops its addresses and
- * routes; its MTU and MAC travel with it.
+ * routes; its MTU, MAC and alias travel with it.
  */
 final class DeviceMove {
     private DeviceMove() {}
@@ -38,6 +44,40 @@ final class DeviceMove {
      * @return the device as the container sees it
      */
     static Link in(Rtnl host, Netns hostNs, Link dev, Netns cont, Rtnl crt, String ifname, PrintStream log) {
+        String name = dev.name();
+        String alias = dev.alias() == null ? "" : dev.alias();
+        try {
+            host.setNamespace(dev.index(), cont);
+        } catch (ErrnoException e) {
+            if (!e.is(Errno.EEXIST)) throw Kernel.failed("failed to move \"" + name + "\" to container NS", e);
+            return inViaScratch(host, hostNs, dev, cont, crt, ifname, log); // the container has a device of that name
+        }
+        int[] index = {-1};
+        try {
+            Link c = kernel("failed to find \"" + name + "\" in container NS", () -> crt.link(name));
+            index[0] = c.index();
+            if (!name.equals(ifname)) {
+                kernel("failed to rename host device \"" + name + "\" to \"" + ifname + "\"", () -> crt.rename(c.index(), ifname));
+            }
+            kernel("failed to set alias to \"" + name + "\"", () -> crt.setAlias(c.index(), name));
+            kernel("failed to set \"" + ifname + "\" up", () -> crt.setUp(c.index()));
+            return crt.link(c.index());
+        } catch (RuntimeException e) {
+            try {
+                if (index[0] > 0) {
+                    crt.setDown(index[0]);
+                    if (!crt.link(index[0]).name().equals(name)) crt.rename(index[0], name);
+                    crt.setAlias(index[0], alias);
+                    crt.setNamespace(index[0], hostNs);
+                }
+            } catch (RuntimeException again) {
+                log.println("host-device: returning \"" + name + "\" to the host after a failed ADD failed: " + again.getMessage());
+            }
+            throw e;
+        }
+    }
+
+    private static Link inViaScratch(Rtnl host, Netns hostNs, Link dev, Netns cont, Rtnl crt, String ifname, PrintStream log) {
         String name = dev.name();
         try (Netns tmp = Netns.createAnonymous(); Rtnl trt = Rtnl.open(tmp)) {
             kernel("failed to move \"" + name + "\" to tempNS", () -> host.setNamespace(dev.index(), tmp));
@@ -72,6 +112,33 @@ final class DeviceMove {
      * {@code ifname}, so a retried DEL finds it again.
      */
     static void out(Netns cont, Rtnl crt, Link dev, String ifname, String name, String alias, Netns hostNs, PrintStream log) {
+        if (!name.equals(ifname) && crt.findLink(name).isPresent()) {
+            outViaScratch(cont, crt, dev, ifname, name, alias, hostNs, log); // the container has a device of that name
+            return;
+        }
+        int index = dev.index();
+        kernel("failed to set \"" + ifname + "\" down", () -> crt.setDown(index));
+        try {
+            if (!name.equals(ifname)) {
+                kernel("failed to restore \"" + ifname + "\" to original name \"" + name + "\"", () -> crt.rename(index, name));
+            }
+            kernel("failed to reset the alias of \"" + name + "\"", () -> crt.setAlias(index, alias));
+            kernel("failed to move \"" + name + "\" to hostNS", () -> crt.setNamespace(index, hostNs));
+        } catch (RuntimeException e) {
+            // Leave it as DEL found it, so that a retry finds it again.
+            try {
+                if (!crt.link(index).name().equals(ifname)) crt.rename(index, ifname);
+                crt.setAlias(index, name);
+                if (dev.up()) crt.setUp(index);
+            } catch (RuntimeException again) {
+                log.println("host-device: putting \"" + ifname + "\" back as it was after a failed DEL failed: " + again.getMessage());
+            }
+            throw e;
+        }
+    }
+
+    private static void outViaScratch(Netns cont, Rtnl crt, Link dev, String ifname, String name, String alias, Netns hostNs,
+                                      PrintStream log) {
         try (Netns tmp = Netns.createAnonymous(); Rtnl trt = Rtnl.open(tmp)) {
             kernel("failed to move \"" + ifname + "\" to tempNS", () -> crt.setNamespace(dev.index(), tmp));
             try {

@@ -330,6 +330,23 @@ class HostDeviceTest {
         assertRestored();
     }
 
+    /** A DEL that cannot return the device leaves it as it found it, so the retry works. */
+    @Test
+    void aFailedDelLeavesTheDeviceInTheContainerForTheRetry() {
+        String c = w.container();
+        w.ok("host-device", w.env("ADD", "c1", c, "eth0"), conf("1.0.0", ""));
+        host("link", "add", dev, "type", "veth", "peer", "name", "x" + dev);
+        Map<String, Object> err = w.fails("host-device", w.env("DEL", "c1", c, "eth0"), conf("1.0.0", ""));
+        assertEquals("failed to move \"" + dev + "\" to hostNS", err.get("msg"));
+        Map<String, Object> in = link(c, "eth0");
+        assertEquals(dev, in.get("ifalias"));
+        assertTrue(Json.asList(in.get("flags")).contains("UP"));
+        assertTrue(Files.exists(stateFile("c1", "eth0")));
+        host("link", "del", dev);
+        w.ok("host-device", w.env("DEL", "c1", c, "eth0"), conf("1.0.0", ""));
+        assertRestored();
+    }
+
     @Test
     void gcReturnsDevicesOfAttachmentsThatAreGone() {
         String c = w.container();
