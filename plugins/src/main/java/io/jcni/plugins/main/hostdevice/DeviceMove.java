@@ -152,6 +152,7 @@ final class DeviceMove {
                     if (!t.name().equals(ifname)) trt.rename(t.index(), ifname);
                     trt.setAlias(t.index(), name);
                     trt.setNamespace(t.index(), cont);
+                    if (dev.up()) crt.setUp(crt.link(ifname).index());
                 } catch (RuntimeException again) {
                     log.println("host-device: putting \"" + ifname + "\" back into the container after a failed DEL failed: "
                             + again.getMessage());
