@@ -39,7 +39,14 @@ record HostDeviceConf(String device, byte[] hwaddr, String hwaddrText, String ke
         boolean dpdk = Fields.bool(conf, "DPDKMode", "", false);
         String aux = null;
 
-        String deviceId = str(runtimeConfig, "deviceID");
+        String deviceId;
+        try {
+            deviceId = str(runtimeConfig, "deviceID");
+        } catch (CniException e) {
+            if (!lenient) throw e;
+            log.println("host-device: ignoring runtimeConfig.deviceID on DEL: " + e.getMessage());
+            deviceId = "";
+        }
         if (!deviceId.isEmpty()) {
             try {
                 if (sysfs.isPciDevice(deviceId)) {
@@ -69,7 +76,14 @@ record HostDeviceConf(String device, byte[] hwaddr, String hwaddrText, String ke
         }
         if (!kernelPath.isEmpty()) Sysfs.relativeKernelPath(kernelPath); // refused before anything moves
         byte[] hwaddr = hwaddrText.isEmpty() ? null : parseMac(hwaddrText);
-        return new HostDeviceConf(device, hwaddr, hwaddrText, kernelPath, pci, aux, dpdk, dataDir(conf));
+        Path dataDir;
+        try {
+            dataDir = dataDir(conf);
+        } catch (CniException e) {
+            if (!lenient) throw e;
+            dataDir = DEFAULT_DATA_DIR; // ADD refused it, so nothing was saved under it
+        }
+        return new HostDeviceConf(device, hwaddr, hwaddrText, kernelPath, pci, aux, dpdk, dataDir);
     }
 
     /** {@code dataDir}, or the default: all GC needs of the config. */

@@ -114,6 +114,15 @@ class HostDeviceConfTest {
     }
 
     @Test
+    void delDoesNotFailOnAWronglyTypedDeviceIdOrDataDir() {
+        String json = "{\"device\":\"eth1\",\"dataDir\":7,\"runtimeConfig\":{\"deviceID\":42}}";
+        assertThrows(CniException.class, () -> parse(json));
+        HostDeviceConf c = parse(json, true);
+        assertEquals("eth1", c.device());
+        assertEquals(HostDeviceConf.DEFAULT_DATA_DIR, c.dataDir());
+    }
+
+    @Test
     void aUserspaceDriverMeansDpdkMode() throws IOException {
         pci("0000:03:00.1", "vfio-pci");
         pci("0000:03:00.2", "igb_uio");
