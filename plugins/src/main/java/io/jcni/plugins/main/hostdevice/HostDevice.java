@@ -14,7 +14,6 @@ import io.jcni.spec.Attachment;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
 import io.jcni.spec.Result;
-import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -210,9 +209,5 @@ public final class HostDevice implements Plugin {
         private static CniException linkNotFound() {
             return new CniException(ErrorCode.INTERNAL, "failed to find host device: Link not found");
         }
-    }
-
-    static void log(PrintStream log, String msg) {
-        log.println("host-device: " + msg);
     }
 }

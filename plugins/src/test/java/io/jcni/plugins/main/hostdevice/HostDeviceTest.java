@@ -48,10 +48,16 @@ class HostDeviceTest {
         peer = "hp" + HexFormat.of().formatHex(b);
         dataDir = w.dir.resolve("state");
         host("link", "add", dev, "address", MAC, "mtu", "1400", "type", "veth", "peer", "name", peer);
+        configureDevice();
+        host("link", "set", peer, "up");
+    }
+
+    /** The device's host state the tests expect back: alias, addresses, up (the reference's DEL drops them). */
+    private void configureDevice() {
         host("link", "set", dev, "alias", ALIAS);
         host("addr", "add", "10.77.0.5/24", "dev", dev);
+        host("addr", "add", "fd77::5/64", "dev", dev, "nodad");
         host("link", "set", dev, "up");
-        host("link", "set", peer, "up");
     }
 
     @AfterEach
@@ -101,6 +107,7 @@ class HostDeviceTest {
         assertEquals(ALIAS, l.get("ifalias"));
         assertTrue(Json.asList(l.get("flags")).contains("UP"), String.valueOf(l.get("flags")));
         assertTrue(addresses(w.hostName, dev).contains("10.77.0.5/24"), addresses(w.hostName, dev));
+        assertTrue(addresses(w.hostName, dev).contains("fd77::5/64"), addresses(w.hostName, dev));
     }
 
     @Test
@@ -181,9 +188,7 @@ class HostDeviceTest {
         Map<String, Object> l = link(w.hostName, dev);
         assertEquals(MAC, l.get("address"), "jcni returns the reference's device by its alias");
         assertEquals(null, l.get("ifalias"), "no saved state: the alias is cleared, as the reference's DEL does");
-        host("link", "set", dev, "alias", ALIAS);
-        host("link", "set", dev, "up");
-        host("addr", "add", "10.77.0.5/24", "dev", dev);
+        configureDevice();
 
         w.ok("host-device", w.env("ADD", "c2", c, "eth0"), conf("1.0.0", ""));
         w.reference("host-device", w.env("DEL", "c2", c, "eth0"), conf("1.0.0", ""));
@@ -286,9 +291,7 @@ class HostDeviceTest {
                 // The reference fails 0.1.0/0.2.0 after moving the device and leaves it in the container.
                 assertTrue(k[0].startsWith("0."), conf);
                 w.reference("host-device", w.env("DEL", "c1", c, "eth0"), conf);
-                host("link", "set", dev, "alias", ALIAS);
-                host("addr", "add", "10.77.0.5/24", "dev", dev);
-                host("link", "set", dev, "up");
+                configureDevice();
             }
             Map<String, Object> ours = w.fails("host-device", w.env("ADD", "c1", c, "eth0"), conf);
             assertEquals(ref.get("code"), ours.get("code"), conf);
