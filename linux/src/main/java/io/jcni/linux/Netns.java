@@ -133,6 +133,23 @@ public final class Netns implements AutoCloseable {
     }
 
     /**
+     * Creates a new network namespace that has no name and lives only as long as this object is
+     * open: nothing under /var/run/netns, so a killed caller leaves nothing behind. For short
+     * scratch work such as renaming a device where no other device can clash (host-device). When it
+     * is closed with devices still inside, the kernel destroys the virtual ones and moves physical
+     * ones to the initial namespace, so callers move their devices out first.
+     */
+    public static Netns createAnonymous() {
+        String op = "create anonymous netns";
+        int fd = onFreshThread(op, () -> {
+            // Only this short-lived thread moves; the descriptor keeps the namespace alive after it.
+            Native.unshare(Native.CLONE_NEWNET);
+            return Native.open("/proc/self/task/" + Native.gettid() + "/ns/net", Native.O_RDONLY, 0);
+        });
+        return new Netns("anonymous netns", fd);
+    }
+
+    /**
      * Deletes the named namespace, like {@code ip netns delete}: unmount and unlink. The namespace
      * itself lives on while a process or open fd still refers to it.
      *

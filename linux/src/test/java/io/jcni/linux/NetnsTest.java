@@ -37,6 +37,21 @@ class NetnsTest {
     }
 
     @Test
+    void anAnonymousNamespaceIsNewNamelessAndUsable() {
+        try (Netns a = Netns.createAnonymous(); Netns b = Netns.createAnonymous(); Netns here = Netns.current()) {
+            assertFalse(a.sameAs(here));
+            assertFalse(a.sameAs(b));
+            try (Rtnl rt = Rtnl.open(a)) {
+                assertEquals(List.of("lo"), rt.links().stream().map(Link::name).toList());
+                rt.addVeth("jl-anon0", "jl-anon1", null, 0, null);
+                assertEquals(3, rt.links().size());
+            }
+            // No name: nothing under /var/run/netns to leak if the process dies.
+            assertEquals("anonymous netns", a.path());
+        }
+    }
+
+    @Test
     void createTwiceIsEexistAndDeleteMissingIsEnoent() {
         try (Scratch s = Scratch.create()) {
             ErrnoException e = assertThrows(ErrnoException.class, () -> Netns.create(s.name));

@@ -5,6 +5,7 @@ import io.jcni.plugins.ipam.clusteripam.ClusterIpam;
 import io.jcni.plugins.ipam.hostlocal.HostLocalPlugin;
 import io.jcni.plugins.ipam.staticip.StaticIpam;
 import io.jcni.plugins.main.bridge.Bridge;
+import io.jcni.plugins.main.hostdevice.HostDevice;
 import io.jcni.plugins.main.loopback.Loopback;
 import io.jcni.plugins.main.ptp.Ptp;
 import io.jcni.plugins.meta.bandwidth.BandwidthPlugin;
@@ -35,6 +36,12 @@ public final class PluginRegistry {
             @Override
             public Plugin get() {
                 return new Bridge();
+            }
+        },
+        HOST_DEVICE("host-device") {
+            @Override
+            public Plugin get() {
+                return new HostDevice();
             }
         },
         LOOPBACK("loopback") {
