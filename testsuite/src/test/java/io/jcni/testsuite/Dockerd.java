@@ -30,8 +30,13 @@ public final class Dockerd implements AutoCloseable {
         dir = Files.createTempDirectory("jcni-dockerd-");
         socket = dir.resolve("docker.sock");
         pidFile = dir.resolve("docker.pid");
-        start();
-        importBusybox();
+        try {
+            start();
+            importBusybox();
+        } catch (IOException | RuntimeException | AssertionError e) {
+            close(); // the caller never gets this object, so nothing else would remove the namespace and directory
+            throw e;
+        }
     }
 
     private void start() throws IOException {
@@ -55,6 +60,7 @@ public final class Dockerd implements AutoCloseable {
     }
 
     private void stop() {
+        if (process == null) return; // dockerd could not even be started
         ProcessHandle.of(process.pid()).ifPresent(ProcessHandle::destroy);
         try {
             if (!process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) process.destroyForcibly().waitFor();
