@@ -89,7 +89,7 @@ public final class OverlayAgent implements AutoCloseable {
             Link underlay = underlay();
             publicIp = publicIp(underlay);
             dp = switch (cfg.backend()) {
-                case NetworkConfig.Vxlan v -> new Dataplane.Vxlan(rt, v, publicIp, underlay);
+                case NetworkConfig.Vxlan v -> new Dataplane.Vxlan(rt, v, publicIp, underlay, n -> log("vxlan device", "notice=\"" + n + "\""));
                 case NetworkConfig.HostGw h -> new Dataplane.HostGw(rt, publicIp, underlay);
             };
             acquire();
