@@ -3,12 +3,14 @@ package io.jcni.overlay;
 import io.jcni.linux.Address;
 import io.jcni.linux.Family;
 import io.jcni.linux.Link;
+import io.jcni.linux.LiveNetns;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.nft.Nft;
 import io.jcni.etcd.EtcdClient;
 import io.jcni.etcd.KeyValue;
 import io.jcni.etcd.WatchEvent;
+import io.jcni.plugins.ipam.clusteripam.HostReconcile;
 import io.jcni.plugins.meta.flannel.SubnetFile;
 import io.jcni.spec.Cidr;
 import io.jcni.spec.IpAddr;
@@ -54,7 +56,7 @@ public final class OverlayAgent implements AutoCloseable {
     private NetworkConfig cfg;
     private Dataplane dp;
     private IpAddr publicIp;
-    private Thread syncThread, keepAliveThread;
+    private Thread syncThread, keepAliveThread, ipamThread;
 
     private OverlayAgent(AgentOptions opts, PrintStream log) {
         this.opts = opts;
@@ -94,6 +96,9 @@ public final class OverlayAgent implements AutoCloseable {
             };
             acquire();
             keepAliveThread = Thread.ofVirtual().name("overlay-keepalive").start(this::keepAlive);
+            if (!opts.ipamReconcile().isZero() && opts.ipamHost() != null) {
+                ipamThread = Thread.ofPlatform().name("overlay-ipam-reconcile").daemon().start(this::ipamReconcileLoop);
+            }
             syncLoop();
         } catch (InterruptedException e) {
             // closing
@@ -282,6 +287,46 @@ public final class OverlayAgent implements AutoCloseable {
         }
     }
 
+    // ------------------------------------------------------------------ cluster-ipam reconcile
+
+    /**
+     * Every {@code --ipam-reconcile-every}: releases this host's cluster-ipam allocations whose
+     * container network namespace is gone ({@link HostReconcile}), so that a runtime that crashed
+     * or forgot a container does not hold its address until someone sends GC. A namespace is gone
+     * when no task, descriptor or bind mount on the machine holds it ({@link LiveNetns}); when its
+     * inode could not be recorded, when its path is gone. From a PID namespace other than the
+     * initial one the agent cannot see every holder, so it does not reconcile at all.
+     */
+    private void ipamReconcileLoop() {
+        if (!LiveNetns.seesEveryProcess()) {
+            log("cluster-ipam reconcile off: not in the initial PID namespace (namespaces held by other processes are invisible)", "");
+            return;
+        }
+        boolean failing = false;
+        while (!closed) {
+            try {
+                Thread.sleep(opts.ipamReconcile().toMillis());
+                var live = new java.util.concurrent.atomic.AtomicReference<Map<Long, String>>();
+                HostReconcile.Outcome o = HostReconcile.reconcile(etcd, opts.ipamPrefix(), opts.ipamHost(), opts.ipamGrace(), r -> {
+                    if (r.netnsInode() == 0) return r.netns().isEmpty() || Files.exists(java.nio.file.Path.of(r.netns()));
+                    if (live.get() == null) live.set(LiveNetns.scan()); // once per round, and only when needed
+                    return live.get().containsKey(r.netnsInode());
+                });
+                if (failing) log("cluster-ipam reconcile: etcd reachable again", "");
+                failing = false;
+                if (o.released() + o.forgotten() > 0) {
+                    log("cluster-ipam reconcile", "host=" + opts.ipamHost() + " released=" + o.released() + " forgotten=" + o.forgotten()
+                            + " kept=" + o.kept());
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (IOException | RuntimeException e) {
+                if (!failing && !closed) log("cluster-ipam reconcile failed; next round later", "error=\"" + e.getMessage() + "\"");
+                failing = true;
+            }
+        }
+    }
+
     // ------------------------------------------------------------------ underlay
 
     private Link underlay() {
@@ -346,6 +391,7 @@ public final class OverlayAgent implements AutoCloseable {
     public void close() {
         closed = true;
         if (keepAliveThread != null) keepAliveThread.interrupt();
+        if (ipamThread != null) ipamThread.interrupt();
         syncThread.interrupt();
         AutoCloseable w = watchStream;
         if (w != null) {
