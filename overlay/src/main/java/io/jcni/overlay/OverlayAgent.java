@@ -34,13 +34,11 @@ import java.util.concurrent.TimeUnit;
  * an etcd lease kept alive at a third of its TTL), sets up the backend, writes subnet.env, and
  * keeps every other host's subnet programmed from a list + watch of {@code <prefix>/subnets/}.
  *
- * <p>etcd down: nothing is torn down (pods keep their routes); the agent retries every second
- * and, when etcd is back, renews or re-takes its subnet (the same one: its lease carries our
+ * <p>etcd down: nothing is torn down (pods keep their routes); the agent retries with an
+ * exponential back-off (1 s doubling up to the lease TTL, at most 30 s) and, when etcd is back, renews or re-takes its subnet (the same one: its lease carries our
  * PublicIP, or subnet.env names it) and re-lists to catch up with what it missed.
  */
 public final class OverlayAgent implements AutoCloseable {
-    private static final Duration RETRY = Duration.ofSeconds(1);
-
     private final AgentOptions opts;
     private final PrintStream log;
     private final EtcdClient etcd;
@@ -175,13 +173,15 @@ public final class OverlayAgent implements AutoCloseable {
 
     private void keepAlive() {
         long period = Math.max(500, opts.leaseTtl().toMillis() / 3);
+        Backoff backoff = backoff(opts.leaseTtl().dividedBy(3));
         boolean failing = false;
         while (!closed) {
             try {
-                Thread.sleep(failing ? retryMillis() : period);
+                Thread.sleep(failing ? backoff.nextMillis() : period);
                 long ttl = etcd.keepAlive(leaseId);
                 if (failing) log("etcd reachable again", "");
                 failing = false;
+                backoff.reset();
                 if (ttl <= 0) {
                     log("lease expired; leasing again", "subnet=" + subnet);
                     acquire();
@@ -199,6 +199,7 @@ public final class OverlayAgent implements AutoCloseable {
 
     private void syncLoop() throws InterruptedException {
         String dir = Lease.subnetsDir(opts.etcdPrefix());
+        Backoff backoff = backoff(opts.leaseTtl());
         boolean failing = false;
         while (!closed) {
             try {
@@ -211,12 +212,13 @@ public final class OverlayAgent implements AutoCloseable {
                 apply(LeaseDiff.between(snapshot(), wanted));
                 if (failing) log("watching again", "revision=" + all.revision());
                 failing = false;
+                backoff.reset();
                 etcd.watch(dir, all.revision() + 1, this::onEvent, s -> watchStream = s);
             } catch (IOException | RuntimeException e) {
                 if (closed) return;
                 if (!failing) log("lost the lease watch; re-listing", "error=\"" + e.getMessage() + "\"");
                 failing = true;
-                Thread.sleep(retryMillis());
+                Thread.sleep(backoff.nextMillis());
             }
         }
     }
@@ -362,24 +364,28 @@ public final class OverlayAgent implements AutoCloseable {
         T run() throws IOException;
     }
 
-    /** Retries {@code step} about every second until it succeeds (logging the first failure of a streak). */
+    /** Retries {@code step} with back-off until it succeeds (logging the first failure of a streak). */
     private <T> T untilDone(String what, EtcdStep<T> step) throws InterruptedException {
         boolean logged = false;
+        Backoff backoff = backoff(opts.leaseTtl());
         while (true) {
             if (closed) throw new InterruptedException();
             try {
                 return step.run();
             } catch (IOException | IllegalArgumentException e) {
-                if (!logged) log(what + " failed; retrying every second", "error=\"" + e.getMessage() + "\"");
+                if (!logged) log(what + " failed; retrying with back-off", "error=\"" + e.getMessage() + "\"");
                 logged = true;
-                Thread.sleep(retryMillis());
+                Thread.sleep(backoff.nextMillis());
             }
         }
     }
 
-    /** 1 s plus up to 0.5 s of jitter, so that hosts that lost etcd together do not all come back in the same instant. */
-    private long retryMillis() {
-        return RETRY.toMillis() + random.nextInt(500);
+    /**
+     * Retries back off exponentially from 1 s (plus jitter) up to {@code bound}, at most 30 s
+     * ({@link Backoff}): the lease TTL for re-reading and re-watching, a third of it for keep-alives.
+     */
+    private Backoff backoff(Duration bound) {
+        return new Backoff(Backoff.FIRST, Backoff.capWithin(bound), random);
     }
 
     private void log(String msg, String fields) {
