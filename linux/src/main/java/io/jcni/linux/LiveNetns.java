@@ -43,13 +43,21 @@ public final class LiveNetns {
 
     /** Inode of every live network namespace → a path that opens it (the first found). */
     public static Map<Long, String> scan() {
+        return scan(null);
+    }
+
+    /**
+     * {@link #scan()}, stopping as soon as every namespace in {@code wanted} is found (null: find
+     * all). Cheapest holders first: bind mounts (one mountinfo per mount namespace), then tasks,
+     * then open descriptors (the most entries: a JVM alone has hundreds). Only a namespace that is
+     * really gone costs the full walk.
+     */
+    public static Map<Long, String> scan(Set<Long> wanted) {
         Map<Long, String> live = new LinkedHashMap<>();
+        List<Path> pids = new ArrayList<>();
+        for (Path p : children(PROC)) if (isNumber(p.getFileName().toString())) pids.add(p);
         Set<Long> mountNamespacesSeen = new HashSet<>();
-        for (Path pid : children(PROC)) {
-            String name = pid.getFileName().toString();
-            if (!isNumber(name)) continue;
-            for (Path task : children(pid.resolve("task"))) note(live, task.resolve("ns/net"));
-            for (Path fd : children(pid.resolve("fd"))) note(live, fd);
+        for (Path pid : pids) {
             // Every process of a mount namespace sees the same mounts: read them once per namespace.
             Long mnt = nsInode(pid.resolve("ns/mnt"), "mnt");
             if (mnt == null || !mountNamespacesSeen.add(mnt)) continue;
@@ -62,7 +70,20 @@ public final class LiveNetns {
                 // the process ended meanwhile
             }
         }
+        if (foundAll(live, wanted)) return live;
+        for (Path pid : pids) {
+            for (Path task : children(pid.resolve("task"))) note(live, task.resolve("ns/net"));
+        }
+        if (foundAll(live, wanted)) return live;
+        for (Path pid : pids) {
+            for (Path fd : children(pid.resolve("fd"))) note(live, fd);
+            if (foundAll(live, wanted)) return live;
+        }
         return live;
+    }
+
+    private static boolean foundAll(Map<Long, String> live, Set<Long> wanted) {
+        return wanted != null && live.keySet().containsAll(wanted);
     }
 
     /**

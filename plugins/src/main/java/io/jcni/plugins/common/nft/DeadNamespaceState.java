@@ -75,7 +75,9 @@ final class DeadNamespaceState {
             return List.of();
         }
         if (candidates.isEmpty() || !LiveNetns.seesEveryProcess()) return List.of();
-        Map<Long, String> live = LiveNetns.scan();
+        java.util.Set<Long> inodes = new java.util.HashSet<>();
+        for (Path p : candidates) inodes.add(inodeOf(p));
+        Map<Long, String> live = LiveNetns.scan(inodes);
         return sweep(candidates, inode -> {
             String path = live.get(inode);
             if (path == null) return new Liveness.Gone();
