@@ -41,7 +41,8 @@ import java.util.stream.Stream;
  * <p><b>Layout</b> (one directory per network namespace, named by its inode, so state for a test
  * namespace never mixes with the host's; the host's init namespace has a fixed inode; inodes of
  * namespaces that are gone are reused, so the directory also records the namespace's cookie, and
- * state found under another cookie is dropped):
+ * state found under another cookie is dropped; the directory of a namespace that is gone for good
+ * is removed by the next {@link #gc} under the same base, see {@code DeadNamespaceState}):
  * <pre>
  *   BASE/NSINODE/lock                                flock(2) serialising every change
  *   BASE/NSINODE/netns-cookie                        the namespace the state below belongs to
