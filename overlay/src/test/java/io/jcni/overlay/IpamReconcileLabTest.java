@@ -15,7 +15,8 @@ import org.junit.jupiter.api.Test;
  * (grace 1 s, every second) an allocation whose container namespace is deleted is released, and
  * one whose namespace never existed; the allocation of a live namespace stays. Host 2's agent has a
  * long grace: its allocation, whose namespace is gone too, stays (an ADD may still be running), and
- * host 1 never touches another host's allocations.
+ * host 1 never touches another host's allocations. An index entry whose allocation was released
+ * elsewhere is dropped.
  */
 @Tag("root")
 class IpamReconcileLabTest {
@@ -49,6 +50,14 @@ class IpamReconcileLabTest {
             assertEquals(1, keys(lab, "/lab-ipam/hosts/h2/").size());
             assertTrue(lab.log(1).contains("msg=\"cluster-ipam reconcile\" host=h1 released="), lab.log(1)); // one round or two
             assertTrue(!lab.log(2).contains("released="), lab.log(2));
+
+            // an allocation released elsewhere (a GC from another host deletes only its keys): host 1 drops its index entry
+            String orphan = one(lab, 1, "ADD", "orphan", "/var/run/netns/" + c2, "h1");
+            assertTrue(orphan.startsWith("OK "), orphan);
+            assertEquals(0, lab.etcdctl("del", IPAM + "owners/orphan/eth0").exit());
+            assertEquals(0, lab.etcdctl("del", IPAM + "ips/" + orphan.split(" ")[2]).exit());
+            Lab.waitFor("host 1 drops the index entry of an allocation released elsewhere", Duration.ofSeconds(60),
+                    () -> keys(lab, "/lab-ipam/hosts/h1/").size() == 1);
 
             // DEL keeps the index clean too; a DEL of what the reconcile released is a no-op
             assertTrue(one(lab, 1, "DEL", "alive", "/var/run/netns/" + c2, "h1").startsWith("OK "));
