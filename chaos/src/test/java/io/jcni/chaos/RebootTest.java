@@ -17,7 +17,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -55,10 +54,12 @@ class RebootTest {
         reboot(true);
     }
 
-    /** The namespace the plugins ran in is gone for good and a new one takes its place: GC must still free everything. */
+    /**
+     * The namespace the plugins ran in is gone for good and a new one takes its place: GC must still
+     * free everything, including the nft state kept for the old namespace (collected by the plugins'
+     * GC, see ElementStore's DeadNamespaceState).
+     */
     @Test
-    @Disabled("open defect (issue 14, left open): nft state of a host namespace that is gone for good is kept per "
-            + "namespace and no GC collects it (10 files per full-chain attachment); it fails until that is fixed")
     void stateOfAHostNamespaceThatIsGoneIsCollected() throws Exception {
         reboot(true, true);
     }

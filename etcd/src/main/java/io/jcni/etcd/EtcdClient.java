@@ -129,6 +129,48 @@ public final class EtcdClient implements AutoCloseable {
         return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
     }
 
+    /**
+     * Creates {@code kvs} in one transaction that requires each to be absent, writing
+     * {@code alsoPut} in the same transaction whatever they hold (an index that may be stale);
+     * true on success.
+     */
+    public boolean createAll(Map<String, String> kvs, Map<String, String> alsoPut) throws IOException {
+        List<Object> cmp = new ArrayList<>(), puts = new ArrayList<>();
+        for (Map.Entry<String, String> e : kvs.entrySet()) {
+            cmp.add(compare(e.getKey(), "CREATE", "create_revision", 0));
+            puts.add(Map.of("request_put", putRequest(e.getKey(), e.getValue(), 0)));
+        }
+        for (Map.Entry<String, String> e : alsoPut.entrySet()) puts.add(Map.of("request_put", putRequest(e.getKey(), e.getValue(), 0)));
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("compare", cmp);
+        body.put("success", puts);
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+    }
+
+    /**
+     * Deletes {@code keys} in one transaction if {@code revisionKey} is still at {@code modRevision}
+     * and {@code guardKey} still holds {@code guardValue}; true on success.
+     */
+    public boolean deleteAllIfUnchanged(String revisionKey, long modRevision, String guardKey, String guardValue, List<String> keys)
+            throws IOException {
+        Map<String, Object> value = compare(guardKey, "VALUE", "value", 0);
+        value.put("value", b64(guardValue));
+        List<Object> dels = new ArrayList<>();
+        for (String k : keys) dels.add(Map.of("request_delete_range", Map.of("key", b64(k))));
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("compare", List.of(compare(revisionKey, "MOD", "mod_revision", modRevision), value));
+        body.put("success", dels);
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+    }
+
+    /** Deletes {@code key} only if it is still at {@code modRevision}; true on success. */
+    public boolean deleteIfModRevision(String key, long modRevision) throws IOException {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("compare", List.of(compare(key, "MOD", "mod_revision", modRevision)));
+        body.put("success", List.of(Map.of("request_delete_range", Map.of("key", b64(key)))));
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+    }
+
     /** Deletes {@code keys} in one transaction if {@code guardKey} still holds {@code guardValue}; true on success. */
     public boolean deleteAllIfValue(String guardKey, String guardValue, List<String> keys) throws IOException {
         Map<String, Object> cmp = compare(guardKey, "VALUE", "value", 0);

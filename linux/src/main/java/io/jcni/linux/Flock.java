@@ -96,6 +96,21 @@ public final class Flock implements AutoCloseable {
         return path;
     }
 
+    /**
+     * Whether the locked file is still the one at {@link #path}: a lock file may be deleted by
+     * its holder (state of a namespace that is gone), and whoever waited on the old file then holds
+     * a lock nobody else takes. Such a waiter drops its lock and locks the path again.
+     */
+    public synchronized boolean stillAtPath() {
+        if (fd < 0) return false;
+        try {
+            Object ino = Files.getAttribute(path, "unix:ino");
+            return ino instanceof Long l && l == Native.inode(fd);
+        } catch (java.io.IOException | UnsupportedOperationException e) {
+            return false;
+        }
+    }
+
     /** Releases the lock (closing the descriptor would too; unlocking first is explicit). */
     @Override
     public synchronized void close() {

@@ -83,6 +83,15 @@ public final class Rtnl implements AutoCloseable {
         return single(socket.request(ifinfo(Rtm.RTM_GETLINK, 0, index, 0), "get link " + index), "get link " + index);
     }
 
+    /** The VXLAN parameters of link {@code index}; empty when it is not a vxlan device. @throws ErrnoException ENODEV if there is no such link */
+    public Optional<VxlanParams> vxlanParams(int index) {
+        String op = "get link " + index;
+        for (NlMsg m : socket.request(ifinfo(Rtm.RTM_GETLINK, 0, index, 0), op)) {
+            if (m.type() == Rtm.RTM_NEWLINK) return Optional.ofNullable(VxlanParams.decode(m));
+        }
+        throw new ErrnoException(Errno.ENODEV, op, "no link in the reply", null);
+    }
+
     public Optional<Link> findLink(String name) {
         try {
             return Optional.of(link(name));

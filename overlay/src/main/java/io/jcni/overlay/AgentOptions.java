@@ -13,12 +13,18 @@ import java.util.Set;
  * @param publicIp       the address other hosts reach us on; empty: the interface's first IPv4 address
  * @param leaseTtl       TTL of the etcd lease holding our subnet (renewed at a third of it); a dead host's subnet frees after it
  * @param etcdTimeout    bound on every etcd request
+ * @param ipamPrefix     cluster-ipam's {@code etcdPrefix} whose allocations of this host the agent reconciles
+ * @param ipamHost       this host's name in cluster-ipam's index (its {@code host}); null: no reconcile
+ * @param ipamReconcile  how often the reconcile runs; zero: never
+ * @param ipamGrace      an allocation younger than this is never released (its ADD may be running)
  */
 public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String iface, String publicIp, Path subnetFile,
-        boolean ipMasq, Duration leaseTtl, Duration etcdTimeout) {
+        boolean ipMasq, Duration leaseTtl, Duration etcdTimeout, String ipamPrefix, String ipamHost, Duration ipamReconcile,
+        Duration ipamGrace) {
 
     public static final Set<String> VALUE_FLAGS = Set.of("--etcd-endpoints", "--etcd-prefix", "--iface", "--public-ip",
-            "--subnet-file", "--subnet-lease-ttl", "--etcd-timeout");
+            "--subnet-file", "--subnet-lease-ttl", "--etcd-timeout", "--ipam-prefix", "--ipam-host", "--ipam-reconcile-every",
+            "--ipam-grace");
     public static final Set<String> SWITCH_FLAGS = Set.of("--ip-masq");
 
     public static AgentOptions parse(List<String> args) {
@@ -27,6 +33,8 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
         Path subnetFile = Path.of("/run/flannel/subnet.env");
         boolean masq = false;
         Duration ttl = Duration.ofSeconds(60), timeout = Duration.ofSeconds(5);
+        String ipamPrefix = "/jcni/ipam", ipamHost = null;
+        Duration reconcile = Duration.ofSeconds(60), grace = Duration.ofSeconds(120);
         List<String> rest = new ArrayList<>(args);
         while (!rest.isEmpty()) {
             String a = rest.removeFirst();
@@ -45,11 +53,19 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
                 case "--subnet-file" -> subnetFile = Path.of(v);
                 case "--subnet-lease-ttl" -> ttl = Duration.ofSeconds(seconds(a, v, 2));
                 case "--etcd-timeout" -> timeout = Duration.ofSeconds(seconds(a, v, 1));
+                case "--ipam-prefix" -> ipamPrefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
+                case "--ipam-host" -> {
+                    if (!io.jcni.types.Names.isCniName(v)) throw new IllegalArgumentException(a + ": letters, digits, '.', '-' and '_' only: " + v);
+                    ipamHost = v;
+                }
+                case "--ipam-reconcile-every" -> reconcile = Duration.ofSeconds(seconds(a, v, 0));
+                case "--ipam-grace" -> grace = Duration.ofSeconds(seconds(a, v, 1));
                 default -> throw new AssertionError(a);
             }
         }
         if (eps.isEmpty()) throw new IllegalArgumentException("--etcd-endpoints: no endpoint");
-        return new AgentOptions(eps, prefix, iface, pub, subnetFile, masq, ttl, timeout);
+        if (ipamHost == null) ipamHost = io.jcni.plugins.ipam.clusteripam.ClusterIpamConfig.hostname(); // cluster-ipam's default
+        return new AgentOptions(eps, prefix, iface, pub, subnetFile, masq, ttl, timeout, ipamPrefix, ipamHost, reconcile, grace);
     }
 
     private static long seconds(String flag, String v, long min) {

@@ -46,11 +46,19 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
         private int index;
         private MacAddress mac;
 
+        private final java.util.function.Consumer<String> notice;
+
         public Vxlan(Rtnl rt, NetworkConfig.Vxlan cfg, IpAddr publicIp, Link underlay) {
+            this(rt, cfg, publicIp, underlay, s -> {});
+        }
+
+        /** @param notice told why an existing device was replaced */
+        public Vxlan(Rtnl rt, NetworkConfig.Vxlan cfg, IpAddr publicIp, Link underlay, java.util.function.Consumer<String> notice) {
             this.rt = rt;
             this.cfg = cfg;
             this.publicIp = publicIp;
             this.underlay = underlay;
+            this.notice = notice;
         }
 
         @Override
@@ -58,8 +66,18 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
             String name = cfg.device();
             Link dev = rt.findLink(name).orElse(null);
             if (dev != null && !"vxlan".equals(dev.kind())) {
+                notice.accept(name + " exists but is a " + dev.kind() + " device; recreating it");
                 rt.deleteLink(dev.index());
                 dev = null;
+            }
+            if (dev != null) {
+                var have = rt.vxlanParams(dev.index()).orElseThrow();
+                var diff = VtepReuse.differences(have, cfg.vni(), publicIp, cfg.port(), underlay.index());
+                if (!diff.isEmpty()) {
+                    notice.accept(name + " exists with other parameters: " + String.join(", ", diff) + "; recreating it");
+                    rt.deleteLink(dev.index());
+                    dev = null;
+                }
             }
             if (dev == null) {
                 // Kept across agent restarts (pods keep working); its MAC is what other hosts know us by.

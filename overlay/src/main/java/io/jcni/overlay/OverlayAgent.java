@@ -3,12 +3,14 @@ package io.jcni.overlay;
 import io.jcni.linux.Address;
 import io.jcni.linux.Family;
 import io.jcni.linux.Link;
+import io.jcni.linux.LiveNetns;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.nft.Nft;
 import io.jcni.etcd.EtcdClient;
 import io.jcni.etcd.KeyValue;
 import io.jcni.etcd.WatchEvent;
+import io.jcni.plugins.ipam.clusteripam.HostReconcile;
 import io.jcni.plugins.meta.flannel.SubnetFile;
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
@@ -32,13 +34,11 @@ import java.util.concurrent.TimeUnit;
  * an etcd lease kept alive at a third of its TTL), sets up the backend, writes subnet.env, and
  * keeps every other host's subnet programmed from a list + watch of {@code <prefix>/subnets/}.
  *
- * <p>etcd down: nothing is torn down (pods keep their routes); the agent retries every second
- * and, when etcd is back, renews or re-takes its subnet (the same one: its lease carries our
+ * <p>etcd down: nothing is torn down (pods keep their routes); the agent retries with an
+ * exponential back-off (1 s doubling up to the lease TTL, at most 30 s) and, when etcd is back, renews or re-takes its subnet (the same one: its lease carries our
  * PublicIP, or subnet.env names it) and re-lists to catch up with what it missed.
  */
 public final class OverlayAgent implements AutoCloseable {
-    private static final Duration RETRY = Duration.ofSeconds(1);
-
     private final AgentOptions opts;
     private final PrintStream log;
     private final EtcdClient etcd;
@@ -54,7 +54,7 @@ public final class OverlayAgent implements AutoCloseable {
     private NetworkConfig cfg;
     private Dataplane dp;
     private IpAddr publicIp;
-    private Thread syncThread, keepAliveThread;
+    private Thread syncThread, keepAliveThread, ipamThread;
 
     private OverlayAgent(AgentOptions opts, PrintStream log) {
         this.opts = opts;
@@ -89,11 +89,14 @@ public final class OverlayAgent implements AutoCloseable {
             Link underlay = underlay();
             publicIp = publicIp(underlay);
             dp = switch (cfg.backend()) {
-                case NetworkConfig.Vxlan v -> new Dataplane.Vxlan(rt, v, publicIp, underlay);
+                case NetworkConfig.Vxlan v -> new Dataplane.Vxlan(rt, v, publicIp, underlay, n -> log("vxlan device", "notice=\"" + n + "\""));
                 case NetworkConfig.HostGw h -> new Dataplane.HostGw(rt, publicIp, underlay);
             };
             acquire();
             keepAliveThread = Thread.ofVirtual().name("overlay-keepalive").start(this::keepAlive);
+            if (!opts.ipamReconcile().isZero() && opts.ipamHost() != null) {
+                ipamThread = Thread.ofPlatform().name("overlay-ipam-reconcile").daemon().start(this::ipamReconcileLoop);
+            }
             syncLoop();
         } catch (InterruptedException e) {
             // closing
@@ -170,13 +173,15 @@ public final class OverlayAgent implements AutoCloseable {
 
     private void keepAlive() {
         long period = Math.max(500, opts.leaseTtl().toMillis() / 3);
+        Backoff backoff = backoff(opts.leaseTtl().dividedBy(3));
         boolean failing = false;
         while (!closed) {
             try {
-                Thread.sleep(failing ? retryMillis() : period);
+                Thread.sleep(failing ? backoff.nextMillis() : period);
                 long ttl = etcd.keepAlive(leaseId);
                 if (failing) log("etcd reachable again", "");
                 failing = false;
+                backoff.reset();
                 if (ttl <= 0) {
                     log("lease expired; leasing again", "subnet=" + subnet);
                     acquire();
@@ -194,6 +199,7 @@ public final class OverlayAgent implements AutoCloseable {
 
     private void syncLoop() throws InterruptedException {
         String dir = Lease.subnetsDir(opts.etcdPrefix());
+        Backoff backoff = backoff(opts.leaseTtl());
         boolean failing = false;
         while (!closed) {
             try {
@@ -206,12 +212,13 @@ public final class OverlayAgent implements AutoCloseable {
                 apply(LeaseDiff.between(snapshot(), wanted));
                 if (failing) log("watching again", "revision=" + all.revision());
                 failing = false;
+                backoff.reset();
                 etcd.watch(dir, all.revision() + 1, this::onEvent, s -> watchStream = s);
             } catch (IOException | RuntimeException e) {
                 if (closed) return;
                 if (!failing) log("lost the lease watch; re-listing", "error=\"" + e.getMessage() + "\"");
                 failing = true;
-                Thread.sleep(retryMillis());
+                Thread.sleep(backoff.nextMillis());
             }
         }
     }
@@ -282,6 +289,46 @@ public final class OverlayAgent implements AutoCloseable {
         }
     }
 
+    // ------------------------------------------------------------------ cluster-ipam reconcile
+
+    /**
+     * Every {@code --ipam-reconcile-every}: releases this host's cluster-ipam allocations whose
+     * container network namespace is gone ({@link HostReconcile}), so that a runtime that crashed
+     * or forgot a container does not hold its address until someone sends GC. A namespace is gone
+     * when no task, descriptor or bind mount on the machine holds it ({@link LiveNetns}); when its
+     * inode could not be recorded, when its path is gone. From a PID namespace other than the
+     * initial one the agent cannot see every holder, so it does not reconcile at all.
+     */
+    private void ipamReconcileLoop() {
+        if (!LiveNetns.seesEveryProcess()) {
+            log("cluster-ipam reconcile off: not in the initial PID namespace (namespaces held by other processes are invisible)", "");
+            return;
+        }
+        boolean failing = false;
+        while (!closed) {
+            try {
+                Thread.sleep(opts.ipamReconcile().toMillis());
+                var live = new java.util.concurrent.atomic.AtomicReference<Map<Long, String>>();
+                HostReconcile.Outcome o = HostReconcile.reconcile(etcd, opts.ipamPrefix(), opts.ipamHost(), opts.ipamGrace(), r -> {
+                    if (r.netnsInode() == 0) return r.netns().isEmpty() || Files.exists(java.nio.file.Path.of(r.netns()));
+                    if (live.get() == null) live.set(LiveNetns.scan()); // once per round, and only when needed
+                    return live.get().containsKey(r.netnsInode());
+                });
+                if (failing) log("cluster-ipam reconcile: etcd reachable again", "");
+                failing = false;
+                if (o.released() + o.forgotten() > 0) {
+                    log("cluster-ipam reconcile", "host=" + opts.ipamHost() + " released=" + o.released() + " forgotten=" + o.forgotten()
+                            + " kept=" + o.kept());
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (IOException | RuntimeException e) {
+                if (!failing && !closed) log("cluster-ipam reconcile failed; next round later", "error=\"" + e.getMessage() + "\"");
+                failing = true;
+            }
+        }
+    }
+
     // ------------------------------------------------------------------ underlay
 
     private Link underlay() {
@@ -317,24 +364,28 @@ public final class OverlayAgent implements AutoCloseable {
         T run() throws IOException;
     }
 
-    /** Retries {@code step} about every second until it succeeds (logging the first failure of a streak). */
+    /** Retries {@code step} with back-off until it succeeds (logging the first failure of a streak). */
     private <T> T untilDone(String what, EtcdStep<T> step) throws InterruptedException {
         boolean logged = false;
+        Backoff backoff = backoff(opts.leaseTtl());
         while (true) {
             if (closed) throw new InterruptedException();
             try {
                 return step.run();
             } catch (IOException | IllegalArgumentException e) {
-                if (!logged) log(what + " failed; retrying every second", "error=\"" + e.getMessage() + "\"");
+                if (!logged) log(what + " failed; retrying with back-off", "error=\"" + e.getMessage() + "\"");
                 logged = true;
-                Thread.sleep(retryMillis());
+                Thread.sleep(backoff.nextMillis());
             }
         }
     }
 
-    /** 1 s plus up to 0.5 s of jitter, so that hosts that lost etcd together do not all come back in the same instant. */
-    private long retryMillis() {
-        return RETRY.toMillis() + random.nextInt(500);
+    /**
+     * Retries back off exponentially from 1 s (plus jitter) up to {@code bound}, at most 30 s
+     * ({@link Backoff}): the lease TTL for re-reading and re-watching, a third of it for keep-alives.
+     */
+    private Backoff backoff(Duration bound) {
+        return new Backoff(Backoff.FIRST, Backoff.capWithin(bound), random);
     }
 
     private void log(String msg, String fields) {
@@ -346,6 +397,7 @@ public final class OverlayAgent implements AutoCloseable {
     public void close() {
         closed = true;
         if (keepAliveThread != null) keepAliveThread.interrupt();
+        if (ipamThread != null) ipamThread.interrupt();
         syncThread.interrupt();
         AutoCloseable w = watchStream;
         if (w != null) {

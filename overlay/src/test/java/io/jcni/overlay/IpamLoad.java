@@ -20,7 +20,8 @@ import java.util.concurrent.Semaphore;
  * {@code ERR <containerID> <error JSON>}.
  *
  * <pre>IpamLoad add|del ETCD RANGE HOST COUNT PARALLEL [HOST_LOCAL_DATADIR]   (the last: host-local instead, for comparison)
- * IpamLoad gc ETCD RANGE VALID_FILE        (one containerID a line; ifname eth0)</pre>
+ * IpamLoad gc ETCD RANGE VALID_FILE        (one containerID a line; ifname eth0)
+ * IpamLoad one ETCD RANGE ADD|DEL CONTAINER_ID NETNS HOST   (one call, cluster-ipam's "host" given)</pre>
  */
 public final class IpamLoad {
     public static void main(String[] a) throws Exception {
@@ -33,6 +34,17 @@ public final class IpamLoad {
                     + ",\"ipam\":" + ipam + "}";
             Skel.Outcome o = call("cluster-ipam", "GC", "gc", conf);
             System.out.println("GC " + o.exitCode() + " " + o.stdout().replace('\n', ' '));
+            return;
+        }
+        if (mode.equals("one")) {
+            String conf = "{\"cniVersion\":\"1.1.0\",\"name\":\"lab\",\"type\":\"x\",\"ipam\":"
+                    + ipam.substring(0, ipam.length() - 1) + ",\"host\":\"" + a[6] + "\"}}";
+            Map<String, String> env = Map.of("CNI_COMMAND", a[3], "CNI_CONTAINERID", a[4], "CNI_NETNS", a[5], "CNI_IFNAME", "eth0",
+                    "CNI_PATH", "/nonexistent");
+            Skel.Outcome o = Skel.run(PluginRegistry.lookup("cluster-ipam"), env, conf.getBytes(StandardCharsets.UTF_8),
+                    PluginRegistry.context(new PrintStream(new ByteArrayOutputStream())));
+            System.out.println(o.exitCode() != 0 ? "ERR " + a[4] + " " + o.stdout().replace('\n', ' ')
+                    : "OK " + a[4] + " " + (a[3].equals("ADD") ? ip(o.stdout()) : "-"));
             return;
         }
         String host = a[3];

@@ -57,6 +57,16 @@ class SubnetEnvTest {
         AgentOptions d = AgentOptions.parse(List.of());
         assertEquals("/coreos.com/network", d.etcdPrefix());
         assertEquals(Path.of("/run/flannel/subnet.env"), d.subnetFile());
+        AgentOptions r = AgentOptions.parse(List.of("--ipam-prefix", "/x/ipam/", "--ipam-host", "node-3", "--ipam-reconcile-every", "0",
+                "--ipam-grace", "30"));
+        assertEquals("/x/ipam", r.ipamPrefix());
+        assertEquals("node-3", r.ipamHost());
+        assertEquals(java.time.Duration.ZERO, r.ipamReconcile());
+        assertEquals(java.time.Duration.ofSeconds(30), r.ipamGrace());
+        assertEquals("/jcni/ipam", d.ipamPrefix());
+        assertEquals(java.time.Duration.ofSeconds(60), d.ipamReconcile());
+        assertEquals(java.time.Duration.ofSeconds(120), d.ipamGrace());
+        assertThrows(IllegalArgumentException.class, () -> AgentOptions.parse(List.of("--ipam-host", "a/b")));
         assertThrows(IllegalArgumentException.class, () -> AgentOptions.parse(List.of("--kube-subnet-mgr")));
         assertThrows(IllegalArgumentException.class, () -> AgentOptions.parse(List.of("--subnet-lease-ttl", "1")));
     }

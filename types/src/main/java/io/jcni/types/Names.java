@@ -63,10 +63,18 @@ public final class Names {
 
     /**
      * Why {@code name} cannot be an interface name, or null when it can: the reference's rules (1 to
-     * 15 bytes, not '.' or '..', no '/', ':' or whitespace), and, stricter, printable ASCII only.
+     * 15 bytes, not '.' or '..', no '/', ':' or whitespace), and, stricter, printable ASCII only
+     * and no '%'.
      * The kernel takes any other byte, but jcni would then depend on the locale: interface names
      * become parts of file paths (sysctl, the result cache), which the JVM encodes by the locale it
      * was started with, so a name could work through jcnid and fail in the standalone plugin.
+     *
+     * <p>Also stricter: no '%'. The kernel expands a {@code %d} in a new link's name to the first
+     * free number ({@code eth%d} becomes {@code eth0}), so the link would not have the name the
+     * runtime gave: the plugin could not find it again by that name (jcnid once leaked the host
+     * veth of such an ADD), the result would name an interface that does not exist, and DEL, which
+     * gets the same {@code eth%d}, could not tell which link is the attachment's. The reference
+     * accepts '%' and creates a link of a kernel-chosen name that its own DEL cannot reliably find.
      */
     public static String interfaceNameProblem(String name) {
         if (name == null || name.isEmpty()) return "interface name is empty";
@@ -79,6 +87,7 @@ public final class Names {
             char c = name.charAt(i);
             if (c == '/' || c == ':' || c == ' ' || (c >= '\t' && c <= '\r')) return shown + "may not contain '/', ':' or whitespace";
             if (c < 0x20 || c >= 0x7F) return shown + "may hold only printable ASCII characters";
+            if (c == '%') return shown + "may not contain '%' (the kernel would choose the name)";
         }
         return null;
     }

@@ -25,7 +25,7 @@ class NamesTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", ".", "..", "a/b", "a:b", "a b", "a\tb", "sixteen-bytes-xx", "\u00e9th0", "a\u0000b", "a\u007fb"})
+    @ValueSource(strings = {"", ".", "..", "a/b", "a:b", "a b", "a\tb", "sixteen-bytes-xx", "\u00e9th0", "a\u0000b", "a\u007fb", "eth%d", "%d", "br%s", "a%"})
     void badInterfaceNamesAreCode4FromTheEnvironmentAnd7FromAConfig(String name) {
         assertEquals(4, assertThrows(CniException.class, () -> Names.checkInterfaceName(name)).code());
         assertEquals(7, assertThrows(CniException.class, () -> Names.checkConfigInterfaceName("bridge", name)).code());

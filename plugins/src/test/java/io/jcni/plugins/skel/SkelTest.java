@@ -218,9 +218,20 @@ class SkelTest {
     void longNamesTheReferenceAcceptsAreAccepted() {
         Map<String, String> env = env("ADD");
         env.put("CNI_CONTAINERID", "c".repeat(4096));
-        env.put("CNI_IFNAME", "e-._~!@#$%^&*()");  // 15 bytes of printable ASCII
+        env.put("CNI_IFNAME", "e-._~!@#$+^&*()");  // 15 bytes of printable ASCII ('%' aside, below)
         Skel.Outcome o = run(env, Json.write(Map.of("cniVersion", "1.1.0", "name", "n".repeat(200) + "_.-9")));
         assertEquals(0, o.exitCode(), o.stdout());
+    }
+
+    /** Stricter than the reference: the kernel would expand "%d" in a new link's name (issue 14). */
+    @Test
+    void interfaceNamesWithAPercentSignAreCode4BeforeThePluginRuns() {
+        Map<String, String> env = env("ADD");
+        env.put("CNI_IFNAME", "eth%d");
+        fake.last = null;
+        Skel.Outcome o = run(env, "{\"cniVersion\":\"1.1.0\",\"name\":\"n\"}");
+        assertEquals(4L, json(o).get("code"), o.stdout());
+        assertNull(fake.last);
     }
 
     @Test

@@ -41,7 +41,8 @@ import java.util.stream.Stream;
  * <p><b>Layout</b> (one directory per network namespace, named by its inode, so state for a test
  * namespace never mixes with the host's; the host's init namespace has a fixed inode; inodes of
  * namespaces that are gone are reused, so the directory also records the namespace's cookie, and
- * state found under another cookie is dropped):
+ * state found under another cookie is dropped; the directory of a namespace that is gone for good
+ * is removed by the next {@link #gc} under the same base, see {@code DeadNamespaceState}):
  * <pre>
  *   BASE/NSINODE/lock                                flock(2) serialising every change
  *   BASE/NSINODE/netns-cookie                        the namespace the state below belongs to
@@ -280,7 +281,11 @@ public final class ElementStore {
         return Names.shortened(encoded, MAX_FILE_NAME);
     }
 
-    /** Removes the elements of every attachment of {@code scope}/{@code network} that {@code keep} rejects. */
+    /**
+     * Removes the elements of every attachment of {@code scope}/{@code network} that {@code keep}
+     * rejects; then removes the state of every namespace under the same base that is gone for good
+     * ({@link DeadNamespaceState}): GC is where a runtime expects leftovers to be collected.
+     */
     public List<Owner> gc(String scope, String network, Predicate<Owner> keep,
                           Function<List<Element>, String> skeleton) {
         List<Owner> removed = new ArrayList<>();
@@ -291,6 +296,7 @@ public final class ElementStore {
                 removed.add(o);
             }
         }
+        DeadNamespaceState.sweep(dir.getParent(), Long.parseLong(dir.getFileName().toString()));
         return removed;
     }
 
@@ -355,6 +361,18 @@ public final class ElementStore {
             throw new UncheckedIOException(e);
         }
         Flock lock = Flock.lock(dir.resolve("lock"));
+        // The lock file may have been deleted while we waited (a sweep of a dead namespace's
+        // state, DeadNamespaceState): lock the file that is there now.
+        for (int i = 0; !lock.stillAtPath(); i++) {
+            lock.close();
+            if (i == 100) throw new IllegalStateException("lock file " + dir.resolve("lock") + " keeps being replaced");
+            try {
+                Files.createDirectories(dir);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            lock = Flock.lock(dir.resolve("lock"));
+        }
         try {
             forgetDeadNamespace();
             return lock;

@@ -15,15 +15,52 @@ import java.util.random.RandomGenerator;
  * <pre>
  * &lt;prefix&gt;/&lt;10.70.0.0-16&gt;/ips/&lt;ip&gt;                         = &lt;containerID&gt;/&lt;ifname&gt;   one key per address
  * &lt;prefix&gt;/&lt;10.70.0.0-16&gt;/owners/&lt;containerID&gt;/&lt;ifname&gt;   = &lt;ip&gt;                     the reverse index
+ * &lt;prefix&gt;/hosts/&lt;host&gt;/&lt;10.70.0.0-16&gt;/&lt;containerID&gt;/&lt;ifname&gt; = {@link HostRecord}   the host's own index
  * </pre>
  * Both keys of an allocation are created in one transaction that requires both to be absent, so
- * two hosts can never hold the same address and a killed plugin leaves both keys or neither.
+ * two hosts can never hold the same address and a killed plugin leaves both keys or neither. The
+ * host's index entry is written in the same transaction (unconditionally: a stale one of an
+ * earlier attachment of the same name may be there), so a host can list its own allocations
+ * without reading the cluster's ({@link HostReconcile}).
  */
 public final class Allocations {
     private Allocations() {}
 
     public static String rangeDir(String prefix, Cidr range) {
-        return prefix + "/" + range.network() + "-" + range.prefix() + "/";
+        return prefix + "/" + rangeId(range) + "/";
+    }
+
+    /** A range as one key segment: {@code 10.70.0.0-16}. */
+    public static String rangeId(Cidr range) {
+        return range.network() + "-" + range.prefix();
+    }
+
+    /** The range a {@link #rangeId} names, or null. */
+    public static Cidr rangeOfId(String id) {
+        int dash = id.lastIndexOf('-');
+        return dash <= 0 ? null : Cidr.tryParse(id.substring(0, dash) + "/" + id.substring(dash + 1));
+    }
+
+    /** Where one host's index of its allocations lives. */
+    public static String hostsDir(String prefix, String host) {
+        return prefix + "/hosts/" + host + "/";
+    }
+
+    public static String hostKey(String prefix, String host, Cidr range, Attachment a) {
+        return hostsDir(prefix, host) + rangeId(range) + "/" + a.containerId() + "/" + a.ifname();
+    }
+
+    /** The range and attachment a host index key names. */
+    public record HostEntry(Cidr range, Attachment attachment) {}
+
+    /** What a key under {@link #hostsDir} names, or null when it is not a host index key. */
+    public static HostEntry hostEntryOf(String prefix, String host, String key) {
+        String dir = hostsDir(prefix, host);
+        if (!key.startsWith(dir)) return null;
+        String[] p = key.substring(dir.length()).split("/", -1);
+        if (p.length != 3 || p[1].isEmpty() || p[2].isEmpty()) return null;
+        Cidr range = rangeOfId(p[0]);
+        return range == null ? null : new HostEntry(range, new Attachment(p[1], p[2]));
     }
 
     public static String ipKey(String prefix, Cidr range, IpAddr ip) {

@@ -45,7 +45,7 @@ public final class ClusterIpam implements Plugin {
         ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
         Attachment me = new Attachment(req.containerId(), req.ifname());
         try (EtcdClient etcd = client(cfg)) {
-            IpAddr ip = allocate(etcd, cfg, me);
+            IpAddr ip = allocate(etcd, cfg, me, req.netns());
             Result.IpConfig ipc = new Result.IpConfig(new Cidr(ip, cfg.range().prefix()), cfg.gateway(), null);
             return new Result(CniVersion.CURRENT.toString(), List.of(), List.of(ipc), cfg.routes(), cfg.dns());
         } catch (IOException e) {
@@ -54,6 +54,12 @@ public final class ClusterIpam implements Plugin {
     }
 
     static IpAddr allocate(EtcdClient etcd, ClusterIpamConfig cfg, Attachment me) throws IOException {
+        return allocate(etcd, cfg, me, "");
+    }
+
+    /** @param netns the container's CNI_NETNS, recorded in this host's index for its reconcile */
+    static IpAddr allocate(EtcdClient etcd, ClusterIpamConfig cfg, Attachment me, String netns) throws IOException {
+        long netnsInode = inodeOf(netns);
         String ownerKey = Allocations.ownerKey(cfg.etcdPrefix(), cfg.range(), me);
         String ipsDir = Allocations.rangeDir(cfg.etcdPrefix(), cfg.range()) + "ips/";
         for (int attempt = 0; attempt < cfg.retries(); attempt++) {
@@ -72,7 +78,9 @@ public final class ClusterIpam implements Plugin {
             Map<String, String> kvs = new LinkedHashMap<>();
             kvs.put(Allocations.ipKey(cfg.etcdPrefix(), cfg.range(), pick), Allocations.ownerValue(me));
             kvs.put(ownerKey, pick.toString());
-            if (etcd.createAll(kvs)) return pick;
+            Map<String, String> index = cfg.host() == null ? Map.of() : Map.of(Allocations.hostKey(cfg.etcdPrefix(), cfg.host(), cfg.range(), me),
+                    new HostRecord(pick, netns == null ? "" : netns, netnsInode, System.currentTimeMillis()).encode());
+            if (etcd.createAll(kvs, index)) return pick;
             try {
                 Thread.sleep(ThreadLocalRandom.current().nextLong(1, 5 + Math.min(attempt, 20) * 2L)); // spread the racers
             } catch (InterruptedException e) {
@@ -94,18 +102,36 @@ public final class ClusterIpam implements Plugin {
         }
     }
 
-    /** Releases the attachment's address; true if it had one. */
+    /**
+     * Releases the attachment's address; true if it had one. This host's index entry goes in the
+     * same transaction; another host's (a GC releasing its allocation) is dropped by that host's
+     * reconcile, which finds the allocation gone.
+     */
     static boolean release(EtcdClient etcd, ClusterIpamConfig cfg, Attachment a) throws IOException {
         String ownerKey = Allocations.ownerKey(cfg.etcdPrefix(), cfg.range(), a);
         Optional<KeyValue> owner = etcd.get(ownerKey);
         if (owner.isEmpty()) return false;
         IpAddr ip = IpAddr.tryParse(owner.get().value());
+        List<String> mine = cfg.host() == null ? List.of() : List.of(Allocations.hostKey(cfg.etcdPrefix(), cfg.host(), cfg.range(), a));
         if (ip != null) {
             String ipKey = Allocations.ipKey(cfg.etcdPrefix(), cfg.range(), ip);
-            if (etcd.deleteAllIfValue(ipKey, Allocations.ownerValue(a), List.of(ipKey, ownerKey))) return true;
+            List<String> keys = new java.util.ArrayList<>(List.of(ipKey, ownerKey));
+            keys.addAll(mine);
+            if (etcd.deleteAllIfValue(ipKey, Allocations.ownerValue(a), keys)) return true;
         }
         etcd.delete(ownerKey); // the address key is not ours (or unreadable): drop only the stale index
+        for (String k : mine) etcd.delete(k);
         return true;
+    }
+
+    /** The inode of the namespace at {@code netns} (stat follows /proc/PID/ns/net), 0 when it cannot be read. */
+    static long inodeOf(String netns) {
+        if (netns == null || netns.isEmpty()) return 0;
+        try {
+            return java.nio.file.Files.getAttribute(java.nio.file.Path.of(netns), "unix:ino") instanceof Long l ? l : 0;
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
     }
 
     @Override

@@ -16,15 +16,17 @@ import java.util.Map;
  * The {@code ipam} section of {@code cluster-ipam}:
  * <pre>{"type":"cluster-ipam","etcdEndpoints":["http://10.0.0.1:2379"],"range":"10.70.0.0/16",
  *  "rangeStart":"10.70.0.10","rangeEnd":"10.70.255.250","gateway":"10.70.0.1","exclude":["10.70.1.0/24"],
- *  "routes":[{"dst":"0.0.0.0/0"}],"dns":{...},"etcdPrefix":"/jcni/ipam","timeout":5,"retries":50}</pre>
+ *  "routes":[{"dst":"0.0.0.0/0"}],"dns":{...},"etcdPrefix":"/jcni/ipam","timeout":5,"retries":50,"host":"node-1"}</pre>
  * {@code etcdEndpoints} may also be one comma-separated string (whereabouts' {@code etcd_host} style).
  * The range's network and broadcast addresses and the gateway are never handed out. IPv4.
  *
  * @param first the lowest address that may be handed out
  * @param last the highest
+ * @param host this host's name in the per-host index ({@code host}, default the hostname); null
+ *     when there is none usable, and then allocations are not indexed for the host's reconcile
  */
 public record ClusterIpamConfig(List<String> etcdEndpoints, String etcdPrefix, Cidr range, IpAddr first, IpAddr last, IpAddr gateway,
-        List<Cidr> exclude, List<Result.Route> routes, Result.Dns dns, Duration timeout, int retries) {
+        List<Cidr> exclude, List<Result.Route> routes, Result.Dns dns, Duration timeout, int retries, String host) {
 
     public static ClusterIpamConfig parse(Map<String, Object> conf) {
         Map<String, Object> ipam = IpamConf.ipam(conf);
@@ -57,8 +59,21 @@ public record ClusterIpamConfig(List<String> etcdEndpoints, String etcdPrefix, C
         Long r = Fields.integer(ipam, "retries", "ipam");
         if (t != null && (t < 1 || t > 300)) throw invalid("ipam.timeout: seconds in [1, 300]");
         if (r != null && (r < 1 || r > 10_000)) throw invalid("ipam.retries: in [1, 10000]");
+        String host = Fields.string(ipam, "host", "ipam");
+        if (host != null && !io.jcni.types.Names.isCniName(host)) throw invalid("ipam.host: letters, digits, '.', '-' and '_' only: " + host);
+        if (host == null) host = hostname();
         return new ClusterIpamConfig(eps, prefix, range, first, last, gw, exclude, IpamConf.routes(ipam), IpamConf.dns(ipam),
-                Duration.ofSeconds(t == null ? 5 : t), r == null ? 100 : r.intValue());
+                Duration.ofSeconds(t == null ? 5 : t), r == null ? 100 : r.intValue(), host);
+    }
+
+    /** The kernel's hostname (of this UTS namespace) when it is usable as a key segment, else null. */
+    public static String hostname() {
+        try {
+            String h = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/sys/kernel/hostname")).strip();
+            return io.jcni.types.Names.isCniName(h) && h.length() <= 253 ? h : null;
+        } catch (java.io.IOException e) {
+            return null;
+        }
     }
 
     /** Whether {@code ip} may be handed out (in [first, last], not the gateway, not excluded). */

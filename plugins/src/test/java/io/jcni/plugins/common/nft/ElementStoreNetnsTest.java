@@ -124,6 +124,40 @@ class ElementStoreNetnsTest {
         }
     }
 
+    /**
+     * Issue 14 (chaos reboot): the namespace the plugins ran in is deleted for good; a GC in another
+     * namespace under the same base removes its whole state directory, and keeps a live one's.
+     */
+    @Test
+    void gcCollectsTheStateOfANamespaceThatIsGone() throws Exception {
+        String gone = uniqueName(), alive = uniqueName(), gcHere = uniqueName();
+        ElementStore.Owner owner = new ElementStore.Owner("test", "net", "c1", "eth0");
+        List<ElementStore.Element> one = List.of(new ElementStore.Element("es_test", "10.0.0.5", null));
+        Path goneDir, aliveDir;
+        try (Netns nsGone = Netns.create(gone)) {
+            ElementStore s = new ElementStore(Nft.in(nsGone), base);
+            s.put(owner, els -> SKELETON, one);
+            goneDir = s.dir();
+        } finally {
+            Netns.delete(gone);
+        }
+        try (Netns nsAlive = Netns.create(alive); Netns nsGc = Netns.create(gcHere)) {
+            ElementStore a = new ElementStore(Nft.in(nsAlive), base);
+            a.put(owner, els -> SKELETON, one);
+            aliveDir = a.dir();
+            if (aliveDir.equals(goneDir)) return; // the kernel gave the new namespace the dead one's inode: covered above
+            assertTrue(Files.isDirectory(goneDir));
+
+            new ElementStore(Nft.in(nsGc), base).gc("test", "net", o -> true, els -> SKELETON);
+            assertTrue(!Files.exists(goneDir), "state of the namespace that is gone: " + goneDir);
+            assertEquals(List.of(owner), new ElementStore(Nft.in(nsAlive), base).owners("test", "net"), "a live namespace's state stays");
+            assertEquals(1, a.remove(owner, els -> SKELETON).size());
+        } finally {
+            Netns.delete(alive);
+            Netns.delete(gcHere);
+        }
+    }
+
     private static String uniqueName() {
         return "jes-" + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() & 0xffffffffL);
     }
