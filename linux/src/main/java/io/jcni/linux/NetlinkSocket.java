@@ -14,6 +14,8 @@ import java.util.List;
  */
 public final class NetlinkSocket implements AutoCloseable {
     public static final int NETLINK_ROUTE = 0;
+    /** nfnetlink: conntrack, nf_tables. */
+    public static final int NETLINK_NETFILTER = 12;
 
     public static final int NLM_F_REQUEST = 0x1;
     public static final int NLM_F_MULTI = 0x2;
@@ -115,6 +117,91 @@ public final class NetlinkSocket implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * Sends {@code messages} as one nfnetlink transaction (NFNL_MSG_BATCH_BEGIN ... BATCH_END for
+     * {@code subsystem}) in a single datagram, each message with NLM_F_ACK, and reads the answer
+     * to every one: all of them apply, or none does. The kernel handles the batch while
+     * {@code send} runs and keeps going after an error, so each message gets its ACK or its error;
+     * an error answering the BEGIN message (EPERM, ENOMEM) ends the wait at once.
+     *
+     * @param operations what each message does, for the error of the first one that fails
+     * @throws ErrnoException for the first failing message, naming its operation
+     */
+    public synchronized void batch(int subsystem, List<NlMessage> messages, List<String> operations) {
+        if (closed) throw new IllegalStateException("netlink socket closed");
+        if (messages.size() != operations.size()) throw new IllegalArgumentException("one operation per message");
+        if (messages.isEmpty()) return;
+        int first = nextSeq();
+        int[] seqs = new int[messages.size()];
+        out.clear();
+        putBatchMarker(NFNL_MSG_BATCH_BEGIN, subsystem, first);
+        for (int i = 0; i < messages.size(); i++) {
+            seqs[i] = nextSeq();
+            ByteBuffer m = messages.get(i).finish(seqs[i], portId);
+            m.putShort(6, (short) (messages.get(i).flags() | NLM_F_REQUEST | NLM_F_ACK));
+            if (out.remaining() < NlMessage.align(m.remaining()) + 2 * BATCH_MARKER) {
+                throw new ErrnoException(Errno.EMSGSIZE, operations.get(i), "batch over " + out.capacity() + " bytes", null);
+            }
+            out.put(m);
+            while ((out.position() & 3) != 0) out.put((byte) 0);
+        }
+        putBatchMarker(NFNL_MSG_BATCH_END, subsystem, nextSeq());
+        int len = out.position();
+        Native.send(fd, out, 0, len);
+
+        int pending = messages.size();
+        ErrnoException firstError = null;
+        int firstErrorIndex = Integer.MAX_VALUE;
+        while (pending > 0) {
+            int n;
+            try {
+                n = Native.receive(fd, in, 0, in.capacity());
+            } catch (ErrnoException e) {
+                throw e.during(operations.get(0) + (messages.size() > 1 ? " (and " + (messages.size() - 1) + " more)" : ""));
+            }
+            for (int p = 0; p + NlMessage.HEADER <= n; ) {
+                int mlen = in.getInt(p);
+                if (mlen < NlMessage.HEADER || p + mlen > n) throw new ErrnoException(Errno.EIO, operations.get(0), "malformed netlink reply", null);
+                int type = Short.toUnsignedInt(in.getShort(p + 4));
+                int seq = in.getInt(p + 8);
+                int pid = in.getInt(p + 12);
+                if (type == NLMSG_ERROR && pid == portId) {
+                    int err = in.getInt(p + NlMessage.HEADER);
+                    if (seq == first && err != 0) {
+                        throw error(copy(p, mlen), -err, "nftables transaction");
+                    }
+                    int index = seq - seqs[0];
+                    if (index >= 0 && index < seqs.length && seqs[index] == seq) {
+                        pending--;
+                        if (err != 0 && index < firstErrorIndex) {
+                            firstErrorIndex = index;
+                            firstError = error(copy(p, mlen), -err, operations.get(index));
+                        }
+                    }
+                }
+                p += NlMessage.align(mlen);
+            }
+        }
+        if (firstError != null) throw firstError;
+    }
+
+    private static final int NFNL_MSG_BATCH_BEGIN = 0x10;
+    private static final int NFNL_MSG_BATCH_END = 0x11;
+    private static final int BATCH_MARKER = NlMessage.HEADER + 4;
+
+    /** struct nlmsghdr + struct nfgenmsg {AF_UNSPEC, NFNETLINK_V0, res_id = subsystem, big endian}. */
+    private void putBatchMarker(int type, int subsystem, int seq) {
+        out.putInt(BATCH_MARKER).putShort((short) type).putShort((short) NLM_F_REQUEST).putInt(seq).putInt(portId);
+        out.put((byte) 0).put((byte) 0).put((byte) (subsystem >> 8)).put((byte) subsystem);
+    }
+
+    /** One reply copied out of the reused receive buffer, as {@link #error} reads it. */
+    private NlMsg copy(int p, int mlen) {
+        ByteBuffer b = ByteBuffer.allocate(mlen).order(ByteOrder.nativeOrder());
+        b.put(0, in, p, mlen);
+        return new NlMsg(Short.toUnsignedInt(b.getShort(4)), Short.toUnsignedInt(b.getShort(6)), b.getInt(8), b.getInt(12), b, 0, mlen);
     }
 
     private List<NlMsg> exchange(NlMessage msg, int extraFlags, String operation) {

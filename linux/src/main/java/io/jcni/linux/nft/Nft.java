@@ -1,5 +1,6 @@
 package io.jcni.linux.nft;
 
+import io.jcni.linux.NetlinkSocket;
 import io.jcni.linux.Netns;
 import java.io.IOException;
 import java.io.InputStream;
@@ -11,8 +12,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A minimal nftables client: {@code nft -f -} with a script (one atomic transaction) and
- * {@code nft -j list ...} parsed as JSON. The nft executable is the only program jcni runs.
+ * A minimal nftables client: {@code nft -f -} with a script (one atomic transaction), used to
+ * create jcni's tables, chains and rules when they are missing; and {@link #tables()}, nf_tables
+ * over netlink for what changes per attachment (set and map elements), so ADD, DEL and CHECK
+ * start no process once the structure is in place. The nft executable is the only program jcni runs.
  *
  * <p><b>Which namespace.</b> nft acts on the network namespace it runs in, and a process forked
  * from a thread inherits that thread's namespace (clone(2) copies the calling task's nsproxy; the
@@ -67,6 +70,19 @@ public final class Nft {
             if (here.inode() != inode) throw new IllegalStateException("nft client used from a thread in another network namespace");
         }
         return Netns.currentCookie();
+    }
+
+    /**
+     * A netlink client for nf_tables in this client's namespace (no nft process): opened on the
+     * namespace's thread for {@link #in}, on the calling thread (checked) for {@link #current}.
+     * Close it when done.
+     */
+    public NfTables tables() {
+        if (ns != null) return new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER, ns));
+        try (Netns here = Netns.current()) {
+            if (here.inode() != inode) throw new IllegalStateException("nft client used from a thread in another network namespace");
+        }
+        return new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER));
     }
 
     /** Runs {@code script} as one transaction: all of it applies, or nothing does. */

@@ -1,0 +1,51 @@
+package io.jcni.linux.nft;
+
+import io.jcni.linux.Errno;
+import io.jcni.linux.ErrnoException;
+import io.jcni.linux.NetlinkSocket;
+import io.jcni.linux.nft.NftBatch.Family;
+
+/**
+ * nf_tables over netlink (NETLINK_NETFILTER), in the namespace the socket was opened in: what
+ * jcni does per attachment (set and map elements) without starting {@code nft}. Get one from
+ * {@link Nft#tables()}, which opens it in the client's namespace.
+ */
+public final class NfTables implements AutoCloseable {
+    private final NetlinkSocket nl;
+
+    NfTables(NetlinkSocket nl) {
+        this.nl = nl;
+    }
+
+    /**
+     * Applies {@code batch} as one transaction (all or nothing) and reads every ACK.
+     *
+     * @throws NftException naming the first change the kernel refused and why (ENOENT: the table,
+     *         set or element is not there; EBUSY: a map key holds another value; EPERM: needs
+     *         CAP_NET_ADMIN in the namespace)
+     */
+    public void apply(NftBatch batch) {
+        if (batch.isEmpty()) return;
+        try {
+            nl.batch(NftBatch.NFNL_SUBSYS_NFTABLES, batch.messages(), batch.operations());
+        } catch (ErrnoException e) {
+            throw new NftException(e);
+        }
+    }
+
+    /** Whether the element with {@code key} is in {@code set} ({@code nft get element}, without nft). */
+    public boolean hasElement(Family family, String table, String set, byte[] key) {
+        try {
+            nl.request(NftBatch.getElement(family, table, set, key), "get element " + family.nftName() + " " + table + " " + set);
+            return true;
+        } catch (ErrnoException e) {
+            if (e.is(Errno.ENOENT)) return false;
+            throw new NftException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        nl.close();
+    }
+}
