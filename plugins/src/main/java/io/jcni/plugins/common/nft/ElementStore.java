@@ -1,6 +1,10 @@
 package io.jcni.plugins.common.nft;
 
+import io.jcni.linux.Errno;
 import io.jcni.linux.Flock;
+import io.jcni.linux.nft.NfTables;
+import io.jcni.linux.nft.NftBatch;
+import io.jcni.linux.nft.NftBatch.Family;
 import io.jcni.linux.nft.Nft;
 import io.jcni.linux.nft.NftException;
 import io.jcni.spec.Json;
@@ -156,7 +160,8 @@ public final class ElementStore {
             List<Element> touched = new ArrayList<>(drop);
             touched.addAll(elements);
             if (touched.isEmpty()) return;
-            String script = script(table, skeleton.apply(touched), owner.comment(), drop, held);
+            Skeleton skel = Skeleton.parse(table, skeleton.apply(touched));
+            NftBatch batch = batch(skel, owner.comment(), drop, held);
             // Intent first: if we die after nft, the state still names every element we may hold.
             List<Element> union = new ArrayList<>(elements);
             for (Element e : before) if (!union.contains(e) && !drop.contains(e)) union.add(e);
@@ -166,7 +171,7 @@ public final class ElementStore {
             write(owner, union);
             for (Element e : elements) writeKey(e, owner);
             try {
-                nft.run(script);
+                apply(skel, batch);
             } catch (NftException e) {
                 // nft applied nothing (one transaction): put the state back as it was, so a
                 // refused ADD leaves no state naming elements that were never added.
@@ -199,16 +204,22 @@ public final class ElementStore {
     }
 
     /**
-     * Verifies in nft that every element {@code owner} holds is present (nft reads the whole table
-     * for this; CHECK is rare). Throws NftException if one is missing.
+     * Verifies in nf_tables (over netlink, one lookup per element) that every element
+     * {@code owner} holds is present. {@code skeleton} gives the sets' types. Throws NftException
+     * naming the first one missing.
      */
-    public void verifyPresent(Owner owner) {
-        Map<String, List<Element>> bySet = new LinkedHashMap<>();
-        for (Element e : elements(owner)) bySet.computeIfAbsent(e.set(), k -> new ArrayList<>()).add(e);
-        for (var en : bySet.entrySet()) {
-            StringBuilder b = new StringBuilder("get element " + table + " " + en.getKey() + " { ");
-            for (int i = 0; i < en.getValue().size(); i++) b.append(i == 0 ? "" : ", ").append(en.getValue().get(i).key());
-            nft.run(b.append(" }\n").toString());
+    public void verifyPresent(Owner owner, Function<List<Element>, String> skeleton) {
+        List<Element> mine = elements(owner);
+        if (mine.isEmpty()) return;
+        Skeleton skel = Skeleton.parse(table, skeleton.apply(mine));
+        Family family = Family.of(table.substring(0, table.indexOf(' ')));
+        String name = table.substring(table.indexOf(' ') + 1);
+        try (NfTables t = nft.tables()) {
+            for (Element e : mine) {
+                if (!t.hasElement(family, name, e.set(), skel.key(table, e))) {
+                    throw new NftException("get element " + table + " " + e.set() + " { " + e.key() + " }", -1, "not in nftables");
+                }
+            }
         }
     }
 
@@ -297,10 +308,105 @@ public final class ElementStore {
     private List<Element> removeLocked(Owner owner, Function<List<Element>, String> skeleton) {
         List<Element> mine = new ArrayList<>();
         for (Element e : read(owner)) if (ownedBy(e, owner)) mine.add(e);
-        if (!mine.isEmpty()) nft.run(script(table, skeleton.apply(mine), owner.comment(), mine, Map.of()));
+        if (!mine.isEmpty()) {
+            Skeleton skel = Skeleton.parse(table, skeleton.apply(mine));
+            apply(skel, batch(skel, owner.comment(), mine, Map.of()));
+        }
         for (Element e : mine) deleteKey(e);
         deleteAttFile(owner);
         return mine;
+    }
+
+    /**
+     * The element changes of a transaction, as {@link #script} writes them, for netlink: the
+     * structure's own elements (added, never removed), tolerant removals, then additions that
+     * replace whatever holds the key. Pure.
+     */
+    NftBatch batch(Skeleton skel, String comment, List<Element> remove, Map<Element, String> add) {
+        Family family = Family.of(table.substring(0, table.indexOf(' ')));
+        String name = table.substring(table.indexOf(' ') + 1);
+        NftBatch b = new NftBatch();
+        for (Element e : skel.elements()) b.addElement(family, name, e.set(), skel.key(table, e), null, null, e.key());
+        for (Element e : remove) {
+            byte[] key = skel.key(table, e);
+            b.addElement(family, name, e.set(), key, skel.data(table, e, e.value()), null, text(e, e.value()));
+            b.deleteElement(family, name, e.set(), key, e.key());
+        }
+        for (var en : add.entrySet()) {
+            Element e = en.getKey();
+            String held = en.getValue() == null ? e.value() : en.getValue();
+            byte[] key = skel.key(table, e);
+            b.addElement(family, name, e.set(), key, skel.data(table, e, held), null, text(e, held));
+            b.deleteElement(family, name, e.set(), key, e.key());
+            b.addElement(family, name, e.set(), key, skel.data(table, e, e.value()), comment, text(e, e.value()));
+        }
+        return b;
+    }
+
+    private static String text(Element e, String value) {
+        return value == null ? e.key() : e.key() + " : " + value;
+    }
+
+    /**
+     * Sends {@code batch} over netlink once {@code skel}'s structure is in place. The structure
+     * (tables, sets, chains, rules) is applied with {@code nft -f} only when it is not known to be
+     * in force in this namespace ({@value #SKELETONS_FILE}); so after the first call of a
+     * feature, ADD and DEL start no process. If the kernel says a table or set is missing (ENOENT:
+     * a reboot, {@code nft flush ruleset}), the structure is applied again and the batch resent once.
+     */
+    private void apply(Skeleton skel, NftBatch batch) {
+        boolean fresh = ensureStructure(skel);
+        try (NfTables t = nft.tables()) {
+            try {
+                t.apply(batch);
+            } catch (NftException e) {
+                if (fresh || e.errno() != Errno.ENOENT) throw e;
+                forgetStructures();
+                ensureStructure(skel);
+                t.apply(batch);
+            }
+        }
+    }
+
+    /** Records which structures are in force: lines of "HASH CHAIN,CHAIN..." (the chains each flushes and refills). */
+    static final String SKELETONS_FILE = "skeletons";
+
+    /** Applies {@code skel}'s structure unless it is recorded as in force; true when it applied it. */
+    private boolean ensureStructure(Skeleton skel) {
+        Map<String, Set<String>> inForce = readStructures();
+        if (inForce.containsKey(skel.hash())) return false;
+        nft.run(skel.structure());
+        // A structure that refilled a chain replaced the rules other structures put there.
+        inForce.values().removeIf(chains -> chains.stream().anyMatch(skel.flushedChains()::contains));
+        inForce.put(skel.hash(), skel.flushedChains());
+        StringBuilder b = new StringBuilder();
+        inForce.forEach((h, chains) -> b.append(h).append(' ').append(String.join(",", chains)).append('\n'));
+        atomicWrite(dir.resolve(SKELETONS_FILE), b.toString());
+        return true;
+    }
+
+    private Map<String, Set<String>> readStructures() {
+        Map<String, Set<String>> out = new LinkedHashMap<>();
+        String s;
+        try {
+            s = Files.readString(dir.resolve(SKELETONS_FILE), StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            return out;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        for (String line : s.split("\n")) {
+            String[] f = line.split(" ", 2);
+            if (f[0].isEmpty()) continue;
+            Set<String> chains = new LinkedHashSet<>();
+            if (f.length > 1) for (String c : f[1].split(",")) if (!c.isEmpty()) chains.add(c);
+            out.put(f[0], chains);
+        }
+        return out;
+    }
+
+    private void forgetStructures() {
+        deleteWithTemporary(dir.resolve(SKELETONS_FILE));
     }
 
     /**
@@ -390,6 +496,7 @@ public final class ElementStore {
         if (was != null) {
             deleteTree(dir.resolve("att"));
             deleteTree(dir.resolve("key"));
+            forgetStructures();
         }
         atomicWrite(f, now);
     }

@@ -84,7 +84,7 @@ public final class FirewallPlugin implements Plugin {
             throw new CniException(ErrorCode.INTERNAL, "firewall: container addresses not allowed", "missing: " + want);
         }
         try {
-            store.verifyPresent(owner(req));
+            store.verifyPresent(owner(req), els -> FirewallRules.removalSkeleton());
         } catch (NftException e) {
             throw new CniException(ErrorCode.INTERNAL, "firewall: elements missing from nftables", e);
         }
