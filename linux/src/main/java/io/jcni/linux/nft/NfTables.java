@@ -21,7 +21,7 @@ public final class NfTables implements AutoCloseable {
      * Applies {@code batch} as one transaction (all or nothing) and reads every ACK.
      *
      * @throws NftException naming the first change the kernel refused and why (ENOENT: the table,
-     *         set or element is not there; EBUSY: a map key holds another value; EPERM: needs
+     *         set or element is not there; EEXIST, or EBUSY before Linux 6.x: a map key holds another value; EPERM: needs
      *         CAP_NET_ADMIN in the namespace)
      */
     public void apply(NftBatch batch) {

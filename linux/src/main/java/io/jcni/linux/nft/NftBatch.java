@@ -68,7 +68,7 @@ public final class NftBatch {
 
     /**
      * {@code add element}: creates the element, and is no error when it exists with the same value
-     * (a map element holding another value fails the transaction with EBUSY, as in nft).
+     * (a map key holding another value fails the transaction: EEXIST, EBUSY on older kernels, as with nft).
      *
      * @param data the map value, or null for a set
      * @param comment shown by {@code nft list}, or null

@@ -28,8 +28,7 @@ public final class NftException extends RuntimeException {
     private static String hint(int errno) {
         return switch (errno) {
             case Errno.ENOENT -> " (the table, set or element is not there)";
-            case Errno.EBUSY -> " (the key holds another value)";
-            case Errno.EEXIST -> " (it exists already)";
+            case Errno.EBUSY, Errno.EEXIST -> " (the element exists; for a map key: with another value)";
             case Errno.EPERM -> " (needs CAP_NET_ADMIN in the network namespace)";
             default -> "";
         };

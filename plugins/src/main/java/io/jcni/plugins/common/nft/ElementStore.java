@@ -161,7 +161,7 @@ public final class ElementStore {
             touched.addAll(elements);
             if (touched.isEmpty()) return;
             Skeleton skel = Skeleton.parse(table, skeleton.apply(touched));
-            NftBatch batch = batch(skel, owner.comment(), drop, held);
+            NftBatch batch = batch(table, skel, owner.comment(), drop, held);
             // Intent first: if we die after nft, the state still names every element we may hold.
             List<Element> union = new ArrayList<>(elements);
             for (Element e : before) if (!union.contains(e) && !drop.contains(e)) union.add(e);
@@ -310,7 +310,7 @@ public final class ElementStore {
         for (Element e : read(owner)) if (ownedBy(e, owner)) mine.add(e);
         if (!mine.isEmpty()) {
             Skeleton skel = Skeleton.parse(table, skeleton.apply(mine));
-            apply(skel, batch(skel, owner.comment(), mine, Map.of()));
+            apply(skel, batch(table, skel, owner.comment(), mine, Map.of()));
         }
         for (Element e : mine) deleteKey(e);
         deleteAttFile(owner);
@@ -322,7 +322,7 @@ public final class ElementStore {
      * structure's own elements (added, never removed), tolerant removals, then additions that
      * replace whatever holds the key. Pure.
      */
-    NftBatch batch(Skeleton skel, String comment, List<Element> remove, Map<Element, String> add) {
+    static NftBatch batch(String table, Skeleton skel, String comment, List<Element> remove, Map<Element, String> add) {
         Family family = Family.of(table.substring(0, table.indexOf(' ')));
         String name = table.substring(table.indexOf(' ') + 1);
         NftBatch b = new NftBatch();
