@@ -368,6 +368,14 @@ public final class ElementStore {
         }
     }
 
+    /**
+     * Whether the structure of {@code skeleton} is recorded as in force here (applied by nft and
+     * not replaced since): then nft has accepted every name in it.
+     */
+    public boolean inForce(String skeleton) {
+        return readStructures().containsKey(Skeleton.parse(table, skeleton).hash());
+    }
+
     /** Records which structures are in force: lines of "HASH CHAIN,CHAIN..." (the chains each flushes and refills). */
     static final String SKELETONS_FILE = "skeletons";
 

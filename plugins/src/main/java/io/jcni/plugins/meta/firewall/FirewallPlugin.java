@@ -46,7 +46,8 @@ public final class FirewallPlugin implements Plugin {
         List<Element> elements = FirewallRules.elements(prev);
         String bridgeName = bridge;
         ElementStore store = store(c);
-        checkAdminChain(store.nft(), c.adminChain());
+        // A structure in force was applied by nft, admin chain name included: no need to ask nft again.
+        if (!store.inForce(FirewallRules.skeleton(c.adminChain(), null))) checkAdminChain(store.nft(), c.adminChain());
         store.put(owner(req), els -> FirewallRules.skeleton(c.adminChain(), bridgeName), elements);
         return prev;
     }

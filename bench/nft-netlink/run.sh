@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Per-call latency of the nftables plugins (portmap, firewall, ipMasq's Masquerade), ADD and DEL,
+# in-process with a warm JVM, in a private network namespace created and deleted by NftBench.
+# Compare two builds: bench/nft-netlink/run.sh [ROOT_OF_OTHER_CHECKOUT] (its classes must be compiled).
+# Needs root. Build first: mvn -B -ntp -o -pl plugins -am compile
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROUNDS=${ROUNDS:-31}
+JAVA_HOME=${JCNI_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+run() { # run ROOT LABEL
+  local root=$1 work
+  work=$(mktemp -d /tmp/jn-bench.XXXXXX)
+  echo "== $2 ($root), median ms of $ROUNDS: plugin ADD DEL; load $(cut -d' ' -f1-3 /proc/loadavg)"
+  "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -Drounds="$ROUNDS" \
+    -cp "$root/plugins/target/classes:$root/linux/target/classes:$root/spec/target/classes:$root/runtime/target/classes" \
+    "$HERE/NftBench.java" "$work" 2>/dev/null || { rm -rf "$work"; return 1; }
+  rm -rf "$work"
+}
+run "$(cd "$HERE/../.." && pwd)" "this checkout"
+if [[ $# -ge 1 ]]; then run "$1" "other"; fi
