@@ -64,7 +64,6 @@ public class NftBench {
         String name = "jn-bench-" + ProcessHandle.current().pid();
         String[] plugins = {"portmap", "firewall", "masquerade"};
         try (io.jcni.linux.Netns ns = io.jcni.linux.Netns.create(name)) {
-            var m = io.jcni.plugins.common.nft.Masquerade.in(ns, java.nio.file.Path.of(dir));
             Map<String, List<Long>> add = new HashMap<>();
             Map<String, List<Long>> del = new HashMap<>();
             for (String p : plugins) {
@@ -72,6 +71,8 @@ public class NftBench {
                 del.put(p, new ArrayList<>());
             }
             ns.exec(() -> {
+                // in the namespace it runs in, as bridge's ipMasq uses it
+                var m = io.jcni.plugins.common.nft.Masquerade.in(null, java.nio.file.Path.of(dir));
                 for (int r = -20; r < rounds; r++) { // 20 warm-up rounds, also of the JIT
                     int i = r + 20;
                     for (String p : plugins) {

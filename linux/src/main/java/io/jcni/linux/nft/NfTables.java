@@ -12,9 +12,12 @@ import io.jcni.linux.nft.NftBatch.Family;
  */
 public final class NfTables implements AutoCloseable {
     private final NetlinkSocket nl;
+    /** For a socket shared per namespace ({@link Nft#tables}): drops it from the cache; null for an owned one. */
+    private final java.util.function.Consumer<NfTables> forget;
 
-    NfTables(NetlinkSocket nl) {
+    NfTables(NetlinkSocket nl, java.util.function.Consumer<NfTables> forget) {
         this.nl = nl;
+        this.forget = forget;
     }
 
     /**
@@ -29,6 +32,7 @@ public final class NfTables implements AutoCloseable {
         try {
             nl.batch(NftBatch.NFNL_SUBSYS_NFTABLES, batch.messages(), batch.operations());
         } catch (ErrnoException e) {
+            broken(e);
             throw new NftException(e);
         }
     }
@@ -40,12 +44,24 @@ public final class NfTables implements AutoCloseable {
             return true;
         } catch (ErrnoException e) {
             if (e.is(Errno.ENOENT)) return false;
+            broken(e);
             throw new NftException(e);
         }
     }
 
+    /**
+     * A failure of the exchange itself (no answer in time, a malformed one): a later request could
+     * meet the lost answers, so a shared socket is replaced. A kernel's refusal keeps it.
+     */
+    private void broken(ErrnoException e) {
+        if (forget == null || !(e.is(Errno.EAGAIN) || e.is(Errno.EIO) || e.is(Errno.EINTR) || e.is(Errno.ENOBUFS))) return;
+        forget.accept(this);
+        nl.close();
+    }
+
+    /** Closes a socket of its own; a shared one ({@link Nft#current()}) stays open. */
     @Override
     public void close() {
-        nl.close();
+        if (forget == null) nl.close();
     }
 }

@@ -73,17 +73,29 @@ public final class Nft {
     }
 
     /**
-     * A netlink client for nf_tables in this client's namespace (no nft process): opened on the
-     * namespace's thread for {@link #in}, on the calling thread (checked) for {@link #current}.
-     * Close it when done.
+     * A netlink client for nf_tables in this client's namespace (no nft process). Close it when
+     * done. For {@link #in} it is opened on the namespace's thread and closed by {@code close}.
+     * For {@link #current} it is one socket per namespace, kept open for the process's life
+     * ({@code close} leaves it open): closing a NETLINK_NETFILTER socket right after a
+     * transaction that deleted elements waits for the kernel's deferred destruction of that
+     * transaction, an RCU grace period (measured 11-18 ms, more than the transaction itself), so
+     * a long-lived caller (jcnid) must not pay it per call. The open socket keeps its namespace
+     * alive, so its inode cannot be reused while it is cached.
      */
     public NfTables tables() {
-        if (ns != null) return new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER, ns));
+        if (ns != null) return new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER, ns), null);
         try (Netns here = Netns.current()) {
             if (here.inode() != inode) throw new IllegalStateException("nft client used from a thread in another network namespace");
         }
-        return new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER));
+        return SHARED.computeIfAbsent(inode, k -> new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER), this::forget));
     }
+
+    /** Drops a shared socket that failed below the kernel's answers (timeout, malformed reply). */
+    private void forget(NfTables broken) {
+        SHARED.remove(inode, broken);
+    }
+
+    private static final java.util.concurrent.ConcurrentHashMap<Long, NfTables> SHARED = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** Runs {@code script} as one transaction: all of it applies, or nothing does. */
     public void run(String script) {
