@@ -49,6 +49,17 @@ public final class NfTables implements AutoCloseable {
         }
     }
 
+    /** How many rules {@code chain} of {@code table} holds; 0 when the table or chain is not there. */
+    public int ruleCount(Family family, String table, String chain) {
+        try {
+            return nl.dump(NftBatch.getRules(family, table, chain), "list chain " + family.nftName() + " " + table + " " + chain).size();
+        } catch (ErrnoException e) {
+            if (e.is(Errno.ENOENT)) return 0;
+            broken(e);
+            throw new NftException(e);
+        }
+    }
+
     /**
      * A failure of the exchange itself (no answer in time, a malformed one): a later request could
      * meet the lost answers, so a shared socket is replaced. A kernel's refusal keeps it.

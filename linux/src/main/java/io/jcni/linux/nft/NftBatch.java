@@ -23,6 +23,9 @@ import java.util.Objects;
 public final class NftBatch {
     /** nfnetlink subsystem id of nf_tables. */
     public static final int NFNL_SUBSYS_NFTABLES = 10;
+    static final int NFT_MSG_GETRULE = 7;
+    static final int NFTA_RULE_TABLE = 1;
+    static final int NFTA_RULE_CHAIN = 2;
     static final int NFT_MSG_NEWSETELEM = 12;
     static final int NFT_MSG_GETSETELEM = 13;
     static final int NFT_MSG_DELSETELEM = 14;
@@ -105,6 +108,15 @@ public final class NftBatch {
         value(m, NFTA_SET_ELEM_KEY, key);
         m.end(el);
         m.end(list);
+        return m;
+    }
+
+    /** A dump request for the rules of one chain ({@code nft list chain}); the kernel filters by table and chain. */
+    static NlMessage getRules(Family family, String table, String chain) {
+        NlMessage m = new NlMessage((NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETRULE, 0);
+        m.u8(family.nfproto).u8(0).u16(0);
+        m.attrString(NFTA_RULE_TABLE, table);
+        m.attrString(NFTA_RULE_CHAIN, chain);
         return m;
     }
 

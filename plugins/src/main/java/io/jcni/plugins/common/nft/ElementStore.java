@@ -204,9 +204,11 @@ public final class ElementStore {
     }
 
     /**
-     * Verifies in nf_tables (over netlink, one lookup per element) that every element
-     * {@code owner} holds is present. {@code skeleton} gives the sets' types. Throws NftException
-     * naming the first one missing.
+     * Verifies in nf_tables, over netlink, that every element {@code owner} holds is present (one
+     * lookup per element) and that each chain {@code skeleton} fills holds its number of rules
+     * (one dump of that chain). {@code skeleton} also gives the sets' types. Throws NftException
+     * naming the first thing missing; a structure found changed is no longer taken as in force,
+     * so the next ADD applies it again.
      */
     public void verifyPresent(Owner owner, Function<List<Element>, String> skeleton) {
         List<Element> mine = elements(owner);
@@ -215,6 +217,18 @@ public final class ElementStore {
         Family family = Family.of(table.substring(0, table.indexOf(' ')));
         String name = table.substring(table.indexOf(' ') + 1);
         try (NfTables t = nft.tables()) {
+            for (var chain : skel.rules().entrySet()) {
+                String[] f = chain.getKey().split(" ");
+                if (!(f[0] + " " + f[1]).equals(table)) continue;
+                int have = t.ruleCount(family, name, f[2]);
+                if (have != chain.getValue()) {
+                    try (Flock lock = lock()) {
+                        forgetStructures();
+                    }
+                    throw new NftException("list chain " + chain.getKey(), -1,
+                            have + " rules where jcni put " + chain.getValue() + "; the next ADD puts them back");
+                }
+            }
             for (Element e : mine) {
                 if (!t.hasElement(family, name, e.set(), skel.key(table, e))) {
                     throw new NftException("get element " + table + " " + e.set() + " { " + e.key() + " }", -1, "not in nftables");

@@ -23,19 +23,21 @@ import java.util.regex.Pattern;
  *       ({@code tcp . 8080}) into the bytes the kernel stores ({@link #key}, {@link #data});</li>
  *   <li>its {@code add element} lines of the table (e.g. the firewall's isolated bridges): sent with
  *       the attachment's elements, so the structure itself does not vary with them;</li>
- *   <li>the chains it flushes and refills: applying it replaces what another structure put there
- *       ({@link ElementStore} tracks which structures are in force by {@link #hash});</li>
+ *   <li>the chains it flushes and refills, and how many rules each then holds ({@link #rules}):
+ *       applying it replaces what another structure put there ({@link ElementStore} tracks which
+ *       structures are in force by {@link #hash}; CHECK counts the rules);</li>
  *   <li>the rest, {@link #structure}: what {@code nft -f} applies when it is not in force.</li>
  * </ul>
  */
 public record Skeleton(String structure, Map<String, SetType> sets, List<Element> elements, Set<String> flushedChains,
-                       String hash) {
+                       Map<String, Integer> rules, String hash) {
     /** A set's key types, and a map's data types (null for a set), as nft names them. */
     public record SetType(List<String> key, List<String> data) {}
 
     private static final Pattern SET = Pattern.compile("add (?:set|map) (\\S+ \\S+) (\\S+) \\{ type ([^;:]+?)(?: : ([^;]+?))?;.*");
     private static final Pattern ELEMENT = Pattern.compile("add element (\\S+ \\S+) (\\S+) \\{ (.+) \\}");
     private static final Pattern FLUSH = Pattern.compile("flush chain (\\S+ \\S+ \\S+)");
+    private static final Pattern RULE = Pattern.compile("add rule (\\S+ \\S+ \\S+) .*");
 
     /**
      * Reads {@code script} for {@code table} ({@code inet jcni}). Sets, maps and elements of other
@@ -46,6 +48,7 @@ public record Skeleton(String structure, Map<String, SetType> sets, List<Element
         Map<String, SetType> sets = new LinkedHashMap<>();
         List<Element> elements = new ArrayList<>();
         Set<String> flushed = new LinkedHashSet<>();
+        Map<String, Integer> rules = new LinkedHashMap<>();
         for (String line : script.split("\n")) {
             String l = line.strip();
             if (l.isEmpty()) continue;
@@ -61,9 +64,12 @@ public record Skeleton(String structure, Map<String, SetType> sets, List<Element
             }
             m = FLUSH.matcher(l);
             if (m.matches()) flushed.add(m.group(1));
+            m = RULE.matcher(l);
+            if (m.matches()) rules.merge(m.group(1), 1, Integer::sum);
         }
+        rules.keySet().retainAll(flushed); // a chain it does not flush may hold rules of others
         String s = structure.toString();
-        return new Skeleton(s, Map.copyOf(sets), List.copyOf(elements), Set.copyOf(flushed), sha256(s));
+        return new Skeleton(s, Map.copyOf(sets), List.copyOf(elements), Set.copyOf(flushed), Map.copyOf(rules), sha256(s));
     }
 
     /** The kernel's bytes for {@code e}'s key. @throws IllegalArgumentException for a set this skeleton does not define, or a key that does not fit its type */

@@ -85,7 +85,7 @@ public final class FirewallPlugin implements Plugin {
             throw new CniException(ErrorCode.INTERNAL, "firewall: container addresses not allowed", "missing: " + want);
         }
         try {
-            store.verifyPresent(owner(req), els -> FirewallRules.removalSkeleton());
+            store.verifyPresent(owner(req), els -> FirewallRules.skeleton(c.adminChain(), null));
         } catch (NftException e) {
             throw new CniException(ErrorCode.INTERNAL, "firewall: elements missing from nftables", e);
         }

@@ -130,6 +130,30 @@ class ElementStoreNetlinkTest {
         }
     }
 
+    /** A rule deleted by hand: CHECK says so, and the next ADD puts the structure back. */
+    @Test
+    void checkFindsAMissingRuleAndTheNextAddRestoresIt() {
+        String n = uniqueName();
+        try (Netns ns = Netns.create(n)) {
+            Nft nft = Nft.in(ns);
+            ElementStore store = new ElementStore(nft, base);
+            Change pm = changes().get(0);
+            store.put(pm.owner(), pm.skeleton(), pm.elements());
+            store.verifyPresent(pm.owner(), pm.skeleton());
+            String handle = exec(List.of("ip", "netns", "exec", n, "/usr/sbin/nft", "-a", "list", "chain", "inet", "jcni", "pm_prerouting"))
+                    .replaceAll("(?s).*# handle (\\d+)\\s*\\n\\s*}.*", "$1");
+            nft.run("delete rule inet jcni pm_prerouting handle " + handle + "\n");
+            NftException e = assertThrows(NftException.class, () -> store.verifyPresent(pm.owner(), pm.skeleton()));
+            assertTrue(e.getMessage().contains("inet jcni pm_prerouting") && e.getMessage().contains("0 rules where jcni put 1"), e.getMessage());
+
+            store.put(new Owner("portmap", "net", "c3", "eth0"), pm.skeleton(), List.of(new Element("pm4", "tcp . 7777", "10.0.0.4 . 80")));
+            store.verifyPresent(pm.owner(), pm.skeleton());
+            assertTrue(list(n).contains("fib daddr type local jump portmap"), list(n));
+        } finally {
+            Netns.delete(n);
+        }
+    }
+
     /** A key held with another value by someone jcni does not know: refused, named, and no state left behind. */
     @Test
     void aRefusedBatchNamesTheElementAndLeavesNoState() {

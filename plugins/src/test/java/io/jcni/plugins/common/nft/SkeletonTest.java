@@ -45,6 +45,9 @@ class SkeletonTest {
         assertEquals(Set.of("inet jcni portmap", "inet jcni pm_prerouting", "inet jcni pm_output", "inet jcni pm_postrouting"),
                 s.flushedChains());
         assertEquals(List.of(), s.elements());
+        assertEquals(Map.of("inet jcni pm_prerouting", 1, "inet jcni pm_output", 1, "inet jcni portmap", 4, "inet jcni pm_postrouting", 7),
+                s.rules());
+        assertEquals(PortmapRules.RULE_COUNT, s.rules().values().stream().mapToInt(Integer::intValue).sum());
     }
 
     @Test
@@ -58,6 +61,7 @@ class SkeletonTest {
         assertNotEquals(a.hash(), Skeleton.parse(T, FirewallRules.skeleton("OTHER", "cni0")).hash(), "another admin chain is another structure");
         assertEquals(32, a.key(T, a.elements().get(1)).length);
         assertEquals(Set.of("inet jcni fw_forward"), a.flushedChains());
+        assertEquals(Map.of("inet jcni fw_forward", FirewallRules.RULE_COUNT), a.rules(), "the admin chain is not counted: it is the administrator's");
     }
 
     @Test
