@@ -10,7 +10,8 @@ import java.util.Map;
 
 /**
  * In-process latency of the nftables plugins (benchmark, not a test): portmap, firewall, and
- * bridge's ipMasq through Masquerade, ADD then DEL, in a private namespace, warm JVM.
+ * bridge's ipMasq through Masquerade, ADD then DEL, warm JVM, in the namespace the JVM runs in
+ * (as jcnid runs them: run.sh starts it with ip netns exec in a private namespace).
  * java -cp CLASSES NftBench.java DATADIR ; -Drounds=N. Prints "plugin add_ms del_ms" (medians).
  */
 public class NftBench {
@@ -61,41 +62,33 @@ public class NftBench {
     public static void main(String[] args) {
         String dir = args[0];
         int rounds = Integer.getInteger("rounds", 31);
-        String name = "jn-bench-" + ProcessHandle.current().pid();
         String[] plugins = {"portmap", "firewall", "masquerade"};
-        try (io.jcni.linux.Netns ns = io.jcni.linux.Netns.create(name)) {
-            Map<String, List<Long>> add = new HashMap<>();
-            Map<String, List<Long>> del = new HashMap<>();
-            for (String p : plugins) {
-                add.put(p, new ArrayList<>());
-                del.put(p, new ArrayList<>());
-            }
-            ns.exec(() -> {
-                // in the namespace it runs in, as bridge's ipMasq uses it
-                var m = io.jcni.plugins.common.nft.Masquerade.in(null, java.nio.file.Path.of(dir));
-                for (int r = -20; r < rounds; r++) { // 20 warm-up rounds, also of the JIT
-                    int i = r + 20;
-                    for (String p : plugins) {
-                        long a;
-                        long d;
-                        if (p.equals("masquerade")) {
-                            a = masq(m, true, i);
-                            d = masq(m, false, i);
-                        } else {
-                            String c = conf(p, dir, i);
-                            a = call(p, "ADD", "c" + i, c);
-                            d = call(p, "DEL", "c" + i, c);
-                        }
-                        if (r >= 0) {
-                            add.get(p).add(a);
-                            del.get(p).add(d);
-                        }
-                    }
-                }
-            });
-            for (String p : plugins) System.out.printf("%s %.2f %.2f%n", p, median(add.get(p)), median(del.get(p)));
-        } finally {
-            if (io.jcni.linux.Netns.exists(name)) io.jcni.linux.Netns.delete(name);
+        var m = io.jcni.plugins.common.nft.Masquerade.in(null, java.nio.file.Path.of(dir));
+        Map<String, List<Long>> add = new HashMap<>();
+        Map<String, List<Long>> del = new HashMap<>();
+        for (String p : plugins) {
+            add.put(p, new ArrayList<>());
+            del.put(p, new ArrayList<>());
         }
+        for (int r = -20; r < rounds; r++) { // 20 warm-up rounds, also of the JIT
+            int i = r + 20;
+            for (String p : plugins) {
+                long a;
+                long d;
+                if (p.equals("masquerade")) {
+                    a = masq(m, true, i);
+                    d = masq(m, false, i);
+                } else {
+                    String c = conf(p, dir, i);
+                    a = call(p, "ADD", "c" + i, c);
+                    d = call(p, "DEL", "c" + i, c);
+                }
+                if (r >= 0) {
+                    add.get(p).add(a);
+                    del.get(p).add(d);
+                }
+            }
+        }
+        for (String p : plugins) System.out.printf("%s %.2f %.2f%n", p, median(add.get(p)), median(del.get(p)));
     }
 }

@@ -79,15 +79,30 @@ public final class Nft {
      * ({@code close} leaves it open): closing a NETLINK_NETFILTER socket right after a
      * transaction that deleted elements waits for the kernel's deferred destruction of that
      * transaction, an RCU grace period (measured 11-18 ms, more than the transaction itself), so
-     * a long-lived caller (jcnid) must not pay it per call. The open socket keeps its namespace
-     * alive, so its inode cannot be reused while it is cached.
+     * a long-lived caller (jcnid) must not pay it per call. An open socket keeps its namespace
+     * alive, so only the process's own namespace (where jcnid and a standalone plugin act) gets
+     * one kept open; a client of any other namespace opens and closes its own.
      */
     public NfTables tables() {
         if (ns != null) return new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER, ns), null);
         try (Netns here = Netns.current()) {
             if (here.inode() != inode) throw new IllegalStateException("nft client used from a thread in another network namespace");
         }
+        if (inode != processNetnsInode()) return new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER), null);
         return SHARED.computeIfAbsent(inode, k -> new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER), this::forget));
+    }
+
+    private static volatile long processNetnsInode;
+
+    /** The namespace of the process's main thread (/proc/self is the thread group leader), which never moves. */
+    private static long processNetnsInode() {
+        long i = processNetnsInode;
+        if (i == 0) {
+            try (Netns self = Netns.open("/proc/self/ns/net")) {
+                processNetnsInode = i = self.inode();
+            }
+        }
+        return i;
     }
 
     /** Drops a shared socket that failed below the kernel's answers (timeout, malformed reply). */
