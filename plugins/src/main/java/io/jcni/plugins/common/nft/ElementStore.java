@@ -40,7 +40,9 @@ import java.util.stream.Stream;
  * {@code add/delete element} to hash sets and maps do not. (Interval sets with concatenated keys
  * do: the kernel's pipapo backend rebuilds its lookup tables on every commit, measured 2 ms to
  * 30 ms per transaction from 0 to 4,000 elements; so per-attachment data never goes into them.) So ownership lives here, in small files, and every change is
- * one write-only transaction whose size depends only on the attachment's own elements.
+ * one write-only transaction whose size depends only on the attachment's own elements, sent to
+ * nf_tables over netlink ({@link NftBatch}); {@code nft -f} only puts a feature's structure in place
+ * when it is not in force (see {@link #apply}).
  *
  * <p><b>Layout</b> (one directory per network namespace, named by its inode, so state for a test
  * namespace never mixes with the host's; the host's init namespace has a fixed inode; inodes of
@@ -49,6 +51,7 @@ import java.util.stream.Stream;
  * <pre>
  *   BASE/NSINODE/lock                                flock(2) serialising every change
  *   BASE/NSINODE/netns-cookie                        the namespace the state below belongs to
+ *   BASE/NSINODE/skeletons                           the table structures in force ({@link Skeleton})
  *   BASE/NSINODE/att/SCOPE/NET/CID@IFNAME            JSON: the attachment's elements
  *   BASE/NSINODE/key/SET/KEY                         "OWNER-ID\nVALUE": who holds a key now
  * </pre>
