@@ -149,6 +149,7 @@ public final class NetlinkSocket implements AutoCloseable {
             Native.setsockoptInt(fd, Native.SOL_SOCKET, Native.SO_SNDBUF, size);
             sendBuffer = size;
         }
+        if (seq > Integer.MAX_VALUE - messages.size() - 4) seq = 1; // consecutive numbers, no wrap inside a batch
         int first = nextSeq();
         int[] seqs = new int[messages.size()];
         buf.clear();
