@@ -36,7 +36,7 @@ import org.junit.jupiter.api.Test;
  * case naming a blocking or endless path) as standalone JVM processes. Every call must end within
  * a bound, print only a spec error (exit != 0) or a valid result (exit 0; an ADD is then DELeted)
  * on stdout, never a stack trace there, and leave nothing behind: no file under the scratch
- * directory but locks, host-local's last_reserved_ip and nft state's netns-cookie, no link but
+ * directory but locks, host-local's last_reserved_ip and nft state's netns-cookie and skeletons, no link but
  * bridges, no nft element but firewall's bridge isolation. One run serves
  * both tests: the issue's criteria, and (defect 9) that no input ends in an uncaught exception.
  */

@@ -35,9 +35,12 @@ record Leaks(int addresses, int links, int nftElements, int tcObjects, int cache
         return fileName.matches("[0-9.]+|[0-9a-fA-F:_]+") && (fileName.contains(".") || fileName.contains(":") || fileName.contains("_"));
     }
 
-    /** The nft state's lock and netns-cookie belong to a namespace, not to an attachment (like host-local's lock). */
+    /**
+     * The nft state's lock, netns-cookie and skeletons (which table structures are in force) belong
+     * to a namespace, not to an attachment (like host-local's lock).
+     */
     static boolean isNamespaceBookkeeping(String fileName) {
-        return fileName.equals("lock") || fileName.equals("netns-cookie");
+        return fileName.equals("lock") || fileName.equals("netns-cookie") || fileName.equals("skeletons") || fileName.equals("skeletons.tmp");
     }
 
     Leaks minus(Leaks base) {

@@ -14,6 +14,8 @@ import java.util.List;
  */
 public final class NetlinkSocket implements AutoCloseable {
     public static final int NETLINK_ROUTE = 0;
+    /** nfnetlink: conntrack, nf_tables. */
+    public static final int NETLINK_NETFILTER = 12;
 
     public static final int NLM_F_REQUEST = 0x1;
     public static final int NLM_F_MULTI = 0x2;
@@ -46,6 +48,9 @@ public final class NetlinkSocket implements AutoCloseable {
     private final ByteBuffer in = ByteBuffer.allocateDirect(RECEIVE_BUFFER).order(ByteOrder.nativeOrder());
     private int seq = 1;
     private boolean closed;
+    /** The send buffer asked for so far; the kernel's default (net.core.wmem_default) is larger than {@code out}. */
+    private int sendBuffer = 64 * 1024;
+    private int timeoutMillis = DEFAULT_TIMEOUT_MILLIS;
 
     private NetlinkSocket(int fd, int portId) {
         this.fd = fd;
@@ -90,6 +95,7 @@ public final class NetlinkSocket implements AutoCloseable {
     /** Bounds every later wait for a kernel reply. */
     public synchronized void setTimeout(int millis) {
         Native.setReceiveTimeout(fd, millis);
+        timeoutMillis = millis;
     }
 
     /**
@@ -115,6 +121,120 @@ public final class NetlinkSocket implements AutoCloseable {
                 }
             }
         }
+    }
+
+    /**
+     * Sends {@code messages} as one nfnetlink transaction (NFNL_MSG_BATCH_BEGIN ... BATCH_END for
+     * {@code subsystem}) in a single datagram and reads the outcome: all of them apply, or none
+     * does. The kernel handles the batch while {@code send} runs, keeps going after an error and
+     * answers every failing message, then acknowledges (NLM_F_ACK) the last one, whose answer
+     * therefore comes last: the wait ends there. (An ACK per message would be simpler to count,
+     * but each answer takes a socket buffer of its own, and a batch of a few hundred overflows
+     * the receive buffer.) An error answering the BEGIN message (EPERM, ENOMEM, a malformed
+     * batch) ends the wait at once.
+     *
+     * @param operations what each message does, for the error of the first one that fails
+     * @throws ErrnoException for the first failing message, naming its operation
+     */
+    public synchronized void batch(int subsystem, List<NlMessage> messages, List<String> operations) {
+        if (closed) throw new IllegalStateException("netlink socket closed");
+        if (messages.size() != operations.size()) throw new IllegalArgumentException("one operation per message");
+        if (messages.isEmpty()) return;
+        int size = 2 * BATCH_MARKER;
+        for (NlMessage m : messages) size += NlMessage.align(m.length());
+        ByteBuffer buf = size <= out.capacity() ? out : ByteBuffer.allocateDirect(size).order(ByteOrder.nativeOrder());
+        if (size > sendBuffer) {
+            // The kernel refuses a datagram larger than the socket's send buffer (EMSGSIZE); it
+            // caps the request at net.core.wmem_max and doubles it.
+            Native.setsockoptInt(fd, Native.SOL_SOCKET, Native.SO_SNDBUF, size);
+            sendBuffer = size;
+        }
+        if (seq > Integer.MAX_VALUE - messages.size() - 4) seq = 1; // consecutive numbers, no wrap inside a batch
+        int first = nextSeq();
+        int[] seqs = new int[messages.size()];
+        buf.clear();
+        putBatchMarker(buf, NFNL_MSG_BATCH_BEGIN, subsystem, first);
+        for (int i = 0; i < messages.size(); i++) {
+            seqs[i] = nextSeq();
+            ByteBuffer m = messages.get(i).finish(seqs[i], portId);
+            boolean last = i == messages.size() - 1;
+            m.putShort(6, (short) (messages.get(i).flags() | NLM_F_REQUEST | (last ? NLM_F_ACK : 0)));
+            buf.put(m);
+            while ((buf.position() & 3) != 0) buf.put((byte) 0);
+        }
+        putBatchMarker(buf, NFNL_MSG_BATCH_END, subsystem, nextSeq());
+        Native.send(fd, buf, 0, buf.position());
+
+        ErrnoException firstError = null;
+        int firstErrorIndex = Integer.MAX_VALUE;
+        boolean overrun = false;
+        String what = operations.get(0) + (messages.size() > 1 ? " (and " + (messages.size() - 1) + " more)" : "");
+        while (true) {
+            int n;
+            try {
+                n = Native.receive(fd, in, 0, in.capacity());
+            } catch (ErrnoException e) {
+                if (e.is(Errno.ENOBUFS) && !overrun) {
+                    // More answers than the receive buffer holds (errors of a large failed batch):
+                    // the kernel dropped the later ones and says so once. The earlier ones are
+                    // queued, all of them before send returned, so read them without waiting long.
+                    overrun = true;
+                    Native.setReceiveTimeout(fd, OVERRUN_DRAIN_MILLIS);
+                    continue;
+                }
+                if (overrun) Native.setReceiveTimeout(fd, timeoutMillis);
+                if (overrun && e.is(Errno.EAGAIN)) {
+                    if (firstError != null) throw firstError;
+                    throw new ErrnoException(Errno.ENOBUFS, what, "the kernel's answers overflowed the receive buffer", e);
+                }
+                throw e.during(what);
+            }
+            for (int p = 0; p + NlMessage.HEADER <= n; ) {
+                int mlen = in.getInt(p);
+                if (mlen < NlMessage.HEADER || p + mlen > n) throw new ErrnoException(Errno.EIO, what, "malformed netlink reply", null);
+                int type = Short.toUnsignedInt(in.getShort(p + 4));
+                int seq = in.getInt(p + 8);
+                if (type == NLMSG_ERROR && in.getInt(p + 12) == portId) {
+                    int err = in.getInt(p + NlMessage.HEADER);
+                    if (seq == first && err != 0) {
+                        if (overrun) Native.setReceiveTimeout(fd, timeoutMillis);
+                        throw error(copy(p, mlen), -err, "nfnetlink batch: " + what);
+                    }
+                    int index = seq - seqs[0];
+                    if (index >= 0 && index < seqs.length && seqs[index] == seq) {
+                        if (err != 0 && index < firstErrorIndex) {
+                            firstErrorIndex = index;
+                            firstError = error(copy(p, mlen), -err, operations.get(index));
+                        }
+                        if (index == seqs.length - 1) {
+                            if (overrun) Native.setReceiveTimeout(fd, timeoutMillis);
+                            if (firstError != null) throw firstError;
+                            return;
+                        }
+                    }
+                }
+                p += NlMessage.align(mlen);
+            }
+        }
+    }
+
+    /** How long to wait for answers still queued after an overrun: they were all queued before send returned. */
+    private static final int OVERRUN_DRAIN_MILLIS = 200;
+    private static final int NFNL_MSG_BATCH_BEGIN = 0x10;
+    private static final int NFNL_MSG_BATCH_END = 0x11;
+    private static final int BATCH_MARKER = NlMessage.HEADER + 4;
+
+    /** struct nlmsghdr + struct nfgenmsg {AF_UNSPEC, NFNETLINK_V0, res_id = subsystem, big endian}. */
+    private void putBatchMarker(ByteBuffer buf, int type, int subsystem, int seq) {
+        buf.putInt(BATCH_MARKER).putShort((short) type).putShort((short) NLM_F_REQUEST).putInt(seq).putInt(portId);
+        buf.put((byte) 0).put((byte) 0).put((byte) (subsystem >> 8)).put((byte) subsystem);
+    }
+
+    /** One reply copied out of the reused receive buffer, as {@link #error} reads it. */
+    private NlMsg copy(int p, int mlen) {
+        ByteBuffer b = ByteBuffer.allocate(mlen).order(ByteOrder.nativeOrder());
+        b.put(0, in, p, mlen);
+        return new NlMsg(Short.toUnsignedInt(b.getShort(4)), Short.toUnsignedInt(b.getShort(6)), b.getInt(8), b.getInt(12), b, 0, mlen);
     }
 
     private List<NlMsg> exchange(NlMessage msg, int extraFlags, String operation) {

@@ -1,5 +1,6 @@
 package io.jcni.linux.nft;
 
+import io.jcni.linux.NetlinkSocket;
 import io.jcni.linux.Netns;
 import java.io.IOException;
 import java.io.InputStream;
@@ -11,8 +12,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A minimal nftables client: {@code nft -f -} with a script (one atomic transaction) and
- * {@code nft -j list ...} parsed as JSON. The nft executable is the only program jcni runs.
+ * A minimal nftables client: {@code nft -f -} with a script (one atomic transaction), used to
+ * create jcni's tables, chains and rules when they are missing; and {@link #tables()}, nf_tables
+ * over netlink for what changes per attachment (set and map elements), so ADD, DEL and CHECK
+ * start no process once the structure is in place. The nft executable is the only program jcni runs.
  *
  * <p><b>Which namespace.</b> nft acts on the network namespace it runs in, and a process forked
  * from a thread inherits that thread's namespace (clone(2) copies the calling task's nsproxy; the
@@ -68,6 +71,46 @@ public final class Nft {
         }
         return Netns.currentCookie();
     }
+
+    /**
+     * A netlink client for nf_tables in this client's namespace (no nft process). Close it when
+     * done. For {@link #in} it is opened on the namespace's thread and closed by {@code close}.
+     * For {@link #current} it is one socket per namespace, kept open for the process's life
+     * ({@code close} leaves it open): closing a NETLINK_NETFILTER socket right after a
+     * transaction that deleted elements waits for the kernel's deferred destruction of that
+     * transaction, an RCU grace period (measured 11-18 ms, more than the transaction itself), so
+     * a long-lived caller (jcnid) must not pay it per call. An open socket keeps its namespace
+     * alive, so only the process's own namespace (where jcnid and a standalone plugin act) gets
+     * one kept open; a client of any other namespace opens and closes its own.
+     */
+    public NfTables tables() {
+        if (ns != null) return new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER, ns), null);
+        try (Netns here = Netns.current()) {
+            if (here.inode() != inode) throw new IllegalStateException("nft client used from a thread in another network namespace");
+        }
+        if (inode != processNetnsInode()) return new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER), null);
+        return SHARED.computeIfAbsent(inode, k -> new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER), this::forget));
+    }
+
+    private static volatile long processNetnsInode;
+
+    /** The namespace of the process's main thread (/proc/self is the thread group leader), which never moves. */
+    private static long processNetnsInode() {
+        long i = processNetnsInode;
+        if (i == 0) {
+            try (Netns self = Netns.open("/proc/self/ns/net")) {
+                processNetnsInode = i = self.inode();
+            }
+        }
+        return i;
+    }
+
+    /** Drops a shared socket that failed below the kernel's answers (timeout, malformed reply). */
+    private void forget(NfTables broken) {
+        SHARED.remove(inode, broken);
+    }
+
+    private static final java.util.concurrent.ConcurrentHashMap<Long, NfTables> SHARED = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** Runs {@code script} as one transaction: all of it applies, or nothing does. */
     public void run(String script) {

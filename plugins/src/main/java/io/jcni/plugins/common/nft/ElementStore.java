@@ -1,6 +1,10 @@
 package io.jcni.plugins.common.nft;
 
+import io.jcni.linux.Errno;
 import io.jcni.linux.Flock;
+import io.jcni.linux.nft.NfTables;
+import io.jcni.linux.nft.NftBatch;
+import io.jcni.linux.nft.NftBatch.Family;
 import io.jcni.linux.nft.Nft;
 import io.jcni.linux.nft.NftException;
 import io.jcni.types.Json;
@@ -36,7 +40,9 @@ import java.util.stream.Stream;
  * {@code add/delete element} to hash sets and maps do not. (Interval sets with concatenated keys
  * do: the kernel's pipapo backend rebuilds its lookup tables on every commit, measured 2 ms to
  * 30 ms per transaction from 0 to 4,000 elements; so per-attachment data never goes into them.) So ownership lives here, in small files, and every change is
- * one write-only transaction whose size depends only on the attachment's own elements.
+ * one write-only transaction whose size depends only on the attachment's own elements, sent to
+ * nf_tables over netlink ({@link NftBatch}); {@code nft -f} only puts a feature's structure in place
+ * when it is not in force (see {@link #apply}).
  *
  * <p><b>Layout</b> (one directory per network namespace, named by its inode, so state for a test
  * namespace never mixes with the host's; the host's init namespace has a fixed inode; inodes of
@@ -46,6 +52,7 @@ import java.util.stream.Stream;
  * <pre>
  *   BASE/NSINODE/lock                                flock(2) serialising every change
  *   BASE/NSINODE/netns-cookie                        the namespace the state below belongs to
+ *   BASE/NSINODE/skeletons                           the table structures in force ({@link Skeleton})
  *   BASE/NSINODE/att/SCOPE/NET/CID@IFNAME            JSON: the attachment's elements
  *   BASE/NSINODE/key/SET/KEY                         "OWNER-ID\nVALUE": who holds a key now
  * </pre>
@@ -157,7 +164,8 @@ public final class ElementStore {
             List<Element> touched = new ArrayList<>(drop);
             touched.addAll(elements);
             if (touched.isEmpty()) return;
-            String script = script(table, skeleton.apply(touched), owner.comment(), drop, held);
+            Skeleton skel = Skeleton.parse(table, skeleton.apply(touched));
+            NftBatch batch = batch(table, skel, owner.comment(), drop, held);
             // Intent first: if we die after nft, the state still names every element we may hold.
             List<Element> union = new ArrayList<>(elements);
             for (Element e : before) if (!union.contains(e) && !drop.contains(e)) union.add(e);
@@ -167,7 +175,7 @@ public final class ElementStore {
             write(owner, union);
             for (Element e : elements) writeKey(e, owner);
             try {
-                nft.run(script);
+                apply(skel, batch);
             } catch (NftException e) {
                 // nft applied nothing (one transaction): put the state back as it was, so a
                 // refused ADD leaves no state naming elements that were never added.
@@ -200,16 +208,36 @@ public final class ElementStore {
     }
 
     /**
-     * Verifies in nft that every element {@code owner} holds is present (nft reads the whole table
-     * for this; CHECK is rare). Throws NftException if one is missing.
+     * Verifies in nf_tables, over netlink, that every element {@code owner} holds is present (one
+     * lookup per element) and that each chain {@code skeleton} fills holds its number of rules
+     * (one dump of that chain). {@code skeleton} also gives the sets' types. Throws NftException
+     * naming the first thing missing; a structure found changed is no longer taken as in force,
+     * so the next ADD applies it again.
      */
-    public void verifyPresent(Owner owner) {
-        Map<String, List<Element>> bySet = new LinkedHashMap<>();
-        for (Element e : elements(owner)) bySet.computeIfAbsent(e.set(), k -> new ArrayList<>()).add(e);
-        for (var en : bySet.entrySet()) {
-            StringBuilder b = new StringBuilder("get element " + table + " " + en.getKey() + " { ");
-            for (int i = 0; i < en.getValue().size(); i++) b.append(i == 0 ? "" : ", ").append(en.getValue().get(i).key());
-            nft.run(b.append(" }\n").toString());
+    public void verifyPresent(Owner owner, Function<List<Element>, String> skeleton) {
+        List<Element> mine = elements(owner);
+        if (mine.isEmpty()) return;
+        Skeleton skel = Skeleton.parse(table, skeleton.apply(mine));
+        Family family = Family.of(table.substring(0, table.indexOf(' ')));
+        String name = table.substring(table.indexOf(' ') + 1);
+        try (NfTables t = nft.tables()) {
+            for (var chain : skel.rules().entrySet()) {
+                String[] f = chain.getKey().split(" ");
+                if (!(f[0] + " " + f[1]).equals(table)) continue;
+                int have = t.ruleCount(family, name, f[2]);
+                if (have != chain.getValue()) {
+                    try (Flock lock = lock()) {
+                        forgetStructures();
+                    }
+                    throw new NftException("list chain " + chain.getKey(), -1,
+                            have + " rules where jcni put " + chain.getValue() + "; the next ADD puts them back");
+                }
+            }
+            for (Element e : mine) {
+                if (!t.hasElement(family, name, e.set(), skel.key(table, e))) {
+                    throw new NftException("get element " + table + " " + e.set() + " { " + e.key() + " }", -1, "not in nftables");
+                }
+            }
         }
     }
 
@@ -303,10 +331,113 @@ public final class ElementStore {
     private List<Element> removeLocked(Owner owner, Function<List<Element>, String> skeleton) {
         List<Element> mine = new ArrayList<>();
         for (Element e : read(owner)) if (ownedBy(e, owner)) mine.add(e);
-        if (!mine.isEmpty()) nft.run(script(table, skeleton.apply(mine), owner.comment(), mine, Map.of()));
+        if (!mine.isEmpty()) {
+            Skeleton skel = Skeleton.parse(table, skeleton.apply(mine));
+            apply(skel, batch(table, skel, owner.comment(), mine, Map.of()));
+        }
         for (Element e : mine) deleteKey(e);
         deleteAttFile(owner);
         return mine;
+    }
+
+    /**
+     * The element changes of a transaction, as {@link #script} writes them, for netlink: the
+     * structure's own elements (added, never removed), tolerant removals, then additions that
+     * replace whatever holds the key. Pure.
+     */
+    static NftBatch batch(String table, Skeleton skel, String comment, List<Element> remove, Map<Element, String> add) {
+        Family family = Family.of(table.substring(0, table.indexOf(' ')));
+        String name = table.substring(table.indexOf(' ') + 1);
+        NftBatch b = new NftBatch();
+        for (Element e : skel.elements()) b.addElement(family, name, e.set(), skel.key(table, e), null, null, e.key());
+        for (Element e : remove) {
+            byte[] key = skel.key(table, e);
+            b.addElement(family, name, e.set(), key, skel.data(table, e, e.value()), null, text(e, e.value()));
+            b.deleteElement(family, name, e.set(), key, e.key());
+        }
+        for (var en : add.entrySet()) {
+            Element e = en.getKey();
+            String held = en.getValue() == null ? e.value() : en.getValue();
+            byte[] key = skel.key(table, e);
+            b.addElement(family, name, e.set(), key, skel.data(table, e, held), null, text(e, held));
+            b.deleteElement(family, name, e.set(), key, e.key());
+            b.addElement(family, name, e.set(), key, skel.data(table, e, e.value()), comment, text(e, e.value()));
+        }
+        return b;
+    }
+
+    private static String text(Element e, String value) {
+        return value == null ? e.key() : e.key() + " : " + value;
+    }
+
+    /**
+     * Sends {@code batch} over netlink once {@code skel}'s structure is in place. The structure
+     * (tables, sets, chains, rules) is applied with {@code nft -f} only when it is not known to be
+     * in force in this namespace ({@value #SKELETONS_FILE}); so after the first call of a
+     * feature, ADD and DEL start no process. If the kernel says a table or set is missing (ENOENT:
+     * a reboot, {@code nft flush ruleset}), the structure is applied again and the batch resent once.
+     */
+    private void apply(Skeleton skel, NftBatch batch) {
+        boolean fresh = ensureStructure(skel);
+        try (NfTables t = nft.tables()) {
+            try {
+                t.apply(batch);
+            } catch (NftException e) {
+                if (fresh || e.errno() != Errno.ENOENT) throw e;
+                forgetStructures();
+                ensureStructure(skel);
+                t.apply(batch);
+            }
+        }
+    }
+
+    /**
+     * Whether the structure of {@code skeleton} is recorded as in force here (applied by nft and
+     * not replaced since): then nft has accepted every name in it.
+     */
+    public boolean inForce(String skeleton) {
+        return readStructures().containsKey(Skeleton.parse(table, skeleton).hash());
+    }
+
+    /** Records which structures are in force: lines of "HASH CHAIN,CHAIN..." (the chains each flushes and refills). */
+    static final String SKELETONS_FILE = "skeletons";
+
+    /** Applies {@code skel}'s structure unless it is recorded as in force; true when it applied it. */
+    private boolean ensureStructure(Skeleton skel) {
+        Map<String, Set<String>> inForce = readStructures();
+        if (inForce.containsKey(skel.hash())) return false;
+        nft.run(skel.structure());
+        // A structure that refilled a chain replaced the rules other structures put there.
+        inForce.values().removeIf(chains -> chains.stream().anyMatch(skel.flushedChains()::contains));
+        inForce.put(skel.hash(), skel.flushedChains());
+        StringBuilder b = new StringBuilder();
+        inForce.forEach((h, chains) -> b.append(h).append(' ').append(String.join(",", chains)).append('\n'));
+        atomicWrite(dir.resolve(SKELETONS_FILE), b.toString());
+        return true;
+    }
+
+    private Map<String, Set<String>> readStructures() {
+        Map<String, Set<String>> out = new LinkedHashMap<>();
+        String s;
+        try {
+            s = Files.readString(dir.resolve(SKELETONS_FILE), StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            return out;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        for (String line : s.split("\n")) {
+            String[] f = line.split(" ", 2);
+            if (f[0].isEmpty()) continue;
+            Set<String> chains = new LinkedHashSet<>();
+            if (f.length > 1) for (String c : f[1].split(",")) if (!c.isEmpty()) chains.add(c);
+            out.put(f[0], chains);
+        }
+        return out;
+    }
+
+    private void forgetStructures() {
+        deleteWithTemporary(dir.resolve(SKELETONS_FILE));
     }
 
     /**
@@ -408,6 +539,7 @@ public final class ElementStore {
         if (was != null) {
             deleteTree(dir.resolve("att"));
             deleteTree(dir.resolve("key"));
+            forgetStructures();
         }
         atomicWrite(f, now);
     }

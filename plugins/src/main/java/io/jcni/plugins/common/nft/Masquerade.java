@@ -82,7 +82,7 @@ public final class Masquerade {
         Owner o = new Owner(SCOPE, network, containerId, ifname);
         if (!new HashSet<>(store.elements(o)).containsAll(elements(ips))) return false;
         try {
-            store.verifyPresent(o);
+            store.verifyPresent(o, Masquerade::skeleton);
             return true;
         } catch (RuntimeException e) {
             return false;

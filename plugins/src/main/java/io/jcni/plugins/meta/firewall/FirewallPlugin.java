@@ -46,7 +46,8 @@ public final class FirewallPlugin implements Plugin {
         List<Element> elements = FirewallRules.elements(prev);
         String bridgeName = bridge;
         ElementStore store = store(c);
-        checkAdminChain(store.nft(), c.adminChain());
+        // A structure in force was applied by nft, admin chain name included: no need to ask nft again.
+        if (!store.inForce(FirewallRules.skeleton(c.adminChain(), null))) checkAdminChain(store.nft(), c.adminChain());
         store.put(owner(req), els -> FirewallRules.skeleton(c.adminChain(), bridgeName), elements);
         return prev;
     }
@@ -84,7 +85,7 @@ public final class FirewallPlugin implements Plugin {
             throw new CniException(ErrorCode.INTERNAL, "firewall: container addresses not allowed", "missing: " + want);
         }
         try {
-            store.verifyPresent(owner(req));
+            store.verifyPresent(owner(req), els -> FirewallRules.skeleton(c.adminChain(), null));
         } catch (NftException e) {
             throw new CniException(ErrorCode.INTERNAL, "firewall: elements missing from nftables", e);
         }

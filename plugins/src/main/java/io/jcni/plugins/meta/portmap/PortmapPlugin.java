@@ -100,7 +100,7 @@ public final class PortmapPlugin implements Plugin {
             throw new CniException(ErrorCode.INTERNAL, "portmap: missing port mappings", "not set up: " + want);
         }
         try {
-            store.verifyPresent(owner(req));
+            store.verifyPresent(owner(req), els -> PortmapRules.skeleton());
         } catch (NftException e) {
             throw new CniException(ErrorCode.INTERNAL, "portmap: port mappings missing from nftables", e);
         }
