@@ -5,7 +5,6 @@ import io.jcni.spec.IpAddr;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /** DHCP option codes (RFC 2132, RFC 3442) and the decoding of the values jcni uses. */
 public final class DhcpOptions {
@@ -40,28 +39,6 @@ public final class DhcpOptions {
     public static final int ACK = 5;
     public static final int NAK = 6;
     public static final int RELEASE = 7;
-
-    /** The option names the reference plugin accepts in {@code request}/{@code provide}, besides numbers. */
-    private static final Map<String, Integer> NAMES = Map.of(
-            "dhcp-client-identifier", CLIENT_ID,
-            "subnet-mask", SUBNET_MASK,
-            "routers", ROUTER,
-            "host-name", HOST_NAME,
-            "user-class", USER_CLASS,
-            "vendor-class-identifier", VENDOR_CLASS_ID);
-
-    /** An option name or a decimal code 0..255; {@link IllegalArgumentException} otherwise. */
-    public static int parseName(String option) {
-        Integer known = NAMES.get(option);
-        if (known != null) return known;
-        try {
-            int code = Integer.parseInt(option);
-            if (code >= 0 && code <= 255) return code;
-        } catch (NumberFormatException ignored) {
-            // falls through to the error
-        }
-        throw new IllegalArgumentException("Can not parse option \"" + option + "\": not a known name or a number 0-255");
-    }
 
     public static String typeName(int type) {
         return switch (type) {

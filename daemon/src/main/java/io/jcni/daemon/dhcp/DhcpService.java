@@ -34,6 +34,7 @@ import jdk.net.ExtendedSocketOptions;
  *   -> {"ok":true,"lease":{"address":"10.0.0.5/24","gateway":..,"routes":[{"dst":..,"gw":..}],"nameservers":[..],"domain":..}}
  * {"op":"del"|"check", "containerId","network","ifname"}             -> {"ok":true[,"lease":..]}
  * {"op":"gc","network":..,"valid":[["containerId","ifname"],..]}       -> {"ok":true,"released":n}
+ * {"op":"status"}                                                      -> {"ok":true,"leases":n}
  * any failure                                                          -> {"ok":false,"error":"..."}
  * </pre>
  * Only peers of jcnid's own user (root) are served.
@@ -174,6 +175,7 @@ public final class DhcpService implements DaemonService {
                     ok.put("lease", l.resultJson());
                 }
                 case "del" -> leases.release(clientId(req));
+                case "status" -> ok.put("leases", (long) leases.size());
                 case "gc" -> {
                     Set<List<String>> valid = new HashSet<>();
                     for (Object o : Json.asList(req.getOrDefault("valid", List.of()))) {

@@ -21,11 +21,12 @@ public record LeaseTimes(long boundAt, long renewAt, long rebindAt, long expires
         long lease = DhcpOptions.seconds(ack.option(DhcpOptions.LEASE_TIME));
         if (lease < 0) throw new DhcpException(DhcpException.Kind.BAD_ACK, "the DHCPACK has no lease time (option 51)");
         if (lease == 0xffffffffL) return new LeaseTimes(now, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE); // infinite
-        long t2 = DhcpOptions.seconds(ack.option(DhcpOptions.REBINDING_TIME));
-        if (t2 < 0 || t2 > lease) t2 = lease * 7 / 8;
-        long t1 = DhcpOptions.seconds(ack.option(DhcpOptions.RENEWAL_TIME));
-        if (t1 < 0 || t1 > t2) t1 = lease / 2;
-        return new LeaseTimes(now, now + t1 * 1000, now + t2 * 1000, now + lease * 1000);
+        long leaseMs = lease * 1000;
+        long t2 = DhcpOptions.seconds(ack.option(DhcpOptions.REBINDING_TIME)) * 1000;
+        if (t2 < 0 || t2 > leaseMs) t2 = leaseMs * 7 / 8;
+        long t1 = DhcpOptions.seconds(ack.option(DhcpOptions.RENEWAL_TIME)) * 1000;
+        if (t1 < 0 || t1 > t2) t1 = leaseMs / 2;
+        return new LeaseTimes(now, now + t1, now + t2, now + leaseMs);
     }
 
     public Step step(long now) {
