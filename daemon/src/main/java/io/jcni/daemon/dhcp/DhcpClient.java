@@ -86,7 +86,10 @@ public final class DhcpClient {
         return answer;
     }
 
-    /** RELEASE, unicast to the server that granted the lease; nothing comes back (RFC 2131 4.4.6). */
+    /**
+     * RELEASE, unicast to the server that granted the lease (RFC 2131 4.4.6; nothing comes back);
+     * broadcast when the interface has no route to that server any more.
+     */
     public void release(IpAddr address, IpAddr server) {
         Map<Integer, byte[]> opts = new LinkedHashMap<>();
         opts.put(DhcpOptions.MESSAGE_TYPE, new byte[] {DhcpOptions.RELEASE});
@@ -94,7 +97,13 @@ public final class DhcpClient {
         opts.put(DhcpOptions.CLIENT_ID, id.clientIdOption());
         DhcpMessage m = new DhcpMessage(DhcpMessage.BOOTREQUEST, random.nextInt(), 0, 0, address.bytes(), null, null, null,
                 id.mac(), opts);
-        transport.send(server.bytes(), m.encode());
+        try {
+            transport.send(server.bytes(), m.encode());
+        } catch (RuntimeException e) {
+            // No route to the server: the interface lost its address (or never got one) before DEL.
+            // A broadcast still leaves through the device, and the server id tells servers whose lease it is.
+            transport.send(Transport.BROADCAST, m.encode());
+        }
     }
 
     private Map<Integer, byte[]> options(int type) {

@@ -103,6 +103,20 @@ class DhcpClientTest {
     }
 
     @Test
+    void releaseIsBroadcastWhenTheServerIsUnreachable() {
+        FakeServer s = new FakeServer() {
+            @Override
+            public void send(byte[] to, byte[] message) {
+                if (!java.util.Arrays.equals(to, BROADCAST)) throw new IllegalStateException("ENETUNREACH");
+                super.send(to, message);
+            }
+        };
+        client(s).release(new IpAddr(FakeServer.OFFERED), new IpAddr(FakeServer.SERVER));
+        assertArrayEquals(Transport.BROADCAST, s.sent.getFirst().to());
+        assertArrayEquals(FakeServer.SERVER, s.sent.getFirst().message().option(DhcpOptions.SERVER_ID));
+    }
+
+    @Test
     void repliesForOtherClientsAreIgnored() throws Exception {
         FakeServer s = new FakeServer() {
             @Override
