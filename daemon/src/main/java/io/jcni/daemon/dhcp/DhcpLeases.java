@@ -235,7 +235,9 @@ public final class DhcpLeases implements AutoCloseable {
             logLine(renewed, (step == LeaseTimes.Step.RENEW ? "renewed" : "rebound") + " address=" + renewed.address()
                     + " renew_at=" + at(renewed.times().renewAt()) + " expires_at=" + at(renewed.times().expiresAt()));
         } catch (DhcpException | IOException | RuntimeException e) {
-            long retry = l.times().retryAt(clock.getAsLong());
+            long after = clock.getAsLong();
+            // A renewal that failed past T2 goes on as a rebinding at once, not a minute later.
+            long retry = l.times().step(after) != step ? after : l.times().retryAt(after);
             logLine(l, (step == LeaseTimes.Step.RENEW ? "renew" : "rebind") + "_failed error=" + quote(e.getMessage())
                     + " retry_at=" + at(retry));
             schedule(l, retry);
