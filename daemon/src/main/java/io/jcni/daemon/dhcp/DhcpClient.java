@@ -14,16 +14,18 @@ import java.util.random.RandomGenerator;
  * that granted it; REBINDING: broadcast to any server) and giving it back (RELEASE). When to
  * renew is {@link LeaseTimes}' business, keeping the lease {@link DhcpLeases}'.
  *
- * <p>Every exchange is bounded by a deadline; unanswered messages are sent again after 1, 2, 4...
- * seconds (RFC 2131 4.1 suggests 4 s doubling; shorter first waits keep a lost first datagram,
- * common while a fresh link settles, from costing 4 s of an ADD).
+ * <p>Every exchange is bounded by a deadline; unanswered messages are sent again after 0.25, 0.5,
+ * 1, 2... seconds, at most 16 s apart. RFC 2131 4.1 suggests 4 s doubling; shorter first waits
+ * keep a lost first datagram from costing seconds of an ADD, and one is commonly lost: the main
+ * plugin has just set the link up, and a bridge port (or a veth's queue) passes nothing until the
+ * kernel's link watcher has handled the carrier change, up to a second later.
  *
  * <p>While the interface has no address yet, requests carry the broadcast flag: the client reads
  * replies with an ordinary UDP socket, and the kernel drops a unicast reply to an address the
  * interface does not have yet.
  */
 public final class DhcpClient {
-    static final long FIRST_RESEND_MILLIS = 1000;
+    static final long FIRST_RESEND_MILLIS = 250;
     static final long MAX_RESEND_MILLIS = 16000;
 
     private final Transport transport;

@@ -99,11 +99,15 @@ public final class DhcpLeases implements AutoCloseable {
         synchronized (lock(id)) {
             Lease have = leases.get(id);
             if (have != null && have.times().step(clock.getAsLong()) != LeaseTimes.Step.EXPIRED) return have;
+            long t0 = System.nanoTime();
             Opened o = opener.open(req.netns(), req.ifname());
+            long t1 = System.nanoTime();
             ClientIdentity identity = new ClientIdentity(id, o.mac(), req.requested(), req.provided());
             Lease lease;
+            long t2;
             try (Transport t = o.transport()) {
                 DhcpMessage ack = new DhcpClient(t, identity, clock, random).acquire(null, req.timeoutMillis());
+                t2 = System.nanoTime();
                 lease = Lease.fromAck(req.containerId(), req.network(), req.ifname(), req.netns(), identity, ack, null, clock.getAsLong());
             }
             try {
@@ -116,7 +120,7 @@ public final class DhcpLeases implements AutoCloseable {
             schedule(lease, lease.times().renewAt());
             logLine(lease, "acquired address=" + lease.address() + " server=" + lease.server() + " renew_at="
                     + at(lease.times().renewAt()) + " rebind_at=" + at(lease.times().rebindAt()) + " expires_at="
-                    + at(lease.times().expiresAt()));
+                    + at(lease.times().expiresAt()) + String.format(" open_ms=%.1f exchange_ms=%.1f", (t1 - t0) / 1e6, (t2 - t1) / 1e6));
             return lease;
         }
     }

@@ -12,6 +12,11 @@ import io.jcni.linux.UdpSocket;
  * the reference does, since a DHCP exchange needs it up.
  */
 final class InterfaceTransport implements Transport {
+    /** IF_OPER_UNKNOWN: what links that do not report carrier (dummy, some virtual ones) show. */
+    private static final int OPER_UNKNOWN = 0;
+    /** At most 1 s of 5 ms polls for carrier. */
+    private static final int CARRIER_POLLS = 200;
+
     private final UdpSocket socket;
     private final byte[] mac;
 
@@ -28,10 +33,41 @@ final class InterfaceTransport implements Transport {
                 try (Rtnl rtnl = Rtnl.open()) {
                     Link link = rtnl.link(ifname);
                     if (!link.up()) rtnl.setUp(link.index());
+                    awaitCarrier(rtnl, link.index());
                     mac = link.mac() == null ? new byte[6] : link.mac().bytes();
                 }
                 return new InterfaceTransport(UdpSocket.bindToDevice(ifname, CLIENT_PORT), mac);
             });
+        }
+    }
+
+    /**
+     * A link just set up (here or by the main plugin a moment ago) drops what it sends until the
+     * kernel's link watcher has handled its carrier, up to a second later: IFF_RUNNING is set at
+     * once, but the queueing discipline stays the no-op one until then, and a DISCOVER lost that
+     * way costs a whole resend interval. The watcher sets the operational state just before it
+     * activates the queue, so wait, briefly, for that state to be UP (or UNKNOWN: links without
+     * carrier reporting); a link that never gets there is left to the exchange's own timeout.
+     */
+    private static void awaitCarrier(Rtnl rtnl, int index) {
+        for (int i = 0; i < CARRIER_POLLS; i++) {
+            Link l = rtnl.link(index);
+            boolean ready = (l.flags() & Link.IFF_RUNNING) != 0 && (l.operState() == Link.OPER_UP || l.operState() == OPER_UNKNOWN);
+            if (ready) {
+                if (i > 0) sleepMillis(2); // the watcher activates the queue right after setting the state
+                return;
+            }
+            if (!sleepMillis(5)) return;
+        }
+    }
+
+    private static boolean sleepMillis(long ms) {
+        try {
+            Thread.sleep(ms);
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 

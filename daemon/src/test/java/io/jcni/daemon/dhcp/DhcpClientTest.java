@@ -63,7 +63,7 @@ class DhcpClientTest {
         assertEquals(DhcpException.Kind.TIMEOUT, e.kind());
         assertTrue(e.getMessage().contains("no DHCPOFFER"), e.getMessage());
         assertEquals(t0 + 5_000, s.now, "bounded by the timeout");
-        assertEquals(3, s.sent.size(), "sent at 0, 1 and 3 s (waits of 1, 2, then the 2 s left): " + s.sentTypes());
+        assertEquals(5, s.sent.size(), "sent at 0, 0.25, 0.75, 1.75 and 3.75 s (the next at 7.75 s is past the end): " + s.sentTypes());
     }
 
     @Test

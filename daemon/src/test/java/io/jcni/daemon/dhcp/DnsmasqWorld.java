@@ -67,7 +67,7 @@ final class DnsmasqWorld implements AutoCloseable {
     /** dnsmasq on br0: a 2-minute lease (its minimum), T1 4 s, T2 7 s, router, DNS and classless routes. */
     void startDnsmasq() throws Exception {
         dnsmasq = new ProcessBuilder("ip", "netns", "exec", server, "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null",
-                "--port=0", "--user=root", "--group=root", "--interface=br0", "--bind-interfaces",
+                "--port=0", "--no-ping", "--user=root", "--group=root", "--interface=br0", "--bind-interfaces",
                 "--dhcp-range=" + SUBNET + ".50," + SUBNET + ".99,255.255.255.0,2m",
                 "--dhcp-option=option:T1,4", "--dhcp-option=option:T2,7",
                 "--dhcp-option=option:router," + SUBNET + ".1", "--dhcp-option=option:dns-server," + SUBNET + ".53",
