@@ -43,6 +43,10 @@ public final class DhcpService implements DaemonService {
     public static final String DEFAULT_SOCKET = "/run/jcni/dhcp.sock";
     public static final String DEFAULT_STATE_DIR = "/var/lib/cni/jcni/dhcp";
     static final int MAX_REQUEST = 1 << 20;
+    /** How long a client may take to send its request. */
+    static final long IO_TIMEOUT_MILLIS = 10_000;
+    /** The longest ADD timeout honoured, whatever a request asks for. */
+    static final long MAX_TIMEOUT_MILLIS = 300_000;
 
     @Override
     public String enableFlag() {
@@ -84,6 +88,8 @@ public final class DhcpService implements DaemonService {
         private final Path state;
         private final DhcpLeases leases;
         private final PrintStream log;
+        private final java.util.concurrent.ScheduledExecutorService watchdog = java.util.concurrent.Executors
+                .newSingleThreadScheduledExecutor(Thread.ofPlatform().name("jcnid-dhcp-watchdog").daemon().factory());
         private ServerSocketChannel server;
         private UserPrincipal owner;
         private volatile boolean closed;
@@ -140,7 +146,15 @@ public final class DhcpService implements DaemonService {
 
         private void serve(SocketChannel ch) throws IOException {
             if (!owner.equals(ch.getOption(ExtendedSocketOptions.SO_PEERCRED).user())) return;
-            String line = readLine(ch);
+            // A client that connects and sends nothing must not hold a thread: it gets IO_TIMEOUT to send its line.
+            java.util.concurrent.ScheduledFuture<?> dog = watchdog.schedule(() -> closeQuietly(ch), IO_TIMEOUT_MILLIS,
+                    java.util.concurrent.TimeUnit.MILLISECONDS);
+            String line;
+            try {
+                line = readLine(ch);
+            } finally {
+                dog.cancel(false);
+            }
             Map<String, Object> reply;
             try {
                 reply = handle(Json.parseObject(line));
@@ -164,7 +178,7 @@ public final class DhcpService implements DaemonService {
                     Map<Integer, byte[]> provided = new LinkedHashMap<>();
                     Json.asObject(req.getOrDefault("provide", Map.of()))
                             .forEach((k, v) -> provided.put(Integer.parseInt(k), HexFormat.of().parseHex((String) v)));
-                    long timeout = ((Number) req.getOrDefault("timeoutMillis", 10_000L)).longValue();
+                    long timeout = Math.max(1, Math.min(MAX_TIMEOUT_MILLIS, ((Number) req.getOrDefault("timeoutMillis", 10_000L)).longValue()));
                     Lease l = leases.acquire(new DhcpLeases.Acquire(str(req, "containerId"), str(req, "network"),
                             str(req, "ifname"), str(req, "netns"), requested, provided, timeout));
                     ok.put("lease", l.resultJson());
@@ -222,6 +236,14 @@ public final class DhcpService implements DaemonService {
             return b.toString(StandardCharsets.UTF_8);
         }
 
+        private static void closeQuietly(SocketChannel ch) {
+            try {
+                ch.close();
+            } catch (IOException ignored) {
+                // closing a stuck client
+            }
+        }
+
         @Override
         public String status() {
             return "dhcp " + socket + " leases=" + leases.size() + " state_dir=" + state + "\n";
@@ -232,6 +254,7 @@ public final class DhcpService implements DaemonService {
             if (closed) return;
             closed = true;
             leases.close();
+            watchdog.shutdownNow();
             try {
                 if (server != null) server.close();
                 Files.deleteIfExists(socket);
