@@ -38,10 +38,13 @@ public final class DhcpLeases implements AutoCloseable {
         }
     }
 
-    /** Opens a transport on an interface of a namespace; the real one or a fake. */
+    /** Reaches an interface of a namespace: the real one or a fake. */
     public interface Opener {
         /** The transport and the interface's MAC. */
         Opened open(String netns, String ifname);
+
+        /** Sets the interface down: its lease expired, its address is no longer the container's to use. */
+        void down(String netns, String ifname);
     }
 
     public record Opened(Transport transport, byte[] mac) {}
@@ -59,9 +62,17 @@ public final class DhcpLeases implements AutoCloseable {
             Thread.ofPlatform().name("jcnid-dhcp-", 0).daemon().factory());
 
     public DhcpLeases(LeaseStore store, PrintStream log) {
-        this(store, log, (netns, ifname) -> {
-            InterfaceTransport t = InterfaceTransport.open(netns, ifname);
-            return new Opened(t, t.mac());
+        this(store, log, new Opener() {
+            @Override
+            public Opened open(String netns, String ifname) {
+                InterfaceTransport t = InterfaceTransport.open(netns, ifname);
+                return new Opened(t, t.mac());
+            }
+
+            @Override
+            public void down(String netns, String ifname) {
+                InterfaceTransport.down(netns, ifname);
+            }
         }, System::currentTimeMillis);
     }
 
@@ -187,7 +198,13 @@ public final class DhcpLeases implements AutoCloseable {
             switch (step) {
                 case WAIT -> schedule(l, l.times().renewAt());
                 case EXPIRED -> {
-                    logLine(l, "expired address=" + l.address() + " (no server answered until the lease ran out)");
+                    logLine(l, "expired address=" + l.address() + " (no server answered until the lease ran out); setting "
+                            + l.ifname() + " down, as the reference daemon does");
+                    try {
+                        opener.down(l.netns(), l.ifname());
+                    } catch (RuntimeException e) {
+                        logLine(l, "down_failed error=" + quote(String.valueOf(e.getMessage())));
+                    }
                     leases.remove(id);
                     timers.remove(id);
                     try {

@@ -16,12 +16,17 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
+import java.time.Instant;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import jdk.net.ExtendedSocketOptions;
 
 /**
@@ -79,7 +84,7 @@ public final class DhcpService implements DaemonService {
         int reloaded = leases.reload();
         Server s = new Server(socket.toAbsolutePath(), state, leases, log);
         s.bind();
-        log.println(java.time.Instant.now() + " jcnid dhcp started socket=" + socket + " state_dir=" + state + " reloaded=" + reloaded);
+        log.println(Instant.now() + " jcnid dhcp started socket=" + socket + " state_dir=" + state + " reloaded=" + reloaded);
         return s;
     }
 
@@ -88,8 +93,7 @@ public final class DhcpService implements DaemonService {
         private final Path state;
         private final DhcpLeases leases;
         private final PrintStream log;
-        private final java.util.concurrent.ScheduledExecutorService watchdog = java.util.concurrent.Executors
-                .newSingleThreadScheduledExecutor(Thread.ofPlatform().name("jcnid-dhcp-watchdog").daemon().factory());
+        private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(Thread.ofPlatform().name("jcnid-dhcp-watchdog").daemon().factory());
         private ServerSocketChannel server;
         private UserPrincipal owner;
         private volatile boolean closed;
@@ -138,7 +142,7 @@ public final class DhcpService implements DaemonService {
                     try (ch) {
                         serve(ch);
                     } catch (IOException | RuntimeException e) {
-                        log.println(java.time.Instant.now() + " jcnid dhcp connection_error=" + DhcpLeases.quote(String.valueOf(e)));
+                        log.println(Instant.now() + " jcnid dhcp connection_error=" + DhcpLeases.quote(String.valueOf(e)));
                     }
                 });
             }
@@ -147,8 +151,7 @@ public final class DhcpService implements DaemonService {
         private void serve(SocketChannel ch) throws IOException {
             if (!owner.equals(ch.getOption(ExtendedSocketOptions.SO_PEERCRED).user())) return;
             // A client that connects and sends nothing must not hold a thread: it gets IO_TIMEOUT to send its line.
-            java.util.concurrent.ScheduledFuture<?> dog = watchdog.schedule(() -> closeQuietly(ch), IO_TIMEOUT_MILLIS,
-                    java.util.concurrent.TimeUnit.MILLISECONDS);
+            ScheduledFuture<?> dog = watchdog.schedule(() -> closeQuietly(ch), IO_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
             String line;
             try {
                 line = readLine(ch);

@@ -41,6 +41,17 @@ final class InterfaceTransport implements Transport {
         }
     }
 
+    /** Sets the interface down (a lease expired); ErrnoException when the namespace or interface is gone. */
+    static void down(String netnsPath, String ifname) {
+        try (Netns ns = Netns.open(netnsPath)) {
+            ns.exec(() -> {
+                try (Rtnl rtnl = Rtnl.open()) {
+                    rtnl.setDown(rtnl.link(ifname).index());
+                }
+            });
+        }
+    }
+
     /**
      * A link just set up (here or by the main plugin a moment ago) drops what it sends until the
      * kernel's link watcher has handled its carrier, up to a second later: IFF_RUNNING is set at

@@ -68,9 +68,9 @@ public record Lease(String containerId, String network, String ifname, String ne
         return DhcpOptions.text(ack.get(DhcpOptions.DOMAIN_NAME));
     }
 
+    /** The lease as a renewing or rebinding ACK extends it (the server id stays when the ACK omits it). */
     public Lease withAck(DhcpMessage newAck, long now) throws DhcpException {
-        Lease l = fromAck(containerId, network, ifname, netns, identity, newAck, server, now);
-        return l;
+        return fromAck(containerId, network, ifname, netns, identity, newAck, server, now);
     }
 
     /** What the plugin needs for its result, as JSON. */

@@ -28,10 +28,20 @@ class DhcpLeasesTest {
     final PrintStream log = new PrintStream(logBytes, true);
     boolean gone;
 
+    final List<String> downed = new java.util.ArrayList<>();
+
     DhcpLeases keeper() throws Exception {
-        return new DhcpLeases(new LeaseStore(dir), log, (netns, ifname) -> {
-            if (gone) throw new ErrnoException(2, "open " + netns);
-            return new DhcpLeases.Opened(server, new byte[] {2, 0, 0, 0, 0, 1});
+        return new DhcpLeases(new LeaseStore(dir), log, new DhcpLeases.Opener() {
+            @Override
+            public DhcpLeases.Opened open(String netns, String ifname) {
+                if (gone) throw new ErrnoException(2, "open " + netns);
+                return new DhcpLeases.Opened(server, new byte[] {2, 0, 0, 0, 0, 1});
+            }
+
+            @Override
+            public void down(String netns, String ifname) {
+                downed.add(netns + " " + ifname);
+            }
         }, server::clock);
     }
 
@@ -81,6 +91,23 @@ class DhcpLeasesTest {
             k.maintain(l.clientId());
             assertNull(k.get(l.clientId()));
             assertEquals(0, Files.list(dir).count());
+            assertEquals(List.of("/run/netns/x eth0"), downed, "an expired lease takes its interface down");
+        }
+    }
+
+    @Test
+    void aNakOnRenewalAcquiresAgain() throws Exception {
+        try (DhcpLeases k = keeper()) {
+            Lease l = k.acquire(add("c6"));
+            server.sent.clear();
+            server.naks = 1;
+            server.now = l.times().renewAt();
+            k.maintain(l.clientId());
+            assertEquals(List.of(DhcpOptions.REQUEST, DhcpOptions.DISCOVER, DhcpOptions.REQUEST), server.sentTypes());
+            assertEquals(new IpAddr(FakeServer.OFFERED), new IpAddr(server.sent.get(1).message().option(DhcpOptions.REQUESTED_IP)),
+                    "INIT again, asking for the address the container has");
+            assertTrue(k.get(l.clientId()).times().renewAt() > l.times().renewAt());
+            assertTrue(logBytes.toString().contains("acquiring again"), logBytes.toString());
         }
     }
 
