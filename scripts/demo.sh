@@ -7,7 +7,9 @@
 # a private dockerd in the host namespace gets jcni as its network driver (jcnid --docker-driver),
 # two containers on a jcni network ping each other by name, and a published port answers. Last, two
 # "hosts" on one underlay with a real etcd, each running `jcnid --overlay`: pods on different hosts
-# ping each other over VXLAN (the flannel plugin delegating to bridge + host-local).
+# ping each other over VXLAN (the flannel plugin delegating to bridge + host-local). And DHCP: a
+# container on a LAN served by dnsmasq gets its address through jcni's dhcp IPAM plugin, the lease
+# held and renewed by `jcnid --dhcp`, and dropped on `jcni del`.
 #
 # Usage: scripts/demo.sh [--reference] [--no-docker]
 #   --reference: drive the reference Go plugins instead (no jcnid, no Docker part)
@@ -15,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 [ "$(id -u)" -eq 0 ] || { echo "demo: needs root (it creates network namespaces)" >&2; exit 1; }
-need_packages "${JCNI_BUILD_PACKAGES[@]}" iputils-ping containernetworking-plugins etcd-server etcd-client
+need_packages "${JCNI_BUILD_PACKAGES[@]}" iputils-ping containernetworking-plugins etcd-server etcd-client dnsmasq-base
 
 PLUGINS=jcni DOCKER=1
 for a in "$@"; do
@@ -29,9 +31,11 @@ ID=$$
 WORK=$(mktemp -d /tmp/jcni-demo.XXXXXX)
 DOCKER_CLI="/usr/bin/docker -H unix://$WORK/docker.sock"
 HOST=jcni-demo-host-$ID A=jcni-demo-a-$ID B=jcni-demo-b-$ID
-OV_NS=() ETCD_PID=
+OV_NS=() ETCD_PID= DNSMASQ_PID=
 cleanup() {
   set +e
+  [ -S "$WORK/run/dhcp.sock" ] && "$WORK/jcni/bin/jcnid" stop --socket "$WORK/run/jcnid-dhcp.sock" --pid-file "$WORK/run/jcnid-dhcp.pid" >/dev/null 2>&1
+  [ -n "$DNSMASQ_PID" ] && kill "$DNSMASQ_PID" 2>/dev/null && wait "$DNSMASQ_PID" 2>/dev/null
   for h in 1 2; do [ -S "$WORK/ov/h$h.sock" ] && nsenter --net="/var/run/netns/jcni-demo-h$h-$ID" "$WORK/jcni/bin/jcnid" stop --socket "$WORK/ov/h$h.sock" --pid-file "$WORK/ov/h$h.pid" >/dev/null 2>&1; done
   [ -n "$ETCD_PID" ] && kill "$ETCD_PID" 2>/dev/null && wait "$ETCD_PID" 2>/dev/null
   for ns in "${OV_NS[@]}"; do ip netns del "$ns" 2>/dev/null; done
@@ -196,5 +200,31 @@ if [ "$PLUGINS" = jcni ]; then
   leases=$(etcdctl get --prefix --keys-only /coreos.com/network/subnets/ | grep -c . || true)
   echo "leases after both agents stopped (released on shutdown): $leases"
   [ "$leases" -eq 0 ] || { echo "demo: a lease was not released" >&2; exit 1; }
+fi
+if [ "$PLUGINS" = jcni ]; then
+  step "DHCP: a LAN served by dnsmasq; a container gets its address through the dhcp IPAM plugin and 'jcnid --dhcp'"
+  ip -n "$HOST" link add jcni-lan0 type bridge; ip -n "$HOST" addr add 10.125.0.1/24 dev jcni-lan0; ip -n "$HOST" link set jcni-lan0 up
+  ip netns exec "$HOST" dnsmasq --keep-in-foreground --conf-file=/dev/null --port=0 --no-ping --user=root --group=root \
+    --interface=jcni-lan0 --bind-interfaces --dhcp-range=10.125.0.50,10.125.0.99,255.255.255.0,2m \
+    --dhcp-option=option:router,10.125.0.1 --dhcp-option=option:dns-server,10.125.0.1 \
+    --dhcp-leasefile="$WORK/dnsmasq.leases" --pid-file="$WORK/dnsmasq.pid" --log-facility="$WORK/dnsmasq.log" &
+  DNSMASQ_PID=$!
+  "$WORK/jcni/bin/jcnid" start --socket "$WORK/run/jcnid-dhcp.sock" --pid-file "$WORK/run/jcnid-dhcp.pid" \
+    --log-file "$WORK/jcnid-dhcp.log" --dhcp --dhcp-socket "$WORK/run/dhcp.sock" --dhcp-state-dir "$WORK/dhcp-leases"
+  mkdir -p "$WORK/dhcp.d"
+  printf '{"cniVersion":"1.0.0","name":"lan","plugins":[{"type":"bridge","bridge":"jcni-lan0","ipam":{"type":"dhcp","daemonSocketPath":"%s","timeout":"10s"}}]}\n' \
+    "$WORK/run/dhcp.sock" > "$WORK/dhcp.d/10-lan.conflist"
+  cat "$WORK/dhcp.d/10-lan.conflist"
+  ip netns exec "$HOST" env NETCONFPATH="$WORK/dhcp.d" JCNI_SOCKET="$WORK/run/jcnid-dhcp.sock" "$JCNI" add lan "/var/run/netns/$A" | tee "$WORK/lan.json"
+  echo "dnsmasq's lease file:"; sed 's/^/  /' "$WORK/dnsmasq.leases"
+  echo "jcnid's lease (survives a jcnid restart): $(ls "$WORK/dhcp-leases")"
+  ip netns exec "$A" ping -c 1 -W 2 10.125.0.1 | grep 'bytes from'
+  ip netns exec "$HOST" env NETCONFPATH="$WORK/dhcp.d" JCNI_SOCKET="$WORK/run/jcnid-dhcp.sock" "$JCNI" del lan "/var/run/netns/$A"
+  [ -z "$(ls "$WORK/dhcp-leases")" ] || { echo "demo: jcnid still holds the DHCP lease" >&2; exit 1; }
+  echo "jcnid no longer holds the lease. bridge's DEL removes eth0 before it calls IPAM (as the reference"
+  echo "bridge does), so no DHCPRELEASE can leave the container and dnsmasq lets the lease expire;"
+  echo "macvlan, ipvlan and host-device call IPAM first, and there the RELEASE reaches the server."
+  "$WORK/jcni/bin/jcnid" stop --socket "$WORK/run/jcnid-dhcp.sock" --pid-file "$WORK/run/jcnid-dhcp.pid" >/dev/null
+  kill "$DNSMASQ_PID"; wait "$DNSMASQ_PID" 2>/dev/null || true; DNSMASQ_PID=
 fi
 echo; echo "demo: OK"

@@ -33,4 +33,4 @@ need_command() {
 # The packages the build and the tests use.
 JCNI_BUILD_PACKAGES=(maven gcc libc6-dev iproute2)
 JCNI_TEST_PACKAGES=(containernetworking-plugins nftables iptables busybox-static curl podman runc iputils-ping procps util-linux
-  golang-go golang-github-containerd-go-cni-dev etcd-server etcd-client docker.io)
+  golang-go golang-github-containerd-go-cni-dev etcd-server etcd-client docker.io dnsmasq-base)

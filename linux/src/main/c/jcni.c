@@ -1,6 +1,7 @@
 /*
  * libjcni: the only native code in jcni. Deliberately tiny and generic: thin wrappers over the
- * system calls the JDK does not expose (setns, unshare, mount, netlink sockets, flock, gettid).
+ * system calls the JDK does not expose (setns, unshare, mount, netlink sockets, flock, gettid,
+ * a UDP socket bound to one device for DHCP).
  * Every netlink message is encoded and decoded in Java; failures become
  * io.jcni.linux.ErrnoException(errno, operation).
  */
@@ -21,6 +22,8 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <linux/magic.h>
 #include <linux/netlink.h>
 #include <linux/nsfs.h>
@@ -300,6 +303,85 @@ JNIEXPORT jboolean JNICALL Java_io_jcni_linux_Native_flock(JNIEnv *env, jclass c
         throw_errno(env, errno, "flock fd %d", fd);
         return JNI_FALSE;
     }
+}
+
+/*
+ * A UDP socket for a DHCP client on an interface that has no address yet: bound to 0.0.0.0:port
+ * and to the device (SO_BINDTODEVICE), so that a broadcast leaves through that device although no
+ * route exists, with SO_BROADCAST and SO_REUSEADDR (one socket per interface of a namespace).
+ * The JDK has no SO_BINDTODEVICE, hence this.
+ */
+JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_udpBindToDevice(JNIEnv *env, jclass cls, jstring ifname, jint port) {
+    (void) cls;
+    jpath dev;
+    if (!require(env, ifname, "udpBindToDevice") || !path_get(env, ifname, &dev)) return -1;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        throw_errno(env, errno, "socket(AF_INET, SOCK_DGRAM) for %s", dev.c);
+        path_release(env, &dev);
+        return -1;
+    }
+    int one = 1;
+    const char *step = "setsockopt SO_BINDTODEVICE";
+    int ok = setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev.c, (socklen_t) strlen(dev.c)) == 0;
+    if (ok) { step = "setsockopt SO_BROADCAST"; ok = setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one, sizeof one) == 0; }
+    if (ok) { step = "setsockopt SO_REUSEADDR"; ok = setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0; }
+    if (ok) {
+        step = "bind";
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((unsigned short) port), .sin_addr = { htonl(INADDR_ANY) } };
+        ok = bind(fd, (struct sockaddr *) &sa, sizeof sa) == 0;
+    }
+    if (!ok) {
+        int err = errno;
+        close(fd);
+        throw_errno(env, err, "%s (udp port %d on %s)", step, port, dev.c);
+        path_release(env, &dev);
+        return -1;
+    }
+    path_release(env, &dev);
+    return fd;
+}
+
+/* sendto(2) of len bytes of buf to the IPv4 address addr (4 bytes, network order) and port. */
+JNIEXPORT void JNICALL Java_io_jcni_linux_Native_udpSendTo(JNIEnv *env, jclass cls, jint fd, jbyteArray buf, jint len,
+                                                           jbyteArray addr, jint port) {
+    (void) cls;
+    char tmp[1500];
+    if (len < 0 || len > (jint) sizeof tmp || (*env)->GetArrayLength(env, addr) != 4) {
+        throw_errno(env, EINVAL, "udp send (length %d, need at most %zu bytes and a 4-byte address)", len, sizeof tmp);
+        return;
+    }
+    (*env)->GetByteArrayRegion(env, buf, 0, len, (jbyte *) tmp);
+    struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons((unsigned short) port) };
+    (*env)->GetByteArrayRegion(env, addr, 0, 4, (jbyte *) &to.sin_addr);
+    ssize_t n;
+    do n = sendto(fd, tmp, (size_t) len, 0, (struct sockaddr *) &to, sizeof to); while (n < 0 && errno == EINTR);
+    if (n < 0) throw_errno(env, errno, "udp send to port %d", port);
+}
+
+/* One datagram into buf, waiting at most millis; 0 when none came in time (or it was empty). */
+JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_udpReceive(JNIEnv *env, jclass cls, jint fd, jbyteArray buf, jint millis) {
+    (void) cls;
+    char tmp[1500];
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    int r;
+    do r = poll(&p, 1, millis < 0 ? 0 : millis); while (r < 0 && errno == EINTR);
+    if (r < 0) {
+        throw_errno(env, errno, "poll udp fd %d", fd);
+        return -1;
+    }
+    if (r == 0) return 0;
+    ssize_t n;
+    do n = recv(fd, tmp, sizeof tmp, MSG_DONTWAIT); while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        if (errno == EAGAIN) return 0;
+        throw_errno(env, errno, "udp receive fd %d", fd);
+        return -1;
+    }
+    jint max = (*env)->GetArrayLength(env, buf);
+    if (n > max) n = max;
+    (*env)->SetByteArrayRegion(env, buf, 0, (jsize) n, (const jbyte *) tmp);
+    return (jint) n;
 }
 
 /*

@@ -41,6 +41,8 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
                                        (flanneld's flags; see overlay/README.md)
               --docker-driver NAME     also serve Docker's network + IPAM driver NAME, when jcni-docker is installed
                                        (--docker-plugin-dir DIR, --docker-state-dir DIR; see docker/README.md)
+              --dhcp                   also keep the leases of the dhcp IPAM plugin (--dhcp-socket PATH,
+                                       default /run/jcni/dhcp.sock; --dhcp-state-dir DIR, default /var/lib/cni/jcni/dhcp)
             """;
 
     public static DaemonConfig defaults() {

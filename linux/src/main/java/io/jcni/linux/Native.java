@@ -133,6 +133,15 @@ final class Native {
     /** One datagram from the kernel; EAGAIN when the receive timeout passes, EMSGSIZE if truncated. */
     static native int receive(int fd, ByteBuffer buf, int offset, int length);
 
+    /** A UDP socket bound to 0.0.0.0:port and to device ifname, with SO_BROADCAST and SO_REUSEADDR. */
+    static native int udpBindToDevice(String ifname, int port);
+
+    /** sendto(2) of the first len bytes of buf to an IPv4 address (4 bytes) and port; at most 1500 bytes. */
+    static native void udpSendTo(int fd, byte[] buf, int len, byte[] addr, int port);
+
+    /** One datagram into buf (truncated to its length), waiting at most millis; 0 when none came. */
+    static native int udpReceive(int fd, byte[] buf, int millis);
+
     /** flock(2); false only when LOCK_NB is set and the lock is held elsewhere. */
     static native boolean flock(int fd, int operation);
 

@@ -2,6 +2,7 @@ package io.jcni.plugins;
 
 import io.jcni.plugins.common.ipam.Delegation;
 import io.jcni.plugins.ipam.clusteripam.ClusterIpam;
+import io.jcni.plugins.ipam.dhcp.Dhcp;
 import io.jcni.plugins.ipam.hostlocal.HostLocalPlugin;
 import io.jcni.plugins.ipam.staticip.StaticIpam;
 import io.jcni.plugins.main.bridge.Bridge;
@@ -61,6 +62,12 @@ public final class PluginRegistry {
             @Override
             public Plugin get() {
                 return new ClusterIpam();
+            }
+        },
+        DHCP("dhcp") {
+            @Override
+            public Plugin get() {
+                return new Dhcp();
             }
         },
         HOST_LOCAL("host-local") {

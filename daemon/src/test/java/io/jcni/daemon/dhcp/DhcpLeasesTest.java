@@ -1,0 +1,159 @@
+package io.jcni.daemon.dhcp;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.jcni.linux.ErrnoException;
+import io.jcni.types.IpAddr;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The lease keeper with a fake server: acquire, persist, reload in a "restarted" keeper, renew, rebind, release, GC. */
+class DhcpLeasesTest {
+    @TempDir
+    Path dir;
+
+    final FakeServer server = new FakeServer();
+    final ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
+    final PrintStream log = new PrintStream(logBytes, true);
+    boolean gone;
+
+    final List<String> downed = new java.util.ArrayList<>();
+
+    DhcpLeases keeper() throws Exception {
+        return new DhcpLeases(new LeaseStore(dir), log, new DhcpLeases.Opener() {
+            @Override
+            public DhcpLeases.Opened open(String netns, String ifname) {
+                if (gone) throw new ErrnoException(2, "open " + netns);
+                return new DhcpLeases.Opened(server, new byte[] {2, 0, 0, 0, 0, 1});
+            }
+
+            @Override
+            public void down(String netns, String ifname) {
+                downed.add(netns + " " + ifname);
+            }
+        }, server::clock);
+    }
+
+    static DhcpLeases.Acquire add(String cid) {
+        return new DhcpLeases.Acquire(cid, "net", "eth0", "/run/netns/x", List.of(1, 3), Map.of(), 5_000);
+    }
+
+    @Test
+    void aLeaseSurvivesARestartAndIsRenewed() throws Exception {
+        Lease l;
+        try (DhcpLeases k = keeper()) {
+            l = k.acquire(add("c1"));
+            assertEquals("10.9.0.50/24", l.cidr().toString());
+            assertEquals(IpAddr.parse("10.9.0.1"), l.gateway());
+            assertSame(l, k.acquire(add("c1")), "a second ADD returns the lease it has");
+        }
+        assertEquals(1, Files.list(dir).count());
+
+        try (DhcpLeases k = keeper()) { // "jcnid restarted"
+            assertEquals(1, k.reload());
+            assertEquals(l.address(), k.get(l.clientId()).address());
+            server.sent.clear();
+            server.now = l.times().renewAt(); // T1
+            k.maintain(l.clientId());
+            assertEquals(List.of(DhcpOptions.REQUEST), server.sentTypes());
+            assertEquals(new IpAddr(FakeServer.SERVER), new IpAddr(server.sent.getFirst().to()), "renewing: unicast");
+            assertTrue(k.get(l.clientId()).times().renewAt() > l.times().renewAt(), "new times after the ACK");
+            assertTrue(Files.readString(new LeaseStore(dir).fileOf(l.clientId())).contains("\"renewAt\": "
+                    + k.get(l.clientId()).times().renewAt()), "persisted");
+        }
+    }
+
+    @Test
+    void unansweredRenewalRetriesThenRebindsThenExpires() throws Exception {
+        try (DhcpLeases k = keeper()) {
+            Lease l = k.acquire(add("c2"));
+            server.ignore.add(DhcpOptions.REQUEST);
+            server.now = l.times().renewAt();
+            k.maintain(l.clientId());
+            String log = logBytes.toString();
+            assertTrue(log.contains("renew_failed"), log);
+            // The renewal ran into T2: the rebinding follows at once (on the keeper's timer thread), broadcast.
+            for (int i = 0; i < 100 && !logBytes.toString().contains("rebind_failed"); i++) Thread.sleep(50);
+            assertTrue(logBytes.toString().contains("rebind_failed"), logBytes.toString());
+            assertEquals(new IpAddr(Transport.BROADCAST), new IpAddr(server.sent.getLast().to()), "rebinding: broadcast");
+            server.now = l.times().expiresAt();
+            k.maintain(l.clientId());
+            assertNull(k.get(l.clientId()));
+            assertEquals(0, Files.list(dir).count());
+            assertEquals(List.of("/run/netns/x eth0"), downed, "an expired lease takes its interface down");
+        }
+    }
+
+    @Test
+    void aNakOnRenewalAcquiresAgain() throws Exception {
+        try (DhcpLeases k = keeper()) {
+            Lease l = k.acquire(add("c6"));
+            server.sent.clear();
+            server.naks = 1;
+            server.now = l.times().renewAt();
+            k.maintain(l.clientId());
+            assertEquals(List.of(DhcpOptions.REQUEST, DhcpOptions.DISCOVER, DhcpOptions.REQUEST), server.sentTypes());
+            assertEquals(new IpAddr(FakeServer.OFFERED), new IpAddr(server.sent.get(1).message().option(DhcpOptions.REQUESTED_IP)),
+                    "INIT again, asking for the address the container has");
+            assertTrue(k.get(l.clientId()).times().renewAt() > l.times().renewAt());
+            assertTrue(logBytes.toString().contains("acquiring again"), logBytes.toString());
+        }
+    }
+
+    @Test
+    void releaseSendsReleaseAndForgets() throws Exception {
+        try (DhcpLeases k = keeper()) {
+            Lease l = k.acquire(add("c3"));
+            k.release(l.clientId());
+            assertEquals(DhcpOptions.RELEASE, server.sent.getLast().message().type());
+            assertNull(k.get(l.clientId()));
+            assertEquals(0, Files.list(dir).count());
+            k.release(l.clientId()); // DEL is idempotent
+        }
+    }
+
+    @Test
+    void releaseSucceedsWhenTheNamespaceIsGone() throws Exception {
+        try (DhcpLeases k = keeper()) {
+            Lease l = k.acquire(add("c4"));
+            gone = true;
+            k.release(l.clientId());
+            assertNull(k.get(l.clientId()));
+            assertTrue(logBytes.toString().contains("release_skipped"), logBytes.toString());
+        }
+    }
+
+    @Test
+    void gcReleasesOnlyLeasesOfGoneAttachmentsOfItsNetwork() throws Exception {
+        try (DhcpLeases k = keeper()) {
+            k.acquire(add("keep"));
+            k.acquire(add("drop"));
+            k.acquire(new DhcpLeases.Acquire("other", "net2", "eth0", "/x", List.of(), Map.of(), 5000));
+            assertEquals(List.of(ClientIdentity.clientId("drop", "net", "eth0")), k.collect("net", Set.of(List.of("keep", "eth0"))));
+            assertEquals(2, k.size());
+        }
+    }
+
+    @Test
+    void noServerFailsAndLeavesNothing() throws Exception {
+        server.ignore.add(DhcpOptions.DISCOVER);
+        try (DhcpLeases k = keeper()) {
+            DhcpException e = assertThrows(DhcpException.class, () -> k.acquire(add("c5")));
+            assertTrue(e.getMessage().contains("no DHCPOFFER"), e.getMessage());
+            assertEquals(0, k.size());
+            assertEquals(0, Files.list(dir).count());
+            assertTrue(server.closed, "the socket is closed");
+        }
+    }
+}
