@@ -228,6 +228,19 @@ class MacvlanTest {
     }
 
     @Test
+    void aSecondAddOfTheSameInterfaceFailsAndLeavesTheFirstAlone() {
+        String c = w.container();
+        String conf = conf("1.0.0", "bridge", "10.61.0.2/24", "");
+        Map<String, Object> r = w.ok("macvlan", w.env("ADD", "c1", c, "eth0"), conf);
+        Map<String, Object> e = w.fails("macvlan", w.env("ADD", "c1", c, "eth0"), conf);
+        assertTrue(e.get("msg").toString().startsWith("failed to rename macvlan to \"eth0\""), e.toString());
+        String links = NetWorld.in(c, "ip", "-o", "link").out();
+        assertEquals(2, links.lines().count(), "lo and the first eth0, no temporary link: " + links);
+        w.ok("macvlan", w.env("CHECK", "c1", c, "eth0"), Json.write(withPrev(conf, r)));
+        assertTrue(NetWorld.ping(c, "10.61.0.1"));
+    }
+
+    @Test
     void failuresAfterTheLinkLeaveNothingBehind() throws Exception {
         String c = w.container();
         // The IPAM's address clashes with nothing but its route cannot be added (gateway off-link):
