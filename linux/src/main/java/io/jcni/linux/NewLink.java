@@ -267,19 +267,23 @@ public final class NewLink {
                     m.end(data);
                 }
             }
+            // ofKind("x", kind) sends the kind alone, without IFLA_INFO_DATA (jcni doctor's probe).
             case "macvlan" -> {
+                if (macvlanMode == null) break;
                 int data = m.nest(Rtm.IFLA_INFO_DATA);
                 m.attrU32(Rtm.IFLA_MACVLAN_MODE, macvlanMode.value);
                 if (macvlanBcQueueLen > 0) m.attrU32(Rtm.IFLA_MACVLAN_BC_QUEUE_LEN, macvlanBcQueueLen);
                 m.end(data);
             }
             case "ipvlan" -> {
+                if (ipvlanMode == null) break;
                 int data = m.nest(Rtm.IFLA_INFO_DATA);
                 m.attrU16(Rtm.IFLA_IPVLAN_MODE, ipvlanMode.value);
                 m.attrU16(Rtm.IFLA_IPVLAN_FLAGS, 0); // bridge (not private/vepa), as iproute2 and Go's netlink send
                 m.end(data);
             }
             case "vlan" -> {
+                if (vlanId < 0) break;
                 int data = m.nest(Rtm.IFLA_INFO_DATA);
                 m.attrU16(Rtm.IFLA_VLAN_ID, vlanId);
                 m.end(data);

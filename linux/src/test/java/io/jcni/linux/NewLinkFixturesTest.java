@@ -53,6 +53,24 @@ class NewLinkFixturesTest {
     }
 
     @Test
+    void aBareKindHasNoInfoData() throws IOException {
+        // jcni doctor probes kinds this way; "dummy" has no IFLA_INFO_DATA either, so the fixture applies.
+        same("dummy", NewLink.ofKind("x0", "dummy"));
+        for (String kind : new String[] {"ipvlan", "vlan", "macvlan"}) {
+            ByteBuffer b = Rtnl.newLinkRequest(NewLink.ofKind("x0", kind)).finish(0, 0);
+            NlAttrs info = asReceived(toArray(b)).attrs(Rtm.IFINFOMSG_SIZE).nested(Rtm.IFLA_LINKINFO);
+            assertEquals(kind, info.string(Rtm.IFLA_INFO_KIND));
+            assertEquals(false, info.has(Rtm.IFLA_INFO_DATA), kind);
+        }
+    }
+
+    private static byte[] toArray(ByteBuffer b) {
+        byte[] a = new byte[b.remaining()];
+        b.get(a);
+        return a;
+    }
+
+    @Test
     void kindSettingsDecodeFromTheKernelsAnswer() throws IOException {
         // The kernel's RTM_NEWLINK answer carries IFLA_LINKINFO in the same form as the request.
         assertEquals(10, LinkInfo.decode(asReceived(fixture("vlan"))).vlanId());
