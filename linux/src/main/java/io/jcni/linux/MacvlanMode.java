@@ -13,6 +13,17 @@ public enum MacvlanMode {
         this.value = value;
     }
 
+    /** The kernel's value, or null for one this enum does not know. */
+    public static MacvlanMode of(int value) {
+        for (MacvlanMode m : values()) if (m.value == value) return m;
+        return null;
+    }
+
+    /** The CNI config name: "bridge", "private", "vepa", "passthru". */
+    public String configName() {
+        return name().toLowerCase(java.util.Locale.ROOT);
+    }
+
     /** Parses the names the CNI macvlan plugin accepts ("bridge", "private", "vepa", "passthru"). */
     public static MacvlanMode parse(String s) {
         return switch (s) {

@@ -1,6 +1,7 @@
 package io.jcni.linux;
 
 import io.jcni.types.IpAddr;
+import java.nio.charset.StandardCharsets;
 
 /**
  * What {@link Rtnl#addLink} creates: a kind-specific factory, then optional settings.
@@ -27,6 +28,9 @@ public final class NewLink {
 
     private int parentIndex;
     private MacvlanMode macvlanMode;
+    private int macvlanBcQueueLen;
+    private IpvlanMode ipvlanMode;
+    private int vlanId = -1;
 
     private Boolean vlanFiltering;
 
@@ -70,6 +74,28 @@ public final class NewLink {
         l.parentIndex = parentIndex;
         l.macvlanMode = mode;
         return l;
+    }
+
+    /** An ipvlan on {@code parentIndex} (kernel module ipvlan). */
+    public static NewLink ipvlan(String name, int parentIndex, IpvlanMode mode) {
+        NewLink l = new NewLink(name, "ipvlan");
+        l.parentIndex = parentIndex;
+        l.ipvlanMode = mode;
+        return l;
+    }
+
+    /** An 802.1Q VLAN {@code vlanId} (0..4094) on {@code parentIndex} (kernel module 8021q). */
+    public static NewLink vlan(String name, int parentIndex, int vlanId) {
+        if (vlanId < 0 || vlanId > 4094) throw new IllegalArgumentException("bad VLAN id " + vlanId);
+        NewLink l = new NewLink(name, "vlan");
+        l.parentIndex = parentIndex;
+        l.vlanId = vlanId;
+        return l;
+    }
+
+    /** A dummy interface (kernel module dummy). */
+    public static NewLink dummy(String name) {
+        return new NewLink(name, "dummy");
     }
 
     public static NewLink vxlan(String name, int vni) {
@@ -154,6 +180,13 @@ public final class NewLink {
         return this;
     }
 
+    /** The macvlan's broadcast queue length (IFLA_MACVLAN_BC_QUEUE_LEN); 0 leaves the kernel's. */
+    public NewLink macvlanBcQueueLen(int len) {
+        requireKind("macvlan");
+        this.macvlanBcQueueLen = len;
+        return this;
+    }
+
     /** Bridge VLAN filtering (the bridge plugin's "vlan" options need it on). */
     public NewLink vlanFiltering(boolean on) {
         requireKind("bridge");
@@ -203,22 +236,27 @@ public final class NewLink {
         if (!kind.equals(k)) throw new IllegalStateException(k + " option on a " + kind + " link");
     }
 
-    /** The RTM_NEWLINK request body: ifinfomsg and attributes. */
+    /**
+     * The RTM_NEWLINK request body: ifinfomsg and attributes, in the order and form iproute2's
+     * {@code ip link add} sends them (the settings, IFLA_LINK, IFLA_IFNAME, then IFLA_LINKINFO whose
+     * kind has no NUL), so that NewLinkFixturesTest can compare with its captured requests byte
+     * for byte. The kernel itself does not care about the order (nla_parse indexes by type).
+     */
     void encode(NlMessage m) {
         m.u8(0).u8(0).u16(0).u32(0).u32(up ? Link.IFF_UP : 0).u32(up ? Link.IFF_UP : 0);
-        m.attrString(Rtm.IFLA_IFNAME, name);
         common(m, mtu, mac, nsFd);
         if (master > 0) m.attrU32(Rtm.IFLA_MASTER, master);
         if (parentIndex > 0) m.attrU32(Rtm.IFLA_LINK, parentIndex);
+        m.attrString(Rtm.IFLA_IFNAME, name);
         int info = m.nest(Rtm.IFLA_LINKINFO);
-        m.attrString(Rtm.IFLA_INFO_KIND, kind);
+        m.attr(Rtm.IFLA_INFO_KIND, kind.getBytes(StandardCharsets.US_ASCII));
         switch (kind) {
             case "veth" -> {
                 int data = m.nest(Rtm.IFLA_INFO_DATA);
                 int peer = m.nest(Rtm.VETH_INFO_PEER);
                 m.u8(0).u8(0).u16(0).u32(0).u32(0).u32(0); // the peer's own ifinfomsg
-                m.attrString(Rtm.IFLA_IFNAME, peerName);
                 common(m, peerMtu > 0 ? peerMtu : mtu, peerMac, peerNsFd);
+                m.attrString(Rtm.IFLA_IFNAME, peerName);
                 m.end(peer).end(data);
             }
             case "bridge" -> {
@@ -228,9 +266,25 @@ public final class NewLink {
                     m.end(data);
                 }
             }
+            // ofKind("x", kind) sends the kind alone, without IFLA_INFO_DATA (jcni doctor's probe).
             case "macvlan" -> {
+                if (macvlanMode == null) break;
                 int data = m.nest(Rtm.IFLA_INFO_DATA);
                 m.attrU32(Rtm.IFLA_MACVLAN_MODE, macvlanMode.value);
+                if (macvlanBcQueueLen > 0) m.attrU32(Rtm.IFLA_MACVLAN_BC_QUEUE_LEN, macvlanBcQueueLen);
+                m.end(data);
+            }
+            case "ipvlan" -> {
+                if (ipvlanMode == null) break;
+                int data = m.nest(Rtm.IFLA_INFO_DATA);
+                m.attrU16(Rtm.IFLA_IPVLAN_MODE, ipvlanMode.value);
+                m.attrU16(Rtm.IFLA_IPVLAN_FLAGS, 0); // bridge (not private/vepa), as iproute2 and Go's netlink send
+                m.end(data);
+            }
+            case "vlan" -> {
+                if (vlanId < 0) break;
+                int data = m.nest(Rtm.IFLA_INFO_DATA);
+                m.attrU16(Rtm.IFLA_VLAN_ID, vlanId);
                 m.end(data);
             }
             case "vxlan" -> {

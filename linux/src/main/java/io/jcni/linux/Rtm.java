@@ -63,6 +63,10 @@ final class Rtm {
 
     static final int VETH_INFO_PEER = 1;
     static final int IFLA_MACVLAN_MODE = 1;
+    static final int IFLA_MACVLAN_BC_QUEUE_LEN = 7;
+    static final int IFLA_IPVLAN_MODE = 1;
+    static final int IFLA_IPVLAN_FLAGS = 2;
+    static final int IFLA_VLAN_ID = 1;
     static final int IFLA_VXLAN_ID = 1;
     static final int IFLA_VXLAN_GROUP = 2;
     static final int IFLA_VXLAN_LINK = 3;

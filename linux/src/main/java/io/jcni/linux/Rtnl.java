@@ -101,11 +101,26 @@ public final class Rtnl implements AutoCloseable {
         }
     }
 
-    /** @throws ErrnoException EEXIST if the name is taken */
+    /** The link with its kind-specific settings (macvlan/ipvlan mode, VLAN id). @throws ErrnoException ENODEV if there is none */
+    public LinkInfo linkInfo(String name) {
+        NlMessage m = ifinfo(Rtm.RTM_GETLINK, 0, 0, 0).attrString(Rtm.IFLA_IFNAME, name);
+        for (NlMsg r : socket.request(m, "get link " + name)) if (r.type() == Rtm.RTM_NEWLINK) return LinkInfo.decode(r);
+        throw new ErrnoException(Errno.ENODEV, "get link " + name, "no link in the reply", null);
+    }
+
+    /**
+     * @throws ErrnoException EEXIST if the name is taken; EOPNOTSUPP if the kernel has no driver for
+     *     the link's kind (its extended ACK says "Unknown device type")
+     */
     public void addLink(NewLink spec) {
+        socket.request(newLinkRequest(spec), "add link " + spec.name());
+    }
+
+    /** The RTM_NEWLINK request for {@code spec}, before the socket adds REQUEST|ACK, seq and port id. */
+    static NlMessage newLinkRequest(NewLink spec) {
         NlMessage m = new NlMessage(Rtm.RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
         spec.encode(m);
-        socket.request(m, "add link " + spec.name());
+        return m;
     }
 
     /**

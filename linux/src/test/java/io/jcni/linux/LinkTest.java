@@ -185,6 +185,31 @@ class LinkTest {
     }
 
     @Test
+    void linkInfoReportsTheMacvlanModeAndMissingDriversAreEopnotsupp() {
+        try (Scratch s = Scratch.create()) {
+            s.rt.addLink(NewLink.veth("par0", "par1"));
+            int parent = s.rt.link("par0").index();
+            s.rt.addLink(NewLink.macvlan("mvp0", parent, MacvlanMode.PRIVATE).macvlanBcQueueLen(500));
+            assertEquals(MacvlanMode.PRIVATE, s.rt.linkInfo("mvp0").macvlanMode());
+            assertEquals(-1, s.rt.linkInfo("mvp0").vlanId());
+            // Each kind either works here or is refused as unknown; either way nothing is left behind.
+            for (NewLink l : new NewLink[] {NewLink.ipvlan("k0", parent, IpvlanMode.L3), NewLink.vlan("k0", parent, 7), NewLink.dummy("k0")}) {
+                try {
+                    s.rt.addLink(l);
+                    LinkInfo info = s.rt.linkInfo("k0");
+                    assertEquals(l.kind(), info.link().kind());
+                    if (l.kind().equals("vlan")) assertEquals(7, info.vlanId());
+                    if (l.kind().equals("ipvlan")) assertEquals(IpvlanMode.L3, info.ipvlanMode());
+                    s.rt.deleteLink("k0");
+                } catch (ErrnoException e) {
+                    assertEquals(Errno.EOPNOTSUPP, e.errno(), e.getMessage());
+                    assertTrue(s.rt.findLink("k0").isEmpty());
+                }
+            }
+        }
+    }
+
+    @Test
     void vxlanAndIfb() throws Exception {
         try (Scratch s = Scratch.create()) {
             s.rt.addLink(NewLink.veth("under0", "under1"));

@@ -6,9 +6,13 @@ import io.jcni.plugins.ipam.dhcp.Dhcp;
 import io.jcni.plugins.ipam.hostlocal.HostLocalPlugin;
 import io.jcni.plugins.ipam.staticip.StaticIpam;
 import io.jcni.plugins.main.bridge.Bridge;
+import io.jcni.plugins.main.dummy.Dummy;
 import io.jcni.plugins.main.hostdevice.HostDevice;
+import io.jcni.plugins.main.ipvlan.Ipvlan;
 import io.jcni.plugins.main.loopback.Loopback;
+import io.jcni.plugins.main.macvlan.Macvlan;
 import io.jcni.plugins.main.ptp.Ptp;
+import io.jcni.plugins.main.vlan.Vlan;
 import io.jcni.plugins.meta.bandwidth.BandwidthPlugin;
 import io.jcni.plugins.meta.firewall.FirewallPlugin;
 import io.jcni.plugins.meta.flannel.FlannelPlugin;
@@ -39,10 +43,22 @@ public final class PluginRegistry {
                 return new Bridge();
             }
         },
+        DUMMY("dummy") {
+            @Override
+            public Plugin get() {
+                return new Dummy();
+            }
+        },
         HOST_DEVICE("host-device") {
             @Override
             public Plugin get() {
                 return new HostDevice();
+            }
+        },
+        IPVLAN("ipvlan") {
+            @Override
+            public Plugin get() {
+                return new Ipvlan();
             }
         },
         LOOPBACK("loopback") {
@@ -51,10 +67,22 @@ public final class PluginRegistry {
                 return new Loopback();
             }
         },
+        MACVLAN("macvlan") {
+            @Override
+            public Plugin get() {
+                return new Macvlan();
+            }
+        },
         PTP("ptp") {
             @Override
             public Plugin get() {
                 return new Ptp();
+            }
+        },
+        VLAN("vlan") {
+            @Override
+            public Plugin get() {
+                return new Vlan();
             }
         },
         // ipam: addresses

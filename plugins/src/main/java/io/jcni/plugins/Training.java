@@ -1,6 +1,8 @@
 package io.jcni.plugins;
 
 import io.jcni.linux.Netns;
+import io.jcni.linux.NewLink;
+import io.jcni.linux.Rtnl;
 import io.jcni.plugins.common.ipam.Delegation;
 import io.jcni.plugins.skel.PluginContext;
 import io.jcni.plugins.skel.Skel;
@@ -26,8 +28,9 @@ import java.util.stream.Stream;
  * classes they load, link and profile are in the cache every standalone plugin starts from.
  *
  * <p>Always: VERSION of every type, {@code static} and {@code host-local} ADD/CHECK/DEL (in a
- * scratch directory), and a few error answers. As root, also {@code bridge} + {@code host-local}
- * and {@code ptp} ADD/CHECK/DEL in a pair of scratch network namespaces it creates and deletes.
+ * scratch directory), and a few error answers. As root, also {@code bridge} + {@code host-local},
+ * {@code ptp} and {@code macvlan} (on a scratch veth master) ADD/CHECK/DEL in a pair of scratch
+ * network namespaces it creates and deletes.
  * Nothing outside the scratch directory and namespaces is touched. Prints a summary on stderr;
  * exits 0 even when a workload fails (a cache from a partial run is still a good cache).
  */
@@ -130,8 +133,16 @@ public final class Training {
                 String ptpConf = """
                     {"cniVersion":"1.1.0","name":"train-ptp","type":"ptp",
                      "ipam":{"type":"host-local","subnet":"10.13.0.0/24","dataDir":"%s"}}""".formatted(dir.resolve("ipam"));
+                String macvlanConf = """
+                    {"cniVersion":"1.1.0","name":"train-mv","type":"macvlan","master":"jtrainmv0",
+                     "ipam":{"type":"host-local","subnet":"10.14.0.0/24","dataDir":"%s"}}""".formatted(dir.resolve("ipam"));
+                host.exec(() -> {
+                    try (Rtnl rt = Rtnl.open()) {
+                        rt.addLink(NewLink.veth("jtrainmv0", "jtrainmv1").up());
+                    }
+                });
                 String id = "train-ns" + round;
-                for (String[] c : new String[][] {{"bridge", bridgeConf, "eth0"}, {"ptp", ptpConf, "eth1"}}) {
+                for (String[] c : new String[][] {{"bridge", bridgeConf, "eth0"}, {"ptp", ptpConf, "eth1"}, {"macvlan", macvlanConf, "eth2"}}) {
                     Map<String, String> add = env("ADD", id, pod);
                     add.put("CNI_IFNAME", c[2]);
                     String added = host.run(() -> call(c[0], add, c[1]));

@@ -29,6 +29,7 @@ public final class Checks {
             "macvlan", List.of("macvlan"),
             "ipvlan", List.of("ipvlan"),
             "vlan", List.of("vlan"),
+            "dummy", List.of("dummy"),
             "bandwidth", List.of("ifb", "tbf"),
             "portmap", List.of("nf_tables"),
             "firewall", List.of("nf_tables"),
@@ -45,6 +46,7 @@ public final class Checks {
         m.put("macvlan", new String[] {"macvlan", "CONFIG_MACVLAN"});
         m.put("ipvlan", new String[] {"ipvlan", "CONFIG_IPVLAN"});
         m.put("vlan", new String[] {"8021q", "CONFIG_VLAN_8021Q"});
+        m.put("dummy", new String[] {"dummy", "CONFIG_DUMMY"});
         m.put("ifb", new String[] {"ifb", "CONFIG_IFB"});
         m.put("tbf", new String[] {"sch_tbf", "CONFIG_NET_SCH_TBF"});
         m.put("nf_tables", new String[] {"nf_tables", "CONFIG_NF_TABLES"});

@@ -145,6 +145,7 @@ public final class NodeProbe {
             // one that does not know it says EOPNOTSUPP first.
             out.add(link(rt, "ipvlan", NewLink.ofKind("dipv0", "ipvlan")));
             out.add(link(rt, "vlan", NewLink.ofKind("dvl0", "vlan")));
+            out.add(link(rt, "dummy", NewLink.dummy("ddm0")));
             out.add(link(rt, "ifb", NewLink.ifb("difb0")));
             out.add(tbf(rt, parent));
             out.add(nfTables(ns));

@@ -1,0 +1,48 @@
+#!/bin/bash
+# Regenerates the RTM_NEWLINK fixtures in this directory: the exact request iproute2 sends for
+# `ip link add` of each link kind, captured with strace (the kernel may reject the request, e.g. a
+# kind whose driver this kernel lacks, but the request has been sent by then).
+#
+# Each fixture NAME.hex holds one line: the command, then the message bytes in hex (nlmsghdr
+# included). NewLinkFixturesTest encodes the same link with io.jcni.linux.NewLink and compares
+# byte for byte, ignoring only nlmsg_seq (bytes 8..11) and nlmsg_pid (12..15).
+#
+# Run as root: linux/src/test/resources/iproute2/capture.sh   (needs strace and iproute2)
+set -euo pipefail
+cd "$(dirname "$0")"
+command -v strace >/dev/null || { echo "needs strace (apt-get install strace)" >&2; exit 1; }
+ns=i11cap-$$
+peer=i11cap2-$$
+cleanup() { ip netns del "$ns" 2>/dev/null || true; ip netns del "$peer" 2>/dev/null || true; }
+trap cleanup EXIT
+ip netns add "$ns"
+ip netns add "$peer"
+# p0 gets ifindex 3 in a fresh namespace (lo is 1, the veth peer p1, created first, is 2): the
+# fixtures' IFLA_LINK.
+ip -n "$ns" link add p0 type veth peer name p1
+[ "$(ip -n "$ns" -o link show p0 | cut -d: -f1)" = 3 ] || { echo "p0 is not ifindex 3" >&2; exit 1; }
+
+capture() { # NAME ARGS...
+  local name=$1; shift
+  local trace hex
+  # ip exits non-zero when the kernel refuses; the request is in the trace all the same.
+  trace=$(strace -f -s 65535 -xx -e trace=sendmsg ip -n "$ns" link add "$@" 2>&1 >/dev/null || true)
+  hex=$(grep 'nlmsg_type=0x10 ' <<<"$trace" | head -1 \
+    | sed -E 's/.*nlmsg_len=([0-9]+), nlmsg_type=0x10[^,]*, nlmsg_flags=[^,]*, nlmsg_seq=[0-9]+, nlmsg_pid=0\}, "([^"]*)".*/\1 \2/')
+  local len=${hex%% *} body=${hex#* }
+  # nlmsghdr as strace decoded it: len, type 16, flags REQUEST|ACK|EXCL|CREATE (0x605), seq 0, pid 0.
+  printf '%s\t%s\n' "ip link add $*" \
+    "$(printf '%08x' "$len" | sed -E 's/(..)(..)(..)(..)/\4\3\2\1/')100005060000000000000000$(sed 's/\\x//g' <<<"$body")" > "$name.hex"
+  ip -n "$ns" link del x0 2>/dev/null || true
+}
+
+capture vlan x0 link p0 type vlan id 10
+capture vlan-mtu x0 link p0 mtu 1400 type vlan id 4094
+capture ipvlan-l2 x0 link p0 type ipvlan mode l2
+capture ipvlan-l3 x0 link p0 type ipvlan mode l3
+capture ipvlan-l3s x0 link p0 mtu 1400 type ipvlan mode l3s
+capture dummy x0 type dummy
+capture veth x0 mtu 1400 type veth peer name x1 mtu 1300
+capture macvlan-bridge x0 link p0 type macvlan mode bridge
+capture macvlan-passthru x0 link p0 mtu 1400 address 02:00:00:00:00:01 type macvlan mode passthru
+capture macvlan-private-netns x0 link p0 netns "$peer" type macvlan mode private
