@@ -17,9 +17,16 @@ import java.util.List;
  * @param metricsPort    a 127.0.0.1 HTTP port for /metrics and /healthz; 0 means off
  * @param foreground     {@code start} runs the daemon in this process instead of detaching it
  * @param serviceArgs    flags of hosted {@link DaemonService}s (e.g. {@code --overlay --etcd-endpoints URL}), in order
+ * @param logPhases      each request's log line also says where its time went ({@code phases=parse:0.1,...})
  */
 public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration requestTimeout, Duration drainTimeout,
-        int maxInFlight, int metricsPort, boolean foreground, List<String> serviceArgs) {
+        int maxInFlight, int metricsPort, boolean foreground, List<String> serviceArgs, boolean logPhases) {
+
+    /** Without per-request phase logging. */
+    public DaemonConfig(Path socket, Path pidFile, Path logFile, Duration requestTimeout, Duration drainTimeout,
+            int maxInFlight, int metricsPort, boolean foreground, List<String> serviceArgs) {
+        this(socket, pidFile, logFile, requestTimeout, drainTimeout, maxInFlight, metricsPort, foreground, serviceArgs, false);
+    }
 
     public static final Path DEFAULT_SOCKET = Path.of("/run/jcni/jcnid.sock");
     public static final Path DEFAULT_BACKGROUND_LOG = Path.of("/var/log/jcnid.log");
@@ -37,6 +44,8 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
               --drain-timeout SECS     how long shutdown waits for requests in flight (default 10)
               --max-in-flight N        concurrent connections before declining (default 256)
               --metrics-port PORT      also serve /metrics and /healthz on 127.0.0.1:PORT (default off)
+              --log-phases             log where each request's time went (queue, parse, netns, plugin,
+                                       ipam, nft, link_delete, result; ms); the sums are always in the metrics
               --overlay [flags]        also run the overlay agent, when jcni-overlay is installed
                                        (flanneld's flags; see overlay/README.md)
               --docker-driver NAME     also serve Docker's network + IPAM driver NAME, when jcni-docker is installed
@@ -52,7 +61,7 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
         if (pidFile != null) return this;
         Path dir = socket.toAbsolutePath().getParent();
         return new DaemonConfig(socket, dir.resolve("jcnid.pid"), logFile, requestTimeout, drainTimeout, maxInFlight,
-                metricsPort, foreground, serviceArgs);
+                metricsPort, foreground, serviceArgs, logPhases);
     }
 
     /** Parses flags; throws IllegalArgumentException with a message fit for the user. */
@@ -60,13 +69,14 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
         Path socket = DEFAULT_SOCKET, pid = null, log = null;
         Duration timeout = Duration.ofSeconds(60), drain = Duration.ofSeconds(10);
         int max = 256, port = 0;
-        boolean fg = false;
+        boolean fg = false, phases = false;
         List<String> services = new ArrayList<>();
         List<String> rest = new ArrayList<>(args);
         while (!rest.isEmpty()) {
             String a = rest.removeFirst();
             switch (a) {
                 case "--foreground" -> fg = true;
+                case "--log-phases" -> phases = true;
                 case "--socket" -> socket = Path.of(value(a, rest));
                 case "--pid-file" -> pid = Path.of(value(a, rest));
                 case "--log-file" -> log = Path.of(value(a, rest));
@@ -77,7 +87,7 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
                 default -> serviceFlag(a, rest, services);
             }
         }
-        return new DaemonConfig(socket, pid, log, timeout, drain, max, port, fg, List.copyOf(services)).withPidDefault();
+        return new DaemonConfig(socket, pid, log, timeout, drain, max, port, fg, List.copyOf(services), phases).withPidDefault();
     }
 
     /** The flags that reproduce this configuration (for the detached child). */
@@ -86,6 +96,7 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
                 "--request-timeout", millisAsSeconds(requestTimeout), "--drain-timeout", millisAsSeconds(drainTimeout),
                 "--max-in-flight", Integer.toString(maxInFlight), "--metrics-port", Integer.toString(metricsPort)));
         if (logFile != null) a.addAll(List.of("--log-file", logFile.toString()));
+        if (logPhases) a.add("--log-phases");
         a.addAll(serviceArgs);
         return a;
     }

@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.jcni.linux.Netns;
 import io.jcni.plugins.common.ipam.Delegation;
+import io.jcni.plugins.skel.Phases;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.spec.CniCommand;
@@ -352,6 +353,8 @@ public final class JcnidServer {
         Protocol.writeFully(ch, ByteBuffer.wrap(new byte[] {Protocol.STATUS_ACCEPTED}));
 
         long t0 = System.nanoTime();
+        Phases phases = new Phases();
+        phases.enter(Phases.Phase.QUEUE);
         AtomicBoolean stuck = lockKey == null ? null : overdue.get(lockKey);
         if (stuck != null && stuck.get()) {
             overdue.remove(lockKey, stuck);
@@ -362,7 +365,7 @@ public final class JcnidServer {
             Skel.Outcome out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER,
                     "jcnid: an earlier request for this attachment is still running",
                     "it did not finish within " + cfg.requestTimeout().toMillis() + " ms; try again later"));
-            finish(ch, ex.type(), command, env, t0, out, false, new byte[0]);
+            finish(ch, ex.type(), command, env, t0, out, false, new byte[0], phases);
             return;
         }
         ByteArrayOutputStream stderr = new ByteArrayOutputStream();
@@ -375,7 +378,11 @@ public final class JcnidServer {
                 try {
                     AttachmentLocks.Entry held = lockKey == null ? null : locks.lock(lockKey);
                     try {
-                        return inCallersNetns(callerPid, () -> Skel.run(plugin, env, ex.stdin(), Delegation.context(registry, pluginLog)));
+                        // Entering the caller's namespace (a thread hop) and coming back are NETNS;
+                        // the skeleton marks its own phases in between and restores this one.
+                        phases.enter(Phases.Phase.NETNS);
+                        return inCallersNetns(callerPid, () -> Skel.run(plugin, env, ex.stdin(),
+                                Delegation.context(registry, pluginLog, phases)));
                     } finally {
                         if (held != null) locks.unlock(lockKey, held);
                     }
@@ -412,16 +419,21 @@ public final class JcnidServer {
             Thread.currentThread().interrupt();
             out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER, "jcnid: interrupted", "", e));
         }
-        finish(ch, ex.type(), command, env, t0, out, timedOut, stderr.toByteArray());
+        // A run that timed out still owns its clock: its phases are left out rather than read racily.
+        finish(ch, ex.type(), command, env, t0, out, timedOut, stderr.toByteArray(), timedOut ? null : phases);
     }
 
     private void finish(SocketChannel ch, String type, String command, Map<String, String> env, long t0, Skel.Outcome out,
-                        boolean timedOut, byte[] stderr) throws IOException {
+                        boolean timedOut, byte[] stderr, Phases phases) throws IOException {
+        // The thread hand-back to this connection counts as RESULT, with the encoding of the answer.
+        if (phases != null) phases.enter(Phases.Phase.RESULT);
         long nanos = System.nanoTime() - t0;
-        metrics.record(type, command, nanos, out.exitCode(), timedOut);
-        logLine(String.format("jcnid plugin=%s cmd=%s container=%s ifname=%s dur_ms=%.3f exit=%d%s", quote(type),
+        if (phases != null) phases.stop();
+        metrics.record(type, command, nanos, out.exitCode(), timedOut, phases);
+        logLine(String.format("jcnid plugin=%s cmd=%s container=%s ifname=%s dur_ms=%.3f exit=%d%s%s", quote(type),
                 command, quote(env.getOrDefault("CNI_CONTAINERID", "")), quote(env.getOrDefault("CNI_IFNAME", "")),
-                nanos / 1e6, out.exitCode(), timedOut ? " timeout=true" : ""));
+                nanos / 1e6, out.exitCode(), timedOut ? " timeout=true" : "",
+                cfg.logPhases() && phases != null ? " phases=" + phases.summary() : ""));
         reply(ch, (byte) 0, new Protocol.Result(out.exitCode(), utf8(out.stdout()), stderr));
     }
 

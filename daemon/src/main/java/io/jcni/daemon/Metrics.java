@@ -1,5 +1,6 @@
 package io.jcni.daemon;
 
+import io.jcni.plugins.skel.Phases;
 import java.math.BigDecimal;
 import java.util.Map;
 import java.util.TreeMap;
@@ -21,7 +22,10 @@ public final class Metrics {
         final AtomicLong timeouts = new AtomicLong();
         final AtomicLongArray buckets = new AtomicLongArray(BUCKETS.length);
         final AtomicLong sumNanos = new AtomicLong();
+        final AtomicLongArray phaseNanos = new AtomicLongArray(PHASES.length);
     }
+
+    private static final Phases.Phase[] PHASES = Phases.Phase.values();
 
     private final Map<String, Series> series = new ConcurrentHashMap<>();
     final AtomicLong declined = new AtomicLong();
@@ -32,7 +36,18 @@ public final class Metrics {
 
     /** Records one finished plugin request. */
     public void record(String plugin, String command, long nanos, int exitCode, boolean timedOut) {
+        record(plugin, command, nanos, exitCode, timedOut, null);
+    }
+
+    /** Records one finished plugin request and, when given, where its time went. */
+    public void record(String plugin, String command, long nanos, int exitCode, boolean timedOut, Phases phases) {
         Series s = series.computeIfAbsent(plugin + "\0" + command, k -> new Series());
+        if (phases != null) {
+            for (Phases.Phase p : PHASES) {
+                long n = phases.nanos(p);
+                if (n != 0) s.phaseNanos.addAndGet(p.ordinal(), n);
+            }
+        }
         s.requests.incrementAndGet();
         if (exitCode != 0) s.errors.incrementAndGet();
         if (timedOut) s.timeouts.incrementAndGet();
@@ -80,6 +95,13 @@ public final class Metrics {
             b.append("jcnid_request_duration_seconds_sum").append(labels(k, null)).append(' ')
                     .append(fmt(s.sumNanos.get() / 1e9)).append('\n');
             line(b, "jcnid_request_duration_seconds_count", k, null, count);
+        });
+        counterHead(b, "jcnid_request_phase_seconds_total", "Time requests spent per phase (queue, parse, netns, plugin, ipam, nft, link_delete, result), by plugin and command.");
+        sorted.forEach((k, s) -> {
+            for (Phases.Phase p : PHASES) {
+                b.append("jcnid_request_phase_seconds_total").append(labels(k, "phase=\"" + p.label() + "\"")).append(' ')
+                        .append(fmt(s.phaseNanos.get(p.ordinal()) / 1e9)).append('\n');
+            }
         });
         counterHead(b, "jcnid_declined_total", "Requests declined so the client runs the standalone plugin (unknown type, busy, shutting down, other protocol version).");
         b.append("jcnid_declined_total ").append(declined.get()).append('\n');

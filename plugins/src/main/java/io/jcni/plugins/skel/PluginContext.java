@@ -12,9 +12,15 @@ import java.io.PrintStream;
  *
  * @param delegator runs delegate plugins (IPAM) for this call
  * @param log this call's stderr: diagnostics only, never the CNI answer
+ * @param phases this call's phase clock (jcnid reads it for its metrics)
  */
-public record PluginContext(Delegator delegator, PrintStream log) {
+public record PluginContext(Delegator delegator, PrintStream log, Phases phases) {
     public PluginContext {
-        if (delegator == null || log == null) throw new NullPointerException("delegator and log are required");
+        if (delegator == null || log == null || phases == null) throw new NullPointerException("delegator, log and phases are required");
+    }
+
+    /** A context with a clock of its own. */
+    public PluginContext(Delegator delegator, PrintStream log) {
+        this(delegator, log, new Phases());
     }
 }

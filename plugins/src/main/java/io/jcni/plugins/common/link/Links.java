@@ -6,6 +6,7 @@ import io.jcni.linux.Link;
 import io.jcni.linux.Netns;
 import io.jcni.linux.Rtnl;
 import io.jcni.plugins.common.ns.Namespaces;
+import io.jcni.plugins.skel.Phases.Phase;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.CniException;
 import io.jcni.spec.ErrorCode;
@@ -34,12 +35,19 @@ public final class Links {
      */
     public static void deleteContainerIface(PluginRequest req) {
         if (req.netns().isEmpty()) return;
-        Netns cont = Namespaces.openIfExists(req.netns());
-        if (cont == null) return;
-        try (cont; Rtnl crt = Rtnl.open(cont)) {
-            deleteIfExists(crt, req.ifname());
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to delete \"" + req.ifname() + "\"", e);
+        Phase outer = req.phases().enter(Phase.NETNS);
+        try {
+            Netns cont = Namespaces.openIfExists(req.netns());
+            if (cont == null) return;
+            try (cont; Rtnl crt = Rtnl.open(cont)) {
+                req.phases().enter(Phase.LINK_DELETE);
+                deleteIfExists(crt, req.ifname());
+                req.phases().enter(Phase.NETNS);
+            } catch (ErrnoException e) {
+                throw new CniException(ErrorCode.INTERNAL, "failed to delete \"" + req.ifname() + "\"", e);
+            }
+        } finally {
+            req.phases().enter(outer);
         }
     }
 
