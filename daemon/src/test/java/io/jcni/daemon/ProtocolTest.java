@@ -99,6 +99,10 @@ class ProtocolTest {
         assertEquals(Duration.ofMillis(2500), c.requestTimeout());
         assertEquals(9105, c.metricsPort());
         assertEquals(c, DaemonConfig.parse(c.toArgs()));
+        assertFalse(c.logPhases());
+        DaemonConfig phases = DaemonConfig.parse(List.of("--log-phases"));
+        assertTrue(phases.logPhases());
+        assertEquals(phases, DaemonConfig.parse(phases.toArgs()));
         assertEquals("/run/jcni/jcnid.pid", DaemonConfig.defaults().pidFile().toString());
         assertThrows(IllegalArgumentException.class, () -> DaemonConfig.parse(List.of("--request-timeout", "-1")));
         assertThrows(IllegalArgumentException.class, () -> DaemonConfig.parse(List.of("--socket")));
