@@ -96,6 +96,8 @@ public final class JcnidServer {
     private final PrintStream log;
     private final Metrics metrics = new Metrics();
     private final AttachmentLocks locks = new AttachmentLocks();
+    /** Work requests leave for after their answer (deleting retired links). */
+    private final DeferredWork deferred;
     private final ExecutorService workers = Executors.newCachedThreadPool(
             Thread.ofPlatform().name("jcnid-plugin-", 0).daemon().factory());
     /** Plugin runs not finished yet, including those whose client already got "timed out". */
@@ -125,6 +127,7 @@ public final class JcnidServer {
         this.cfg = cfg;
         this.registry = registry;
         this.log = log;
+        this.deferred = new DeferredWork(log);
         this.socket = inherited != null ? inherited.path() : cfg.socket().toAbsolutePath();
         this.activated = inherited != null;
         if (activated) this.server = inherited.channel();
@@ -147,6 +150,11 @@ public final class JcnidServer {
 
     public Metrics metrics() {
         return metrics;
+    }
+
+    /** The metrics exposition, with the deferred work's gauges. */
+    String renderMetrics() {
+        return metrics.render() + Metrics.deferred(deferred.pending.get(), deferred.done.get(), deferred.failed.get());
     }
 
     public Path socket() {
@@ -207,7 +215,7 @@ public final class JcnidServer {
 
     private void startHttp() throws IOException {
         http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), cfg.metricsPort()), 16);
-        http.createContext("/metrics", ex -> httpReply(ex, "text/plain; version=0.0.4; charset=utf-8", metrics.render()));
+        http.createContext("/metrics", ex -> httpReply(ex, "text/plain; version=0.0.4; charset=utf-8", renderMetrics()));
         http.createContext("/healthz", ex -> httpReply(ex, "text/plain; charset=utf-8", health()));
         http.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
         http.start();
@@ -297,7 +305,7 @@ public final class JcnidServer {
             }
             switch (h.kind()) {
                 case Protocol.KIND_HEALTH -> reply(ch, Protocol.STATUS_RESULT, new Protocol.Result(0, utf8(health()), new byte[0]));
-                case Protocol.KIND_METRICS -> reply(ch, Protocol.STATUS_RESULT, new Protocol.Result(0, utf8(metrics.render()), new byte[0]));
+                case Protocol.KIND_METRICS -> reply(ch, Protocol.STATUS_RESULT, new Protocol.Result(0, utf8(renderMetrics()), new byte[0]));
                 // Declined only once read, so the client gets its 'F' rather than a broken pipe.
                 case Protocol.KIND_EXEC -> {
                     if (inFlight > cfg.maxInFlight()) decline(ch, "busy");
@@ -382,7 +390,7 @@ public final class JcnidServer {
                         // the skeleton marks its own phases in between and restores this one.
                         phases.enter(Phases.Phase.NETNS);
                         return inCallersNetns(callerPid, () -> Skel.run(plugin, env, ex.stdin(),
-                                Delegation.context(registry, pluginLog, phases)));
+                                Delegation.context(registry, pluginLog, phases, deferred)));
                     } finally {
                         if (held != null) locks.unlock(lockKey, held);
                     }
@@ -501,6 +509,7 @@ public final class JcnidServer {
                 + "\nuptime_seconds " + (System.currentTimeMillis() - metrics.startMillis()) / 1000
                 + "\nrequests " + metrics.totalRequests() + "\nin_flight " + metrics.inFlight.get()
                 + "\nplugin_runs " + pluginRuns.get()
+                + "\ndeferred " + deferred.pending.get()
                 + "\nsocket " + socket + "\n" + serviceStatus();
     }
 
@@ -544,6 +553,8 @@ public final class JcnidServer {
         long deadline = System.nanoTime() + cfg.drainTimeout().toNanos();
         while (connections.get() > 0 && System.nanoTime() < deadline) sleep(5);
         int left = connections.get();
+        // What answered requests left behind, within the same drain time: nothing half done.
+        boolean drained = deferred.drain(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
         try {
             Path pid = cfg.pidFile().toAbsolutePath();
             if (Files.isRegularFile(pid) && Files.readString(pid).trim().equals(Long.toString(ProcessHandle.current().pid()))) {
@@ -555,7 +566,7 @@ public final class JcnidServer {
         workers.shutdown();
         watchdog.shutdownNow();
         stopped = true;
-        logLine("jcnid stopped" + (left > 0 ? " abandoned=" + left : ""));
+        logLine("jcnid stopped" + (left > 0 ? " abandoned=" + left : "") + (drained ? "" : " deferred_left=" + deferred.pending.get()));
         notifyAll();
     }
 

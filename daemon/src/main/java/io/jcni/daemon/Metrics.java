@@ -112,6 +112,16 @@ public final class Metrics {
         return b.toString();
     }
 
+    /** The exposition of jcnid's deferred work (retired links being deleted after their DEL's answer). */
+    static String deferred(int pending, long done, long failed) {
+        StringBuilder b = new StringBuilder(512);
+        gauge(b, "jcnid_deferred_pending", "Work left by answered requests (deleting retired links) not done yet.", pending);
+        counterHead(b, "jcnid_deferred_total", "Deferred work done, by result.");
+        b.append("jcnid_deferred_total{result=\"ok\"} ").append(done).append('\n');
+        b.append("jcnid_deferred_total{result=\"error\"} ").append(failed).append('\n');
+        return b.toString();
+    }
+
     private static void gauge(StringBuilder b, String name, String help, double v) {
         b.append("# HELP ").append(name).append(' ').append(help).append('\n');
         b.append("# TYPE ").append(name).append(" gauge\n");

@@ -1,5 +1,6 @@
 package io.jcni.plugins.common.ipam;
 
+import io.jcni.plugins.skel.Background;
 import io.jcni.plugins.skel.Phases;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginContext;
@@ -41,6 +42,7 @@ public final class Delegation implements Delegator {
     private final Function<String, Supplier<Plugin>> registry;
     private final PrintStream log;
     private final Phases phases;
+    private final Background background;
     private Delegator exec;
 
     /**
@@ -53,14 +55,16 @@ public final class Delegation implements Delegator {
 
     /** As above, running non-jcni delegates through {@code exec} instead of as processes. */
     public Delegation(Function<String, Supplier<Plugin>> registry, PrintStream log, Delegator exec) {
-        this(registry, log, exec, new Phases());
+        this(registry, log, exec, new Phases(), null);
     }
 
-    private Delegation(Function<String, Supplier<Plugin>> registry, PrintStream log, Delegator exec, Phases phases) {
+    private Delegation(Function<String, Supplier<Plugin>> registry, PrintStream log, Delegator exec, Phases phases,
+                       Background background) {
         this.registry = registry;
         this.log = log;
         this.exec = exec;
         this.phases = phases;
+        this.background = background;
     }
 
     /** The context for one {@link Skel#run} call: delegates through {@code registry}, diagnostics to {@code log}. */
@@ -68,14 +72,18 @@ public final class Delegation implements Delegator {
         return new Delegation(registry, log).context();
     }
 
-    /** As {@link #context(Function, PrintStream)}, timing the call on {@code phases} (jcnid's). */
-    public static PluginContext context(Function<String, Supplier<Plugin>> registry, PrintStream log, Phases phases) {
-        return new Delegation(registry, log, null, phases).context();
+    /**
+     * As {@link #context(Function, PrintStream)}, timing the call on {@code phases} and letting it
+     * leave work to {@code background} (jcnid's; null: none).
+     */
+    public static PluginContext context(Function<String, Supplier<Plugin>> registry, PrintStream log, Phases phases,
+                                        Background background) {
+        return new Delegation(registry, log, null, phases, background).context();
     }
 
-    /** A context with this delegation, its log and its phase clock. */
+    /** A context with this delegation, its log, its phase clock and its background. */
     public PluginContext context() {
-        return new PluginContext(this, log, phases);
+        return new PluginContext(this, log, phases, background);
     }
 
     /** Runs the delegate; its time, in-process or not, is the call's {@link Phases.Phase#IPAM} phase. */

@@ -284,8 +284,9 @@ public final class Bridge implements Plugin {
         // Not BridgeConf.load: the mac capability (runtimeConfig.mac) and CNI_ARGS MAC it validates
         // must not stop a DEL; the interface, the masquerading and IPAM are found without them.
         Ipam ipam = Ipam.of(req);
-        // As upstream: the interface first, then the addresses.
-        Links.deleteContainerIface(req);
+        // As upstream: the interface first, then the addresses. In jcnid the kernel's slow part of
+        // the deletion runs after the answer (Links.retireContainerIface says why that is safe).
+        Links.retireContainerIface(req);
         Phase prev = req.phases().enter(Phase.NFT);
         try {
             MacSpoofCheck.forCleanup(req.conf()).teardown(req);
