@@ -69,8 +69,7 @@ public final class Links {
      * ptp host end keeps its route to the container's address until the deletion.
      */
     public static void retireContainerIface(PluginRequest req) {
-        Background background = req.context().background();
-        if (background == null || req.netns().isEmpty()) {
+        if (req.context().background() == null || req.netns().isEmpty()) {
             deleteContainerIface(req);
             return;
         }
@@ -84,20 +83,11 @@ public final class Links {
             req.phases().enter(Phase.LINK_DELETE);
             Optional<Link> link = crt.findLink(req.ifname());
             if (link.isEmpty()) return;
-            int index = link.get().index();
-            if (!retire(crt, index)) {
-                deleteIfExists(crt, req.ifname());
-                return;
-            }
-            Netns ns = cont;
-            Rtnl rt = crt;
-            if (background.submit("deleting retired link " + index + " in " + req.netns(), () -> deleteRetired(ns, rt, index))) {
-                cont = null; // the task owns them now
+            if (retireLater(req, crt, link.get().index(), cont)) {
+                cont = null; // the deletion owns them now
                 crt = null;
             } else {
-                deleteRetired(cont, crt, index);
-                cont = null;
-                crt = null;
+                deleteIfExists(crt, req.ifname());
             }
         } catch (ErrnoException e) {
             throw new CniException(ErrorCode.INTERNAL, "failed to delete \"" + req.ifname() + "\"", e);
@@ -106,6 +96,22 @@ public final class Links {
             if (cont != null) cont.close();
             req.phases().enter(outer);
         }
+    }
+
+    /**
+     * Retires link {@code index} of {@code rt} (down, no addresses, renamed to {@link #retiredName})
+     * and hands its deletion to the call's {@link Background}, which then owns {@code rt} and
+     * {@code ns} (may be null) and closes them. False, owning nothing, when there is no background
+     * or the link could not be retired (gone meanwhile, name taken): the caller deletes it now.
+     */
+    public static boolean retireLater(PluginRequest req, Rtnl rt, int index, Netns ns) {
+        Background background = req.context().background();
+        if (background == null || !retire(rt, index)) return false;
+        Runnable delete = () -> deleteRetired(ns, rt, index);
+        if (!background.submit("deleting retired link " + index + (ns == null ? "" : " in " + req.netns()), delete)) {
+            delete.run(); // shutting down: now, and still ours to close
+        }
+        return true;
     }
 
     /** The name a retired link has until it is deleted: unique in its namespace, as its index is. */
@@ -138,11 +144,18 @@ public final class Links {
     }
 
     private static void deleteRetired(Netns ns, Rtnl rt, int index) {
-        try (ns; rt) {
+        try (rt) {
             rt.deleteLink(index);
         } catch (ErrnoException e) {
             if (!e.is(Errno.ENODEV)) throw e; // gone with its namespace, or its peer's
+        } finally {
+            if (ns != null) ns.close();
         }
+    }
+
+    /** Whether the link is one a DEL retired and has not deleted yet (a daemon that died left it). */
+    public static boolean isRetired(Link l) {
+        return l.name().equals(retiredName(l.index()));
     }
 
     /** For cleanup after a failure: never throws. */
