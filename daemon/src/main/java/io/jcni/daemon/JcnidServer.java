@@ -154,7 +154,7 @@ public final class JcnidServer {
 
     /** The metrics exposition, with the deferred work's gauges. */
     String renderMetrics() {
-        return metrics.render() + Metrics.deferred(deferred.pending.get(), deferred.done.get(), deferred.failed.get());
+        return metrics.render() + Metrics.deferred(deferred.pending.get(), deferred.done.get(), deferred.failed.get(), deferred.shared.get());
     }
 
     public Path socket() {

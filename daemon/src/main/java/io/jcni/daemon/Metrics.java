@@ -113,12 +113,14 @@ public final class Metrics {
     }
 
     /** The exposition of jcnid's deferred work (retired links being deleted after their DEL's answer). */
-    static String deferred(int pending, long done, long failed) {
+    static String deferred(int pending, long done, long failed, long shared) {
         StringBuilder b = new StringBuilder(512);
         gauge(b, "jcnid_deferred_pending", "Work left by answered requests (deleting retired links) not done yet.", pending);
         counterHead(b, "jcnid_deferred_total", "Deferred work done, by result.");
         b.append("jcnid_deferred_total{result=\"ok\"} ").append(done).append('\n');
         b.append("jcnid_deferred_total{result=\"error\"} ").append(failed).append('\n');
+        counterHead(b, "jcnid_deferred_shared_total", "Requests whose deferred work joined a task already waiting (e.g. one deletion for many retired links).");
+        b.append("jcnid_deferred_shared_total ").append(shared).append('\n');
         return b.toString();
     }
 

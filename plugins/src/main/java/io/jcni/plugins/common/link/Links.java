@@ -8,7 +8,6 @@ import io.jcni.linux.Link;
 import io.jcni.linux.Netns;
 import io.jcni.linux.Rtnl;
 import io.jcni.plugins.common.ns.Namespaces;
-import io.jcni.plugins.skel.Background;
 import io.jcni.plugins.skel.Phases.Phase;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.spec.CniException;
@@ -54,16 +53,25 @@ public final class Links {
         }
     }
 
+    /** The device group retired links wait in until one request deletes them all (IFLA_GROUP; "jcni"). */
+    public static final int RETIRED_GROUP = 0x6a636e69;
+    /**
+     * How long retired links wait: long enough for the runtime to delete the container's namespace
+     * after DEL, which takes the veth with it in the kernel's own batched teardown, for nothing.
+     */
+    static final long SWEEP_DELAY_MILLIS = 500;
+
     /**
      * DEL of a bridge port: as {@link #deleteContainerIface}, but when the caller can finish work
-     * after the answer (jcnid), the slow part goes there. Deleting a veth costs ~20 ms of the
-     * kernel's time (RCU grace periods in the unregistration), three quarters of a bridge DEL,
-     * while taking it down, removing its addresses and renaming it costs well under 1 ms
-     * (bench/link-delete). So DEL does the second now, which is all DEL promises: the addresses are
-     * gone (routes through it go with them and with the link's carrier), the host end is down,
-     * CNI_IFNAME is free for the next ADD; the deletion itself runs in the background, holding the
-     * namespace open until it is done. If the daemon dies first, the retired pair goes with the
-     * container's namespace.
+     * after the answer (jcnid), the kernel's slow part is not DEL's. Deleting a veth costs ~20 ms of
+     * RCU grace periods, most of a bridge DEL, and holds the rtnl lock meanwhile; taking it down,
+     * removing its addresses and renaming it costs well under 1 ms (bench/link-delete). So DEL does
+     * the second, which is all DEL promises: the addresses are gone (routes through it go with them
+     * and with the carrier), CNI_IFNAME is free for the next ADD, the host end is down. The pair is
+     * then left to the container namespace's teardown (the runtime deletes it right after DEL; the
+     * kernel unregisters its devices in one batch), and what is still there after a moment is deleted
+     * by one request for all retired links of the host namespace: the host ends wait in device
+     * group {@link #RETIRED_GROUP}.
      *
      * <p>Only for links whose host end has no addresses or routes of its own (a bridge port): a
      * ptp host end keeps its route to the container's address until the deletion.
@@ -74,44 +82,84 @@ public final class Links {
             return;
         }
         Phase outer = req.phases().enter(Phase.NETNS);
-        Netns cont = null;
-        Rtnl crt = null;
         try {
-            cont = Namespaces.openIfExists(req.netns());
+            Netns cont = Namespaces.openIfExists(req.netns());
             if (cont == null) return;
-            crt = Rtnl.open(cont);
-            req.phases().enter(Phase.LINK_DELETE);
-            Optional<Link> link = crt.findLink(req.ifname());
-            if (link.isEmpty()) return;
-            if (retireLater(req, crt, link.get().index(), cont)) {
-                cont = null; // the deletion owns them now
-                crt = null;
-            } else {
-                deleteIfExists(crt, req.ifname());
+            try (cont; Rtnl crt = Rtnl.open(cont); Rtnl host = Rtnl.open()) {
+                req.phases().enter(Phase.LINK_DELETE);
+                Optional<Link> link = crt.findLink(req.ifname());
+                if (link.isEmpty()) return;
+                int peer = hostPeer(host, link.get());
+                if (peer < 0 || !retire(crt, link.get().index()) || !joinRetired(host, peer)) {
+                    deleteIfExists(crt, req.ifname());
+                    return;
+                }
+                scheduleSweep(req);
+            } catch (ErrnoException e) {
+                throw new CniException(ErrorCode.INTERNAL, "failed to delete \"" + req.ifname() + "\"", e);
             }
-        } catch (ErrnoException e) {
-            throw new CniException(ErrorCode.INTERNAL, "failed to delete \"" + req.ifname() + "\"", e);
         } finally {
-            if (crt != null) crt.close();
-            if (cont != null) cont.close();
             req.phases().enter(outer);
         }
     }
 
     /**
-     * Retires link {@code index} of {@code rt} (down, no addresses, renamed to {@link #retiredName})
-     * and hands its deletion to the call's {@link Background}, which then owns {@code rt} and
-     * {@code ns} (may be null) and closes them. False, owning nothing, when there is no background
-     * or the link could not be retired (gone meanwhile, name taken): the caller deletes it now.
+     * Retires link {@code index} of {@code rt}, a socket in the caller's namespace (down, no
+     * addresses, renamed to {@link #retiredName}, in {@link #RETIRED_GROUP}) and leaves its deletion
+     * to the call's {@link Background}. False when there is no background or the link could not be
+     * retired (gone meanwhile, name taken): the caller deletes it now.
      */
-    public static boolean retireLater(PluginRequest req, Rtnl rt, int index, Netns ns) {
-        Background background = req.context().background();
-        if (background == null || !retire(rt, index)) return false;
-        Runnable delete = () -> deleteRetired(ns, rt, index);
-        if (!background.submit("deleting retired link " + index + (ns == null ? "" : " in " + req.netns()), delete)) {
-            delete.run(); // shutting down: now, and still ours to close
-        }
+    public static boolean retireLater(PluginRequest req, Rtnl rt, int index) {
+        if (req.context().background() == null || !retire(rt, index) || !joinRetired(rt, index)) return false;
+        scheduleSweep(req);
         return true;
+    }
+
+    /** The index of a veth's peer in {@code host}, or -1 when it is not a veth whose peer is there. */
+    private static int hostPeer(Rtnl host, Link l) {
+        if (!"veth".equals(l.kind()) || l.linkIndex() <= 0) return -1;
+        try {
+            Link p = host.link(l.linkIndex());
+            return "veth".equals(p.kind()) && p.linkIndex() == l.index() ? p.index() : -1;
+        } catch (ErrnoException e) {
+            if (e.is(Errno.ENODEV)) return -1;
+            throw e;
+        }
+    }
+
+    private static boolean joinRetired(Rtnl rt, int index) {
+        try {
+            rt.setGroup(index, RETIRED_GROUP);
+            return true;
+        } catch (ErrnoException e) {
+            if (e.is(Errno.ENODEV)) return false;
+            throw e;
+        }
+    }
+
+    /**
+     * One deletion of every retired link of the caller's namespace, a moment from now; calls that
+     * retire links meanwhile share it.
+     */
+    private static void scheduleSweep(PluginRequest req) {
+        long ns;
+        try (Netns current = Netns.current()) {
+            ns = current.inode(); // a pending sweep's socket keeps its namespace, so its inode, alive
+        }
+        boolean accepted = req.context().background().schedule("delete retired links in netns " + ns, SWEEP_DELAY_MILLIS, () -> {
+            Rtnl rt = Rtnl.open();
+            return () -> sweep(rt);
+        });
+        if (!accepted) sweep(Rtnl.open());
+    }
+
+    /** Deletes the retired links of {@code rt}'s namespace, if any are left; closes {@code rt}. */
+    public static void sweep(Rtnl rt) {
+        try (rt) {
+            rt.deleteGroup(RETIRED_GROUP);
+        } catch (ErrnoException e) {
+            if (!e.is(Errno.ENODEV)) throw e; // none left: their namespaces took them
+        }
     }
 
     /** The name a retired link has until it is deleted: unique in its namespace, as its index is. */
@@ -140,16 +188,6 @@ public final class Links {
         } catch (ErrnoException e) {
             if (e.is(Errno.ENODEV) || e.is(Errno.EEXIST)) return false;
             throw e;
-        }
-    }
-
-    private static void deleteRetired(Netns ns, Rtnl rt, int index) {
-        try (rt) {
-            rt.deleteLink(index);
-        } catch (ErrnoException e) {
-            if (!e.is(Errno.ENODEV)) throw e; // gone with its namespace, or its peer's
-        } finally {
-            if (ns != null) ns.close();
         }
     }
 

@@ -108,21 +108,15 @@ public final class BandwidthPlugin implements Plugin {
         requireVersion(req);
         String name = ifbName(req.networkName(), req.containerId());
         Phase outer = req.phases().enter(Phase.LINK_DELETE);
-        Rtnl rt = Rtnl.open();
-        try {
+        try (Rtnl rt = Rtnl.open()) {
             // In jcnid the ifb is only retired now (down, renamed: its name is free for the next
-            // ADD) and deleted after the answer; deleting costs the kernel's RCU wait (~20 ms).
+            // ADD) and deleted after the answer, with others; deleting costs RCU waits (~20 ms).
             Optional<Link> ifb = rt.findLink(name);
             if (ifb.isEmpty()) return;
-            if (Links.retireLater(req, rt, ifb.get().index(), null)) {
-                rt = null;
-                return;
-            }
-            rt.deleteLink(name);
+            if (!Links.retireLater(req, rt, ifb.get().index())) rt.deleteLink(name);
         } catch (ErrnoException e) {
             if (!e.is(Errno.ENODEV)) throw e;
         } finally {
-            if (rt != null) rt.close();
             req.phases().enter(outer);
         }
     }

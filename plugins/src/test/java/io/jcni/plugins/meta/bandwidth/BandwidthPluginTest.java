@@ -202,8 +202,12 @@ class BandwidthPluginTest {
         try (World w = World.create()) {
             String c = container(w);
             java.util.concurrent.ConcurrentLinkedQueue<Runnable> held = new java.util.concurrent.ConcurrentLinkedQueue<>();
+            java.util.Set<String> keys = java.util.concurrent.ConcurrentHashMap.newKeySet();
             String conf = conf("1.1.0", "rnet", c, "\"egressRate\":1000000,\"egressBurst\":80000");
-            PluginCall call = call(c, "ctr-r").background((what, task) -> held.add(task));
+            PluginCall call = call(c, "ctr-r").background((key, delay, task) -> {
+                if (keys.add(key)) held.add(task.get());
+                return true;
+            });
             String ifb = BandwidthPlugin.ifbName("rnet", "ctr-r");
             w.ok(call, "ADD", conf);
             w.ok(call, "DEL", conf);
@@ -228,7 +232,7 @@ class BandwidthPluginTest {
             assertTrue(linkExists(w, w.host, ifb), "the live ifb is kept");
             assertEquals(0, w.ipJson(w.host, "link", "show", "type", "ifb").stream()
                     .filter(l -> String.valueOf(l.get("ifname")).startsWith("jcnidel")).count(), "GC took the retired one");
-            held.poll().run(); // its deletion finds it gone: no error
+            held.poll().run(); // its deletion finds nothing left: no error
             w.ok(call(c, "ctr-r"), "DEL", conf);
             assertFalse(linkExists(w, w.host, ifb));
         }
