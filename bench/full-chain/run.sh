@@ -11,6 +11,7 @@
 # started together), then their removal: pods/s over setup + remove.
 # At the end, where jcnid's time went (its per-phase metrics, summed per plugin and command).
 # Everything runs in network namespaces this script creates and removes on exit. Run as root.
+# JCNID_FLAGS: more flags for `jcnid start` (e.g. --delete-links-now, to compare).
 # Usage: bench/full-chain/run.sh [-n ITERATIONS(20)] [-w WARMUP(5)] [-c CONCURRENT(50)] [--daemon-warmup N(30)]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -21,7 +22,7 @@ while [ $# -gt 0 ]; do
     -w) WARMUP=$2; shift 2 ;;
     -c) CONC=$2; shift 2 ;;
     --daemon-warmup) DWARM=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -63,7 +64,7 @@ for m in spec linux etcd runtime plugins daemon overlay docker cli; do
 done
 echo "installing jcni into $PREFIX ..." >&2
 scripts/install.sh --no-build --bin-dir "$TMP/shim" --prefix "$PREFIX" --cmd-dir "$TMP/cmd" --socket "$SOCK" >&2
-"$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" --log-phases >&2
+"$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" ${JCNID_FLAGS:-} --log-phases >&2
 
 ip netns add "$HOST"
 ip -n "$HOST" link set lo up

@@ -38,7 +38,7 @@ for m in spec linux etcd runtime plugins daemon overlay docker cli; do
   [ -f "$m/target/jcni-$m-$VERSION.jar" ] || { echo "run.sh: build first (mvn -B -ntp -q -DskipTests package)" >&2; exit 1; }
 done
 scripts/install.sh --no-build --bin-dir "$TMP/shim" --prefix "$PREFIX" --cmd-dir "$TMP/cmd" --socket "$SOCK" >&2
-"$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" >&2
+"$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" ${JCNID_FLAGS:-} >&2
 PID=$(cat "$TMP/run/jcnid.pid")
 rss() { awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$PID/status"; }
 hwm() { awk '/^VmHWM/ {printf "%.1f", $2 / 1024}' "/proc/$PID/status"; }

@@ -13,6 +13,7 @@
 #                                   [--only go,standalone,daemon,ip-batch] [--fresh N(15)] [--fresh-rounds R(3)]
 #   --daemon-warmup: extra ADD/DEL pairs sent to jcnid before measuring (a resident daemon is warm: JIT)
 #   --fresh: lifecycles timed after restarting jcnid (its start included), against as many of Go's; 0: skip
+# JCNID_FLAGS: more flags for `jcnid start` (e.g. --delete-links-now, to compare)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$PWD
@@ -79,7 +80,7 @@ if [ "$need_jcni" = 1 ]; then
   scripts/install.sh --no-build --bin-dir "$TMP/shim" --prefix "$PREFIX" --cmd-dir "$TMP/cmd" --socket "$SOCK" >&2
 fi
 if [[ ",$ONLY," == *,daemon,* ]]; then
-  "$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" >&2
+  "$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" ${JCNID_FLAGS:-} >&2
 fi
 jcnid_metrics() { "$PREFIX/bin/jcnid" metrics --socket "$SOCK" > "$1"; }
 
@@ -198,7 +199,7 @@ if [ "$FRESH" -gt 0 ] && [[ ",$ONLY," == *,daemon,* ]] && [[ ",$ONLY," == *,go,*
     echo "fresh jcnid, round $((r + 1)) of $FRESH_ROUNDS: start + $FRESH lifecycles, then $FRESH of go ..." >&2
     "$PREFIX/bin/jcnid" stop --socket "$SOCK" >&2
     t0=$(now_us)
-    "$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" >&2
+    "$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" ${JCNID_FLAGS:-} >&2
     t1=$(now_us)
     for ((i = 0; i < FRESH; i++)); do lifecycle daemon "$((300000 + r * 1000 + i))" >/dev/null; done
     t2=$(now_us)
