@@ -390,7 +390,7 @@ public final class JcnidServer {
                         // the skeleton marks its own phases in between and restores this one.
                         phases.enter(Phases.Phase.NETNS);
                         return inCallersNetns(callerPid, () -> Skel.run(plugin, env, ex.stdin(),
-                                Delegation.context(registry, pluginLog, phases, cfg.deleteNow() ? null : deferred)));
+                                Delegation.context(registry, pluginLog, phases, cfg.deferLinkDeletion() ? deferred : null)));
                     } finally {
                         if (held != null) locks.unlock(lockKey, held);
                     }

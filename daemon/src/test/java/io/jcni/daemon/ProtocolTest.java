@@ -100,10 +100,10 @@ class ProtocolTest {
         assertEquals(9105, c.metricsPort());
         assertEquals(c, DaemonConfig.parse(c.toArgs()));
         assertFalse(c.logPhases());
-        DaemonConfig phases = DaemonConfig.parse(List.of("--log-phases", "--delete-links-now"));
+        DaemonConfig phases = DaemonConfig.parse(List.of("--log-phases", "--defer-link-deletion"));
         assertTrue(phases.logPhases());
-        assertTrue(phases.deleteNow());
-        assertFalse(c.deleteNow());
+        assertTrue(phases.deferLinkDeletion());
+        assertFalse(c.deferLinkDeletion());
         assertEquals(phases, DaemonConfig.parse(phases.toArgs()));
         assertEquals("/run/jcni/jcnid.pid", DaemonConfig.defaults().pidFile().toString());
         assertThrows(IllegalArgumentException.class, () -> DaemonConfig.parse(List.of("--request-timeout", "-1")));
