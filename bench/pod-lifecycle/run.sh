@@ -174,6 +174,7 @@ declare -A WALL PODS
 if [ "$CONC" -gt 0 ]; then
   for v in "${VARIANTS[@]}"; do
     echo "concurrent: $CONC lifecycles at once: $v ..." >&2
+    [ "$v" = daemon ] && jcnid_metrics "$TMP/metrics.conc.before"
     t0=$(now_us)
     pids=()
     for ((i = 0; i < CONC; i++)); do
@@ -188,6 +189,7 @@ if [ "$CONC" -gt 0 ]; then
       cat "$TMP"/conc."$v".*.err | head -20 >&2
       exit 1
     fi
+    [ "$v" = daemon ] && jcnid_metrics "$TMP/metrics.conc.after"
     WALL[$v]=$((t1 - t0))
     PODS[$v]=$(awk -v n="$CONC" -v u="$((t1 - t0))" 'BEGIN { printf "%.1f", n / (u / 1e6) }')
   done
@@ -249,10 +251,8 @@ if [ -s "$TMP/fresh" ]; then
   r2=$(awk -v a="$without" -v b="$go15" 'BEGIN { printf "%.2f", a / b }')
   echo "goal fresh jcnid, first $FRESH lifecycles <= 1.00 x go (median of $FRESH_ROUNDS rounds): $(ms "$with") ms with its start vs go $(ms "$go15") ms: ${r}x $(verdict "$r" 1.00 le) ($(ms "$without") ms without the start: ${r2}x)"
 fi
-if [ -f "$TMP/metrics.after" ]; then
-  echo
-  echo "jcnid per request in the sequential part (ms, from jcnid_request_phase_seconds_total):"
-  python3 - "$TMP/metrics.before" "$TMP/metrics.after" <<'PY'
+phase_table() { # metrics-before metrics-after
+  python3 - "$1" "$2" <<'PY'
 import re, sys
 def load(p):
     d = {}
@@ -271,4 +271,14 @@ for pl, cmd in keys:
     ms = [(b.get(('jcnid_request_phase_seconds_total', pl, cmd, ph), 0) - a.get(('jcnid_request_phase_seconds_total', pl, cmd, ph), 0)) * 1000 / n for ph in phases]
     print(f'| {pl} {cmd} | {int(n)} | ' + ' | '.join(f'{x:.2f}' for x in ms) + f' | {sum(ms):.2f} |')
 PY
+}
+if [ -f "$TMP/metrics.after" ]; then
+  echo
+  echo "jcnid per request in the sequential part (ms, from jcnid_request_phase_seconds_total):"
+  phase_table "$TMP/metrics.before" "$TMP/metrics.after"
+fi
+if [ -f "$TMP/metrics.conc.after" ]; then
+  echo
+  echo "jcnid per request in the concurrent part ($CONC at once; ms, summed over requests that overlapped):"
+  phase_table "$TMP/metrics.conc.before" "$TMP/metrics.conc.after"
 fi
