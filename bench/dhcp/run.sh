@@ -18,7 +18,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 JAVA_HOME=${JCNI_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 JAVA=$JAVA_HOME/bin/java
-CP=$ROOT/daemon/target/classes:$ROOT/plugins/target/classes:$ROOT/linux/target/classes:$ROOT/spec/target/classes:$ROOT/runtime/target/classes
+CP=$ROOT/daemon/target/classes:$ROOT/plugins/target/classes:$ROOT/linux/target/classes:$ROOT/types/target/classes:$ROOT/runtime/target/classes
 SHIM=$ROOT/daemon/target/native/jcni-shim
 REF=/usr/lib/cni/dhcp
 for f in "$SHIM" "$REF" /usr/sbin/dnsmasq; do [ -x "$f" ] || { echo "run.sh: $f missing (build first; apt-get install dnsmasq-base containernetworking-plugins)" >&2; exit 1; }; done

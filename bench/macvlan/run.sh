@@ -56,7 +56,7 @@ trap 'exit 130' INT TERM
 # --- jcni: build the jars if needed (package, never install: ~/.m2 is shared); install twice ---
 VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 if [[ ",$ONLY," == *,standalone,* || ",$ONLY," == *,daemon,* ]]; then
-  for m in spec linux etcd runtime plugins daemon overlay docker cli; do
+  for m in types linux etcd runtime plugins daemon overlay docker cli; do
     if [ ! -f "$m/target/jcni-$m-$VERSION.jar" ]; then
       echo "run.sh: $m/target/jcni-$m-$VERSION.jar missing: building (mvn package -DskipTests)" >&2
       mvn -B -ntp -q -DskipTests package >&2

@@ -14,7 +14,7 @@ run() { # run ROOT LABEL
   ip netns add "$ns"
   echo "== $2 ($root), median ms of $ROUNDS: plugin ADD DEL; load $(cut -d' ' -f1-3 /proc/loadavg)"
   ip netns exec "$ns" "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -Drounds="$ROUNDS" \
-    -cp "$root/plugins/target/classes:$root/linux/target/classes:$root/spec/target/classes:$root/runtime/target/classes" \
+    -cp "$root/plugins/target/classes:$root/linux/target/classes:$root/types/target/classes:$root/runtime/target/classes" \
     "$HERE/NftBench.java" "$work" 2>/dev/null || { ip netns del "$ns"; rm -rf "$work"; return 1; }
   ip netns del "$ns"
   rm -rf "$work"

@@ -17,9 +17,24 @@ import java.util.List;
  * @param metricsPort    a 127.0.0.1 HTTP port for /metrics and /healthz; 0 means off
  * @param foreground     {@code start} runs the daemon in this process instead of detaching it
  * @param serviceArgs    flags of hosted {@link DaemonService}s (e.g. {@code --overlay --etcd-endpoints URL}), in order
+ * @param logPhases      each request's log line also says where its time went ({@code phases=parse:0.1,...})
+ * @param deferLinkDeletion DEL only retires veths and ifbs before answering and they are deleted together
+ *                       right after (daemon/README.md); off: DEL deletes them before answering, as standalone
  */
 public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration requestTimeout, Duration drainTimeout,
-        int maxInFlight, int metricsPort, boolean foreground, List<String> serviceArgs) {
+        int maxInFlight, int metricsPort, boolean foreground, List<String> serviceArgs, boolean logPhases, boolean deferLinkDeletion) {
+
+    /** Without per-request phase logging and deferred link deletion. */
+    public DaemonConfig(Path socket, Path pidFile, Path logFile, Duration requestTimeout, Duration drainTimeout,
+            int maxInFlight, int metricsPort, boolean foreground, List<String> serviceArgs) {
+        this(socket, pidFile, logFile, requestTimeout, drainTimeout, maxInFlight, metricsPort, foreground, serviceArgs, false, false);
+    }
+
+    /** Without deferred link deletion. */
+    public DaemonConfig(Path socket, Path pidFile, Path logFile, Duration requestTimeout, Duration drainTimeout,
+            int maxInFlight, int metricsPort, boolean foreground, List<String> serviceArgs, boolean logPhases) {
+        this(socket, pidFile, logFile, requestTimeout, drainTimeout, maxInFlight, metricsPort, foreground, serviceArgs, logPhases, false);
+    }
 
     public static final Path DEFAULT_SOCKET = Path.of("/run/jcni/jcnid.sock");
     public static final Path DEFAULT_BACKGROUND_LOG = Path.of("/var/log/jcnid.log");
@@ -37,6 +52,10 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
               --drain-timeout SECS     how long shutdown waits for requests in flight (default 10)
               --max-in-flight N        concurrent connections before declining (default 256)
               --metrics-port PORT      also serve /metrics and /healthz on 127.0.0.1:PORT (default off)
+              --log-phases             log where each request's time went (queue, parse, netns, plugin,
+                                       ipam, nft, link_delete, result; ms); the sums are always in the metrics
+              --defer-link-deletion    bridge and bandwidth DEL only retire their veth/ifb (down, no addresses,
+                                       renamed) before answering; one request deletes them all right after
               --overlay [flags]        also run the overlay agent, when jcni-overlay is installed
                                        (flanneld's flags; see overlay/README.md)
               --docker-driver NAME     also serve Docker's network + IPAM driver NAME, when jcni-docker is installed
@@ -54,7 +73,7 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
         if (pidFile != null) return this;
         Path dir = socket.toAbsolutePath().getParent();
         return new DaemonConfig(socket, dir.resolve("jcnid.pid"), logFile, requestTimeout, drainTimeout, maxInFlight,
-                metricsPort, foreground, serviceArgs);
+                metricsPort, foreground, serviceArgs, logPhases, deferLinkDeletion);
     }
 
     /** Parses flags; throws IllegalArgumentException with a message fit for the user. */
@@ -62,13 +81,15 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
         Path socket = DEFAULT_SOCKET, pid = null, log = null;
         Duration timeout = Duration.ofSeconds(60), drain = Duration.ofSeconds(10);
         int max = 256, port = 0;
-        boolean fg = false;
+        boolean fg = false, phases = false, defer = false;
         List<String> services = new ArrayList<>();
         List<String> rest = new ArrayList<>(args);
         while (!rest.isEmpty()) {
             String a = rest.removeFirst();
             switch (a) {
                 case "--foreground" -> fg = true;
+                case "--log-phases" -> phases = true;
+                case "--defer-link-deletion" -> defer = true;
                 case "--socket" -> socket = Path.of(value(a, rest));
                 case "--pid-file" -> pid = Path.of(value(a, rest));
                 case "--log-file" -> log = Path.of(value(a, rest));
@@ -79,7 +100,7 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
                 default -> serviceFlag(a, rest, services);
             }
         }
-        return new DaemonConfig(socket, pid, log, timeout, drain, max, port, fg, List.copyOf(services)).withPidDefault();
+        return new DaemonConfig(socket, pid, log, timeout, drain, max, port, fg, List.copyOf(services), phases, defer).withPidDefault();
     }
 
     /** The flags that reproduce this configuration (for the detached child). */
@@ -88,6 +109,8 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
                 "--request-timeout", millisAsSeconds(requestTimeout), "--drain-timeout", millisAsSeconds(drainTimeout),
                 "--max-in-flight", Integer.toString(maxInFlight), "--metrics-port", Integer.toString(metricsPort)));
         if (logFile != null) a.addAll(List.of("--log-file", logFile.toString()));
+        if (logPhases) a.add("--log-phases");
+        if (deferLinkDeletion) a.add("--defer-link-deletion");
         a.addAll(serviceArgs);
         return a;
     }

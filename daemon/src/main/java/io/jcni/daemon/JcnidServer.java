@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.jcni.linux.Netns;
 import io.jcni.plugins.common.ipam.Delegation;
+import io.jcni.plugins.skel.Phases;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.types.CniCommand;
@@ -95,6 +96,8 @@ public final class JcnidServer {
     private final PrintStream log;
     private final Metrics metrics = new Metrics();
     private final AttachmentLocks locks = new AttachmentLocks();
+    /** Work requests leave for after their answer (deleting retired links). */
+    private final DeferredWork deferred;
     private final ExecutorService workers = Executors.newCachedThreadPool(
             Thread.ofPlatform().name("jcnid-plugin-", 0).daemon().factory());
     /** Plugin runs not finished yet, including those whose client already got "timed out". */
@@ -124,6 +127,7 @@ public final class JcnidServer {
         this.cfg = cfg;
         this.registry = registry;
         this.log = log;
+        this.deferred = new DeferredWork(log);
         this.socket = inherited != null ? inherited.path() : cfg.socket().toAbsolutePath();
         this.activated = inherited != null;
         if (activated) this.server = inherited.channel();
@@ -146,6 +150,11 @@ public final class JcnidServer {
 
     public Metrics metrics() {
         return metrics;
+    }
+
+    /** The metrics exposition, with the deferred work's gauges. */
+    String renderMetrics() {
+        return metrics.render() + Metrics.deferred(deferred.pending.get(), deferred.done.get(), deferred.failed.get(), deferred.shared.get());
     }
 
     public Path socket() {
@@ -206,7 +215,7 @@ public final class JcnidServer {
 
     private void startHttp() throws IOException {
         http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), cfg.metricsPort()), 16);
-        http.createContext("/metrics", ex -> httpReply(ex, "text/plain; version=0.0.4; charset=utf-8", metrics.render()));
+        http.createContext("/metrics", ex -> httpReply(ex, "text/plain; version=0.0.4; charset=utf-8", renderMetrics()));
         http.createContext("/healthz", ex -> httpReply(ex, "text/plain; charset=utf-8", health()));
         http.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
         http.start();
@@ -296,7 +305,7 @@ public final class JcnidServer {
             }
             switch (h.kind()) {
                 case Protocol.KIND_HEALTH -> reply(ch, Protocol.STATUS_RESULT, new Protocol.Result(0, utf8(health()), new byte[0]));
-                case Protocol.KIND_METRICS -> reply(ch, Protocol.STATUS_RESULT, new Protocol.Result(0, utf8(metrics.render()), new byte[0]));
+                case Protocol.KIND_METRICS -> reply(ch, Protocol.STATUS_RESULT, new Protocol.Result(0, utf8(renderMetrics()), new byte[0]));
                 // Declined only once read, so the client gets its 'F' rather than a broken pipe.
                 case Protocol.KIND_EXEC -> {
                     if (inFlight > cfg.maxInFlight()) decline(ch, "busy");
@@ -352,6 +361,8 @@ public final class JcnidServer {
         Protocol.writeFully(ch, ByteBuffer.wrap(new byte[] {Protocol.STATUS_ACCEPTED}));
 
         long t0 = System.nanoTime();
+        Phases phases = new Phases();
+        phases.enter(Phases.Phase.QUEUE);
         AtomicBoolean stuck = lockKey == null ? null : overdue.get(lockKey);
         if (stuck != null && stuck.get()) {
             overdue.remove(lockKey, stuck);
@@ -362,7 +373,7 @@ public final class JcnidServer {
             Skel.Outcome out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER,
                     "jcnid: an earlier request for this attachment is still running",
                     "it did not finish within " + cfg.requestTimeout().toMillis() + " ms; try again later"));
-            finish(ch, ex.type(), command, env, t0, out, false, new byte[0]);
+            finish(ch, ex.type(), command, env, t0, out, false, new byte[0], phases);
             return;
         }
         ByteArrayOutputStream stderr = new ByteArrayOutputStream();
@@ -375,7 +386,11 @@ public final class JcnidServer {
                 try {
                     AttachmentLocks.Entry held = lockKey == null ? null : locks.lock(lockKey);
                     try {
-                        return inCallersNetns(callerPid, () -> Skel.run(plugin, env, ex.stdin(), Delegation.context(registry, pluginLog)));
+                        // Entering the caller's namespace (a thread hop) and coming back are NETNS;
+                        // the skeleton marks its own phases in between and restores this one.
+                        phases.enter(Phases.Phase.NETNS);
+                        return inCallersNetns(callerPid, () -> Skel.run(plugin, env, ex.stdin(),
+                                Delegation.context(registry, pluginLog, phases, cfg.deferLinkDeletion() ? deferred : null)));
                     } finally {
                         if (held != null) locks.unlock(lockKey, held);
                     }
@@ -412,16 +427,21 @@ public final class JcnidServer {
             Thread.currentThread().interrupt();
             out = errorOutcome(ex.stdin(), new CniException(ErrorCode.TRY_AGAIN_LATER, "jcnid: interrupted", "", e));
         }
-        finish(ch, ex.type(), command, env, t0, out, timedOut, stderr.toByteArray());
+        // A run that timed out still owns its clock: its phases are left out rather than read racily.
+        finish(ch, ex.type(), command, env, t0, out, timedOut, stderr.toByteArray(), timedOut ? null : phases);
     }
 
     private void finish(SocketChannel ch, String type, String command, Map<String, String> env, long t0, Skel.Outcome out,
-                        boolean timedOut, byte[] stderr) throws IOException {
+                        boolean timedOut, byte[] stderr, Phases phases) throws IOException {
+        // The thread hand-back to this connection counts as RESULT, with the encoding of the answer.
+        if (phases != null) phases.enter(Phases.Phase.RESULT);
         long nanos = System.nanoTime() - t0;
-        metrics.record(type, command, nanos, out.exitCode(), timedOut);
-        logLine(String.format("jcnid plugin=%s cmd=%s container=%s ifname=%s dur_ms=%.3f exit=%d%s", quote(type),
+        if (phases != null) phases.stop();
+        metrics.record(type, command, nanos, out.exitCode(), timedOut, phases);
+        logLine(String.format("jcnid plugin=%s cmd=%s container=%s ifname=%s dur_ms=%.3f exit=%d%s%s", quote(type),
                 command, quote(env.getOrDefault("CNI_CONTAINERID", "")), quote(env.getOrDefault("CNI_IFNAME", "")),
-                nanos / 1e6, out.exitCode(), timedOut ? " timeout=true" : ""));
+                nanos / 1e6, out.exitCode(), timedOut ? " timeout=true" : "",
+                cfg.logPhases() && phases != null ? " phases=" + phases.summary() : ""));
         reply(ch, (byte) 0, new Protocol.Result(out.exitCode(), utf8(out.stdout()), stderr));
     }
 
@@ -489,6 +509,7 @@ public final class JcnidServer {
                 + "\nuptime_seconds " + (System.currentTimeMillis() - metrics.startMillis()) / 1000
                 + "\nrequests " + metrics.totalRequests() + "\nin_flight " + metrics.inFlight.get()
                 + "\nplugin_runs " + pluginRuns.get()
+                + "\ndeferred " + deferred.pending.get()
                 + "\nsocket " + socket + "\n" + serviceStatus();
     }
 
@@ -532,6 +553,8 @@ public final class JcnidServer {
         long deadline = System.nanoTime() + cfg.drainTimeout().toNanos();
         while (connections.get() > 0 && System.nanoTime() < deadline) sleep(5);
         int left = connections.get();
+        // What answered requests left behind, within the same drain time: nothing half done.
+        boolean drained = deferred.drain(Duration.ofNanos(Math.max(0, deadline - System.nanoTime())));
         try {
             Path pid = cfg.pidFile().toAbsolutePath();
             if (Files.isRegularFile(pid) && Files.readString(pid).trim().equals(Long.toString(ProcessHandle.current().pid()))) {
@@ -543,7 +566,7 @@ public final class JcnidServer {
         workers.shutdown();
         watchdog.shutdownNow();
         stopped = true;
-        logLine("jcnid stopped" + (left > 0 ? " abandoned=" + left : ""));
+        logLine("jcnid stopped" + (left > 0 ? " abandoned=" + left : "") + (drained ? "" : " deferred_left=" + deferred.pending.get()));
         notifyAll();
     }
 

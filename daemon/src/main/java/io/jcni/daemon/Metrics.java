@@ -1,5 +1,6 @@
 package io.jcni.daemon;
 
+import io.jcni.plugins.skel.Phases;
 import java.math.BigDecimal;
 import java.util.Map;
 import java.util.TreeMap;
@@ -21,7 +22,10 @@ public final class Metrics {
         final AtomicLong timeouts = new AtomicLong();
         final AtomicLongArray buckets = new AtomicLongArray(BUCKETS.length);
         final AtomicLong sumNanos = new AtomicLong();
+        final AtomicLongArray phaseNanos = new AtomicLongArray(PHASES.length);
     }
+
+    private static final Phases.Phase[] PHASES = Phases.Phase.values();
 
     private final Map<String, Series> series = new ConcurrentHashMap<>();
     final AtomicLong declined = new AtomicLong();
@@ -32,7 +36,18 @@ public final class Metrics {
 
     /** Records one finished plugin request. */
     public void record(String plugin, String command, long nanos, int exitCode, boolean timedOut) {
+        record(plugin, command, nanos, exitCode, timedOut, null);
+    }
+
+    /** Records one finished plugin request and, when given, where its time went. */
+    public void record(String plugin, String command, long nanos, int exitCode, boolean timedOut, Phases phases) {
         Series s = series.computeIfAbsent(plugin + "\0" + command, k -> new Series());
+        if (phases != null) {
+            for (Phases.Phase p : PHASES) {
+                long n = phases.nanos(p);
+                if (n != 0) s.phaseNanos.addAndGet(p.ordinal(), n);
+            }
+        }
         s.requests.incrementAndGet();
         if (exitCode != 0) s.errors.incrementAndGet();
         if (timedOut) s.timeouts.incrementAndGet();
@@ -81,12 +96,31 @@ public final class Metrics {
                     .append(fmt(s.sumNanos.get() / 1e9)).append('\n');
             line(b, "jcnid_request_duration_seconds_count", k, null, count);
         });
+        counterHead(b, "jcnid_request_phase_seconds_total", "Time requests spent per phase (queue, parse, netns, plugin, ipam, nft, link_delete, result), by plugin and command.");
+        sorted.forEach((k, s) -> {
+            for (Phases.Phase p : PHASES) {
+                b.append("jcnid_request_phase_seconds_total").append(labels(k, "phase=\"" + p.label() + "\"")).append(' ')
+                        .append(fmt(s.phaseNanos.get(p.ordinal()) / 1e9)).append('\n');
+            }
+        });
         counterHead(b, "jcnid_declined_total", "Requests declined so the client runs the standalone plugin (unknown type, busy, shutting down, other protocol version).");
         b.append("jcnid_declined_total ").append(declined.get()).append('\n');
         counterHead(b, "jcnid_protocol_errors_total", "Malformed or truncated requests.");
         b.append("jcnid_protocol_errors_total ").append(protocolErrors.get()).append('\n');
         counterHead(b, "jcnid_rejected_peers_total", "Connections refused because the peer is not root.");
         b.append("jcnid_rejected_peers_total ").append(rejectedPeers.get()).append('\n');
+        return b.toString();
+    }
+
+    /** The exposition of jcnid's deferred work (retired links being deleted after their DEL's answer). */
+    static String deferred(int pending, long done, long failed, long shared) {
+        StringBuilder b = new StringBuilder(512);
+        gauge(b, "jcnid_deferred_pending", "Work left by answered requests (deleting retired links) not done yet.", pending);
+        counterHead(b, "jcnid_deferred_total", "Deferred work done, by result.");
+        b.append("jcnid_deferred_total{result=\"ok\"} ").append(done).append('\n');
+        b.append("jcnid_deferred_total{result=\"error\"} ").append(failed).append('\n');
+        counterHead(b, "jcnid_deferred_shared_total", "Requests whose deferred work joined a task already waiting (e.g. one deletion for many retired links).");
+        b.append("jcnid_deferred_shared_total ").append(shared).append('\n');
         return b.toString();
     }
 

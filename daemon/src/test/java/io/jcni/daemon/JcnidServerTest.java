@@ -82,6 +82,23 @@ class JcnidServerTest {
         }
     }
 
+    @Test
+    void logsPhasesOnRequestAndAlwaysSumsThemInTheMetrics() throws Exception {
+        try (TestDaemon d = new TestDaemon(tmp, Duration.ofSeconds(30), 256, PluginRegistry::lookup, true)) {
+            d.exec("static", TestDaemon.env("ADD", "ctr-ph"), TestDaemon.STATIC_CONF);
+            String line = d.log().lines().filter(l -> l.contains("plugin=static")).findFirst().orElseThrow();
+            assertTrue(line.matches("\\S+Z jcnid plugin=static cmd=ADD container=ctr-ph ifname=eth0 dur_ms=[0-9.]+ exit=0"
+                    + " phases=([a-z_]+:[0-9]+\\.[0-9]{3},)*[a-z_]+:[0-9]+\\.[0-9]{3}"), line);
+            for (String p : List.of("queue:", "parse:", "plugin:")) assertTrue(line.contains(p), p + " in " + line);
+            String metrics = d.server.metrics().render();
+            assertTrue(metrics.contains("jcnid_request_phase_seconds_total{plugin=\"static\",command=\"ADD\",phase=\"plugin\"} "), metrics);
+        }
+        try (TestDaemon d = new TestDaemon(tmp.resolve("quiet"))) {
+            d.exec("static", TestDaemon.env("ADD", "ctr-ph"), TestDaemon.STATIC_CONF);
+            assertFalse(d.log().contains("phases="), d.log());
+        }
+    }
+
     /**
      * A plugin's diagnostics, and those of the delegate it calls in-process, reach the caller's
      * stderr, not the daemon's log; the delegate is found in the registry the daemon was given.

@@ -53,6 +53,25 @@ class ProtocolTest {
     }
 
     @Test
+    void metricsSumPhasesPerPluginAndCommand() {
+        Metrics m = new Metrics();
+        for (int run = 0; run < 2; run++) {
+            io.jcni.plugins.skel.Phases p = new io.jcni.plugins.skel.Phases();
+            p.enterAt(io.jcni.plugins.skel.Phases.Phase.PARSE, 0);
+            p.enterAt(io.jcni.plugins.skel.Phases.Phase.LINK_DELETE, 1_000_000);
+            p.enterAt(null, 21_000_000);
+            m.record("bridge", "DEL", 21_000_000, 0, false, p);
+        }
+        m.record("bridge", "DEL", 5_000_000, 0, false, null); // a timed-out run: no phases
+        String text = m.render();
+        assertTrue(text.contains("# TYPE jcnid_request_phase_seconds_total counter\n"), text);
+        assertTrue(text.contains("jcnid_request_phase_seconds_total{plugin=\"bridge\",command=\"DEL\",phase=\"parse\"} 0.002\n"), text);
+        assertTrue(text.contains("jcnid_request_phase_seconds_total{plugin=\"bridge\",command=\"DEL\",phase=\"link_delete\"} 0.04\n"), text);
+        assertTrue(text.contains("jcnid_request_phase_seconds_total{plugin=\"bridge\",command=\"DEL\",phase=\"ipam\"} 0\n"), text);
+        assertTrue(text.contains("jcnid_requests_total{plugin=\"bridge\",command=\"DEL\"} 3\n"), text);
+    }
+
+    @Test
     void metricsRenderAHistogramPerPluginAndCommand() {
         Metrics m = new Metrics();
         m.record("static", "ADD", 700_000, 0, false); // 0.7 ms
@@ -80,6 +99,12 @@ class ProtocolTest {
         assertEquals(Duration.ofMillis(2500), c.requestTimeout());
         assertEquals(9105, c.metricsPort());
         assertEquals(c, DaemonConfig.parse(c.toArgs()));
+        assertFalse(c.logPhases());
+        DaemonConfig phases = DaemonConfig.parse(List.of("--log-phases", "--defer-link-deletion"));
+        assertTrue(phases.logPhases());
+        assertTrue(phases.deferLinkDeletion());
+        assertFalse(c.deferLinkDeletion());
+        assertEquals(phases, DaemonConfig.parse(phases.toArgs()));
         assertEquals("/run/jcni/jcnid.pid", DaemonConfig.defaults().pidFile().toString());
         assertThrows(IllegalArgumentException.class, () -> DaemonConfig.parse(List.of("--request-timeout", "-1")));
         assertThrows(IllegalArgumentException.class, () -> DaemonConfig.parse(List.of("--socket")));

@@ -53,8 +53,13 @@ final class TestDaemon implements AutoCloseable {
     }
 
     TestDaemon(Path dir, Duration timeout, int maxInFlight, Function<String, Supplier<Plugin>> base) throws IOException {
+        this(dir, timeout, maxInFlight, base, false);
+    }
+
+    TestDaemon(Path dir, Duration timeout, int maxInFlight, Function<String, Supplier<Plugin>> base, boolean logPhases)
+            throws IOException {
         cfg = new DaemonConfig(dir.resolve("run/jcnid.sock"), dir.resolve("run/jcnid.pid"), null, timeout,
-                Duration.ofSeconds(5), maxInFlight, 0, true, java.util.List.of());
+                Duration.ofSeconds(5), maxInFlight, 0, true, java.util.List.of(), logPhases);
         Function<String, Supplier<Plugin>> registry = t -> switch (t) {
             case "slow" -> Slow::new;
             case "gate" -> Gate::new;

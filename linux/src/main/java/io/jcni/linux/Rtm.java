@@ -46,6 +46,7 @@ final class Rtm {
     static final int IFLA_IFALIAS = 20;
     static final int IFLA_NET_NS_FD = 28;
     static final int IFLA_AF_SPEC = 26;
+    static final int IFLA_GROUP = 27;
     static final int IFLA_EXT_MASK = 29;
     static final int IFLA_LINK_NETNSID = 37;
     static final int RTEXT_FILTER_BRVLAN = 2;

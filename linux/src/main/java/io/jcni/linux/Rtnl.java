@@ -142,6 +142,21 @@ public final class Rtnl implements AutoCloseable {
         socket.request(ifinfo(Rtm.RTM_DELLINK, 0, 0, 0).attrString(Rtm.IFLA_IFNAME, name), "delete link " + name);
     }
 
+    /**
+     * Deletes every link of device group {@code group} (IFLA_GROUP) with one request: the kernel
+     * unregisters them together, paying its RCU grace periods once for all of them.
+     *
+     * @throws ErrnoException ENODEV if no link is in the group
+     */
+    public void deleteGroup(int group) {
+        socket.request(ifinfo(Rtm.RTM_DELLINK, 0, 0, 0).attrU32(Rtm.IFLA_GROUP, group), "delete link group " + group);
+    }
+
+    /** Puts the link in device group {@code group} (IFLA_GROUP; 0 is the default group). */
+    public void setGroup(int index, int group) {
+        setlink(index, "set link " + index + " group " + group).attrU32(Rtm.IFLA_GROUP, group).send();
+    }
+
     public void setUp(int index) {
         setFlag(index, Link.IFF_UP, true, "set link " + index + " up");
     }

@@ -32,6 +32,27 @@ class LinkTest {
     }
 
     @Test
+    void aGroupOfLinksIsDeletedByOneRequestAndOnlyThatGroup() {
+        try (Scratch container = Scratch.create(); Scratch host = Scratch.create()) {
+            container.rt.addVeth("eth0", "vg0", host.ns, 1500, null);
+            container.rt.addVeth("eth1", "vg1", host.ns, 1500, null);
+            container.rt.addVeth("eth2", "vg2", host.ns, 1500, null);
+            host.rt.setGroup(host.rt.link("vg0").index(), 77);
+            host.rt.setGroup(host.rt.link("vg2").index(), 77);
+            assertEquals(77L, ipLink(host, "vg0").get("group") instanceof Number n ? n.longValue()
+                    : Long.parseLong(String.valueOf(ipLink(host, "vg0").get("group"))));
+            host.rt.deleteGroup(77);
+            assertTrue(host.rt.findLink("vg0").isEmpty());
+            assertTrue(host.rt.findLink("vg2").isEmpty());
+            assertTrue(container.rt.findLink("eth0").isEmpty(), "a veth's peer goes with it");
+            assertTrue(host.rt.findLink("vg1").isPresent(), "the default group is untouched");
+            assertTrue(container.rt.findLink("eth1").isPresent());
+            ErrnoException none = assertThrows(ErrnoException.class, () -> host.rt.deleteGroup(77));
+            assertTrue(none.is(Errno.ENODEV), none.getMessage());
+        }
+    }
+
+    @Test
     void vethWithPeerCreatedInAnotherNamespace() {
         try (Scratch container = Scratch.create(); Scratch host = Scratch.create()) {
             MacAddress mac = MacAddress.parse("02:42:ac:11:00:02");

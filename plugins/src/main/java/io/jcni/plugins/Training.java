@@ -66,6 +66,11 @@ public final class Training {
     public static void main(String[] args) throws Exception {
         // Plugins print nothing on stdout here; the JVM's own AOT messages may, so keep ours apart.
         System.setOut(System.err);
+        // Every launcher's main class: loaded here so the cache has it. Without this it was the one
+        // jcni class a plugin call still read from its jar (opening jcni-plugins.jar for it).
+        // Errno too: its constants are inlined, so only an error message loads it, and the training
+        // may meet none (a bridge ADD on an existing bridge does: EEXIST).
+        System.err.println("training for " + PluginMain.class.getName() + " (" + io.jcni.linux.Errno.name(io.jcni.linux.Errno.EEXIST) + ")");
         train(null, true, System.err);
     }
 

@@ -12,9 +12,21 @@ import java.io.PrintStream;
  *
  * @param delegator runs delegate plugins (IPAM) for this call
  * @param log this call's stderr: diagnostics only, never the CNI answer
+ * @param phases this call's phase clock (jcnid reads it for its metrics)
+ * @param background where work may go that can finish after the answer, or null: do everything now
  */
-public record PluginContext(Delegator delegator, PrintStream log) {
+public record PluginContext(Delegator delegator, PrintStream log, Phases phases, Background background) {
     public PluginContext {
-        if (delegator == null || log == null) throw new NullPointerException("delegator and log are required");
+        if (delegator == null || log == null || phases == null) throw new NullPointerException("delegator, log and phases are required");
+    }
+
+    /** A context with a clock of its own and no background. */
+    public PluginContext(Delegator delegator, PrintStream log) {
+        this(delegator, log, new Phases(), null);
+    }
+
+    /** A context without background: everything is done before the answer. */
+    public PluginContext(Delegator delegator, PrintStream log, Phases phases) {
+        this(delegator, log, phases, null);
     }
 }

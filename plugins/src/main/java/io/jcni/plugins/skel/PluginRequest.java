@@ -34,6 +34,11 @@ public record PluginRequest(CniCommand command, String containerId, String netns
         return context.delegator();
     }
 
+    /** This call's phase clock: {@code Phase prev = req.phases().enter(Phase.NFT); try {...} finally { req.phases().enter(prev); }}. */
+    public Phases phases() {
+        return context.phases();
+    }
+
     /** This call's stderr, for diagnostics. */
     public PrintStream log() {
         return context.log();

@@ -38,6 +38,26 @@ public final class Skel {
      * The caller's {@code context} carries the delegator and the log (stderr) the plugin uses.
      */
     public static Outcome run(Supplier<Plugin> plugin, Map<String, String> env, byte[] stdin, PluginContext context) {
+        Phases phases = context.phases();
+        if (!phases.openCall()) {
+            try {
+                return runCall(plugin, env, stdin, context, null);
+            } finally {
+                phases.closeCall();
+            }
+        }
+        Phases.Phase outer = phases.enter(Phases.Phase.PARSE);
+        try {
+            return runCall(plugin, env, stdin, context, phases);
+        } finally {
+            phases.closeCall();
+            phases.enter(outer);
+        }
+    }
+
+    /** One call; {@code phases} is null for a nested (delegated) call, whose time belongs to its caller's phase. */
+    private static Outcome runCall(Supplier<Plugin> plugin, Map<String, String> env, byte[] stdin, PluginContext context,
+                                   Phases phases) {
         PrintStream log = context.log();
         String confVersion = null;
         try {
@@ -95,9 +115,11 @@ public final class Skel {
             PluginRequest req = new PluginRequest(cmd, containerId, netns, ifname, CniArgs.parse(env.get("CNI_ARGS")),
                     splitPath(env.get("CNI_PATH")), stdin, conf, version, prev, env, context);
             Plugin p = plugin.get();
+            if (phases != null) phases.enter(Phases.Phase.PLUGIN);
             switch (cmd) {
                 case ADD -> {
                     Result r = p.add(req);
+                    if (phases != null) phases.enter(Phases.Phase.RESULT);
                     return new Outcome(Json.writePretty(r.withVersion(version.toString())), 0);
                 }
                 case DEL -> p.del(req);
@@ -111,9 +133,11 @@ public final class Skel {
             }
             return new Outcome("", 0);
         } catch (CniException e) {
+            if (phases != null) phases.enter(Phases.Phase.RESULT);
             return failure(e, confVersion);
         } catch (Exception | LinkageError | AssertionError e) {
             // Anything unexpected is still a spec error on stdout, with the trace kept for stderr.
+            if (phases != null) phases.enter(Phases.Phase.RESULT);
             e.printStackTrace(log);
             String details = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
             return failure(new CniException(ErrorCode.INTERNAL, "internal error", details, e), confVersion);

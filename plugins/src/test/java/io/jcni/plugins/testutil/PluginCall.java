@@ -27,6 +27,19 @@ public final class PluginCall {
         env.put("CNI_PATH", "/nonexistent");
     }
 
+    private io.jcni.plugins.skel.Background background;
+
+    /** Calls get this background (as in jcnid); none by default (as a standalone plugin). */
+    public PluginCall background(io.jcni.plugins.skel.Background b) {
+        this.background = b;
+        return this;
+    }
+
+    private io.jcni.plugins.skel.PluginContext context() {
+        return io.jcni.plugins.common.ipam.Delegation.context(io.jcni.plugins.PluginRegistry::lookup, new PrintStream(stderr),
+                new io.jcni.plugins.skel.Phases(), background);
+    }
+
     public PluginCall env(String k, String v) {
         if (v == null) env.remove(k);
         else env.put(k, v);
@@ -36,7 +49,7 @@ public final class PluginCall {
     public Skel.Outcome run(String command, String stdin) {
         Map<String, String> e = new HashMap<>(env);
         e.put("CNI_COMMAND", command);
-        return Skel.run(PluginRegistry.lookup(type), e, stdin.getBytes(StandardCharsets.UTF_8), PluginRegistry.context(new PrintStream(stderr)));
+        return Skel.run(PluginRegistry.lookup(type), e, stdin.getBytes(StandardCharsets.UTF_8), context());
     }
 
     /** Runs and insists on success; returns the parsed stdout (or an empty map when there is none). */

@@ -1,5 +1,7 @@
 package io.jcni.plugins.common.ipam;
 
+import io.jcni.plugins.skel.Background;
+import io.jcni.plugins.skel.Phases;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginContext;
 import io.jcni.plugins.skel.Skel;
@@ -39,6 +41,8 @@ public final class Delegation implements Delegator {
 
     private final Function<String, Supplier<Plugin>> registry;
     private final PrintStream log;
+    private final Phases phases;
+    private final Background background;
     private Delegator exec;
 
     /**
@@ -51,9 +55,16 @@ public final class Delegation implements Delegator {
 
     /** As above, running non-jcni delegates through {@code exec} instead of as processes. */
     public Delegation(Function<String, Supplier<Plugin>> registry, PrintStream log, Delegator exec) {
+        this(registry, log, exec, new Phases(), null);
+    }
+
+    private Delegation(Function<String, Supplier<Plugin>> registry, PrintStream log, Delegator exec, Phases phases,
+                       Background background) {
         this.registry = registry;
         this.log = log;
         this.exec = exec;
+        this.phases = phases;
+        this.background = background;
     }
 
     /** The context for one {@link Skel#run} call: delegates through {@code registry}, diagnostics to {@code log}. */
@@ -61,13 +72,32 @@ public final class Delegation implements Delegator {
         return new Delegation(registry, log).context();
     }
 
-    /** A context with this delegation and its log. */
-    public PluginContext context() {
-        return new PluginContext(this, log);
+    /**
+     * As {@link #context(Function, PrintStream)}, timing the call on {@code phases} and letting it
+     * leave work to {@code background} (jcnid's; null: none).
+     */
+    public static PluginContext context(Function<String, Supplier<Plugin>> registry, PrintStream log, Phases phases,
+                                        Background background) {
+        return new Delegation(registry, log, null, phases, background).context();
     }
 
+    /** A context with this delegation, its log, its phase clock and its background. */
+    public PluginContext context() {
+        return new PluginContext(this, log, phases, background);
+    }
+
+    /** Runs the delegate; its time, in-process or not, is the call's {@link Phases.Phase#IPAM} phase. */
     @Override
     public byte[] invoke(CniCommand command, String type, byte[] stdin, Map<String, String> env) {
+        Phases.Phase prev = phases.enter(Phases.Phase.IPAM);
+        try {
+            return invokeDelegate(command, type, stdin, env);
+        } finally {
+            phases.enter(prev);
+        }
+    }
+
+    private byte[] invokeDelegate(CniCommand command, String type, byte[] stdin, Map<String, String> env) {
         Supplier<Plugin> inProcess = registry.apply(type);
         if (inProcess != null) {
             Path exe;

@@ -21,8 +21,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * A veth pair between a container and the host, made as pkg/ip's SetupVeth makes it: created from
  * the container side with the container end named CNI_IFNAME and the host end named {@code veth} +
  * 8 random hex digits (or a requested name), then set up with IPv6 router advertisements ignored
- * on the host end. A host end that carries an owner tag is tagged before it reaches the host
- * (see {@code createTaggedInContainer}); an untagged one is born directly in the host namespace.
+ * on the host end. The host end is born in the host namespace and tagged with its owner right
+ * after (see {@code createThenTag}).
  *
  * @param host the host end, up, as it is after the move (its index is the host namespace's)
  * @param container the container end, still down
@@ -47,20 +47,21 @@ public record Veth(Link host, Link container) {
     }
 
     /**
-     * Both ends are born in the container's namespace, the host end gets its tag there, and only
-     * then moves to the host: the kernel ignores an alias given at creation, and a host end that
-     * reached the host untagged (the plugin killed in between) could never be found by GC. Killed
-     * before the move, both ends live and die with the container's namespace (and its DEL).
+     * The host end is born in the host namespace, as pkg/ip makes it, and tagged by the next
+     * request. It used to be born in the container's namespace, tagged there and then moved, so
+     * that no kill could leave an untagged host end; but moving a device between namespaces waits
+     * for an RCU grace period under the rtnl lock (13-25 ms per ADD on the benchmark machine, and
+     * every concurrent ADD waited behind it: docs/performance.md). A kill in the microseconds
+     * between the two requests leaves the pair untagged; it still goes with the container's
+     * namespace or its DEL, only GC of a namespace kept alive cannot attribute it.
      *
-     * @throws ErrnoException EEXIST when either name is taken (the pair is gone again then)
+     * @throws ErrnoException EEXIST when either name is taken
      */
-    private static void createTaggedInContainer(Rtnl containerRt, Netns hostNs, String containerName, String hostEnd, int mtu,
-                                                MacAddress mac, String ownerTag) {
-        containerRt.addLink(NewLink.veth(containerName, hostEnd).mtu(mtu).mac(mac));
+    private static void createThenTag(Rtnl hostRt, Rtnl containerRt, Netns hostNs, String containerName, String hostEnd, int mtu,
+                                      MacAddress mac, String ownerTag) {
+        containerRt.addLink(NewLink.veth(containerName, hostEnd).peerNamespace(hostNs).mtu(mtu).mac(mac));
         try {
-            int index = containerRt.link(hostEnd).index();
-            containerRt.setAlias(index, ownerTag);
-            containerRt.setNamespace(index, hostNs);
+            hostRt.setAlias(hostRt.link(hostEnd).index(), ownerTag);
         } catch (RuntimeException e) {
             Links.deleteQuietly(containerRt, containerName);
             throw e;
@@ -86,7 +87,7 @@ public record Veth(Link host, Link container) {
                 if (ownerTag == null) {
                     containerRt.addLink(NewLink.veth(containerName, candidate).peerNamespace(hostNs).mtu(mtu).mac(mac));
                 } else {
-                    createTaggedInContainer(containerRt, hostNs, containerName, candidate, mtu, mac, ownerTag);
+                    createThenTag(hostRt, containerRt, hostNs, containerName, candidate, mtu, mac, ownerTag);
                 }
                 peer = candidate;
             } catch (ErrnoException e) {

@@ -20,6 +20,7 @@ import io.jcni.plugins.common.link.OwnedLinks;
 import io.jcni.plugins.common.ip.Sysctls;
 import io.jcni.plugins.common.Undo;
 import io.jcni.plugins.common.link.Veth;
+import io.jcni.plugins.skel.Phases.Phase;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.types.Cidr;
@@ -76,14 +77,21 @@ public final class Bridge implements Plugin {
 
         try (Netns hostNs = Netns.current(); Rtnl host = Rtnl.open()) {
             Link br = ensureBridge(host, n);
+            Phase outer = req.phases().enter(Phase.NETNS);
             try (Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont); Undo undo = new Undo(req.log())) {
+                req.phases().enter(outer);
                 Veth veth = Veth.setup(host, hostNs, crt, req.ifname(), null, n.mtu(), n.mac(), OwnedLinks.tag(req));
                 undo.add("deleting " + req.ifname(), () -> Links.deleteIfExists(crt, req.ifname()));
                 attach(host, veth.host(), br, n);
                 if (spoof != null) {
                     // Registered first: a setup that fails half-way leaves state to remove.
                     undo.add("MAC spoof check cleanup", () -> spoof.teardown(req));
-                    spoof.setup(req, veth.host().name(), veth.container().mac());
+                    Phase prev = req.phases().enter(Phase.NFT);
+                    try {
+                        spoof.setup(req, veth.host().name(), veth.container().mac());
+                    } finally {
+                        req.phases().enter(prev);
+                    }
                 }
                 Result result = new Result(CniVersion.CURRENT.toString(), List.of(
                         new Result.Interface(br.name(), br.mac().toString(), null),
@@ -110,7 +118,12 @@ public final class Bridge implements Plugin {
                     if (masq != null) {
                         // Registered first: a setup that fails half-way leaves state to remove.
                         undo.add("IP masquerade cleanup", () -> masq.teardown(req));
-                        masq.setup(req, result.ips());
+                        Phase prev = req.phases().enter(Phase.NFT);
+                        try {
+                            masq.setup(req, result.ips());
+                        } finally {
+                            req.phases().enter(prev);
+                        }
                     }
                 } else if (!n.disableContainerInterface()) {
                     // Layer 2 only: the container end still has to be up.
@@ -270,14 +283,20 @@ public final class Bridge implements Plugin {
         // Not BridgeConf.load: the mac capability (runtimeConfig.mac) and CNI_ARGS MAC it validates
         // must not stop a DEL; the interface, the masquerading and IPAM are found without them.
         Ipam ipam = Ipam.of(req);
-        // As upstream: the interface first, then the addresses.
-        Links.deleteContainerIface(req);
-        MacSpoofCheck.forCleanup(req.conf()).teardown(req);
-        if (ipam != null) {
-            IpMasq masq = IpMasq.of(req.conf());
-            if (masq != null) masq.teardown(req);
-            ipam.del(req);
+        // As upstream: the interface first, then the addresses. In jcnid the kernel's slow part of
+        // the deletion runs after the answer (Links.retireContainerIface says why that is safe).
+        Links.retireContainerIface(req);
+        Phase prev = req.phases().enter(Phase.NFT);
+        try {
+            MacSpoofCheck.forCleanup(req.conf()).teardown(req);
+            if (ipam != null) {
+                IpMasq masq = IpMasq.of(req.conf());
+                if (masq != null) masq.teardown(req);
+            }
+        } finally {
+            req.phases().enter(prev);
         }
+        if (ipam != null) ipam.del(req);
     }
 
     @Override

@@ -8,7 +8,9 @@ import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.TbfParams;
 import io.jcni.linux.Tc;
+import io.jcni.plugins.common.link.Links;
 import io.jcni.plugins.common.link.OwnedLinks;
+import io.jcni.plugins.skel.Phases.Phase;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.types.CniException;
@@ -21,6 +23,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -37,7 +40,8 @@ import java.util.Set;
  * capability). ADD returns prevResult with the ifb appended to its interfaces.
  *
  * <p>DEL deletes the ifb (gone already: success; the host veth and its qdiscs go with the
- * interface plugin's DEL). CHECK verifies rate, buffer and limit of both tbf qdiscs and the
+ * interface plugin's DEL); in jcnid it only retires it before answering (down, renamed, its name
+ * free again) and deletes it afterwards, and GC also deletes retired ifbs a dead daemon left. CHECK verifies rate, buffer and limit of both tbf qdiscs and the
  * redirect. GC deletes ifbs whose attachment is not among {@code cni.dev/valid-attachments}: jcni
  * labels each ifb it creates with the alias {@code jcni-bandwidth/<network>/<containerID>/<ifname>}
  * (IFLA_IFALIAS, {@code ip link show} prints it; hashed as {@link OwnedLinks} does when too long);
@@ -103,10 +107,17 @@ public final class BandwidthPlugin implements Plugin {
     public void del(PluginRequest req) {
         requireVersion(req);
         String name = ifbName(req.networkName(), req.containerId());
+        Phase outer = req.phases().enter(Phase.LINK_DELETE);
         try (Rtnl rt = Rtnl.open()) {
-            rt.deleteLink(name);
+            // In jcnid the ifb is only retired now (down, renamed: its name is free for the next
+            // ADD) and deleted after the answer, with others; deleting costs RCU waits (~20 ms).
+            Optional<Link> ifb = rt.findLink(name);
+            if (ifb.isEmpty()) return;
+            if (!Links.retireLater(req, rt, ifb.get().index())) rt.deleteLink(name);
         } catch (ErrnoException e) {
             if (!e.is(Errno.ENODEV)) throw e;
+        } finally {
+            req.phases().enter(outer);
         }
     }
 
@@ -142,8 +153,9 @@ public final class BandwidthPlugin implements Plugin {
         CniException failure = null;
         try (Rtnl rt = Rtnl.open()) {
             for (Link l : rt.links()) {
-                if (!"ifb".equals(l.kind()) || !l.name().startsWith(IFB_PREFIX)
-                        || !OwnedLinks.isTagOf(ALIAS_KIND, l.alias(), req.networkName()) || keep.contains(l.alias())) {
+                // ours and stale, or retired by a DEL whose deletion never ran (the daemon died)
+                if (!"ifb".equals(l.kind()) || !OwnedLinks.isTagOf(ALIAS_KIND, l.alias(), req.networkName())
+                        || !(Links.isRetired(l) || l.name().startsWith(IFB_PREFIX) && !keep.contains(l.alias()))) {
                     continue;
                 }
                 try {

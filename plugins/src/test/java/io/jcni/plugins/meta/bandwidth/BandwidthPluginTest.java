@@ -196,6 +196,48 @@ class BandwidthPluginTest {
         }
     }
 
+    /** With a background (jcnid), DEL retires the ifb and a held deletion does not stop the next ADD; GC takes retired ifbs. */
+    @Test
+    void delInTheDaemonRetiresTheIfbAndTheNameIsFreeAtOnce() {
+        try (World w = World.create()) {
+            String c = container(w);
+            java.util.concurrent.ConcurrentLinkedQueue<Runnable> held = new java.util.concurrent.ConcurrentLinkedQueue<>();
+            java.util.Set<String> keys = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            String conf = conf("1.1.0", "rnet", c, "\"egressRate\":1000000,\"egressBurst\":80000");
+            PluginCall call = call(c, "ctr-r").background((key, delay, task) -> {
+                if (keys.add(key)) held.add(task.get());
+                return true;
+            });
+            String ifb = BandwidthPlugin.ifbName("rnet", "ctr-r");
+            w.ok(call, "ADD", conf);
+            w.ok(call, "DEL", conf);
+            assertFalse(linkExists(w, w.host, ifb), "the name is free");
+            assertEquals(1, held.size());
+            List<Map<String, Object>> retired = w.ipJson(w.host, "link", "show", "type", "ifb").stream()
+                    .filter(l -> String.valueOf(l.get("ifname")).startsWith("jcnidel")).toList();
+            assertEquals(1, retired.size(), retired.toString());
+            assertFalse(String.valueOf(retired.getFirst().get("flags")).contains("UP"), "the retired ifb is down");
+            // the same attachment again, while the old ifb waits for its deletion
+            w.ip(w.host, "link", "set", "vh0", "down");
+            World.exec(List.of("tc", "-n", w.host, "qdisc", "del", "dev", "vh0", "ingress"), null, true);
+            w.ip(w.host, "link", "set", "vh0", "up");
+            w.ok(call, "ADD", conf);
+            assertTrue(linkExists(w, w.host, ifb));
+            // a daemon that died before deleting: GC removes the retired ifb, keeps the live one
+            String gc = """
+                    {"cniVersion":"1.1.0","name":"rnet","type":"bandwidth",
+                     "cni.dev/valid-attachments":[{"containerID":"ctr-r","ifname":"eth0"}]}
+                    """;
+            w.ok(new PluginCall("bandwidth").env("CNI_CONTAINERID", null).env("CNI_IFNAME", null).env("CNI_NETNS", null), "GC", gc);
+            assertTrue(linkExists(w, w.host, ifb), "the live ifb is kept");
+            assertEquals(0, w.ipJson(w.host, "link", "show", "type", "ifb").stream()
+                    .filter(l -> String.valueOf(l.get("ifname")).startsWith("jcnidel")).count(), "GC took the retired one");
+            held.poll().run(); // its deletion finds nothing left: no error
+            w.ok(call(c, "ctr-r"), "DEL", conf);
+            assertFalse(linkExists(w, w.host, ifb));
+        }
+    }
+
     @Test
     void gcRemovesOnlyOrphanIfbsOfThisNetwork() {
         try (World w = World.create()) {
