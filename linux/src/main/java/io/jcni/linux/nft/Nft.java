@@ -17,23 +17,28 @@ import java.util.List;
  * over netlink for what changes per attachment (set and map elements), so ADD, DEL and CHECK
  * start no process once the structure is in place. The nft executable is the only program jcni runs.
  *
- * <p><b>Which namespace.</b> nft acts on the network namespace it runs in, and a process forked
- * from a thread inherits that thread's namespace (clone(2) copies the calling task's nsproxy; the
- * JDK spawns from the calling thread). So every call forks from a thread known to be in the
- * target namespace:
+ * <p><b>Which namespace, and which thread forks.</b> nft acts on the network namespace it runs in.
+ * A forked process, and every thread a thread creates, starts in its creator's namespace (clone(2)
+ * copies the calling task's nsproxy). That is a trap for a JVM: starting a process makes the JDK
+ * start a "process reaper" thread (and reader threads start carrier threads) from the calling
+ * thread when none is idle, and those threads live on (60 s and more) in the caller's namespace,
+ * keeping a namespace that was deleted alive: its veths, addresses and nft state stay. So every
+ * process is started from one launcher thread that sits in the process's own namespace (the main
+ * thread's, {@code /proc/self/ns/net}); when the target namespace is another one, nft is started
+ * through {@code nsenter --net=/proc/PID/task/TID/ns/net} of a thread that is in it:
  * <ul>
- *   <li>{@link #in(Netns)}: forks from the namespace's dedicated thread ({@link Netns#run}), from
- *       whatever thread the caller is on;</li>
- *   <li>{@link #current()}: forks from the calling thread, and first checks that this thread is
- *       still in the namespace it was in when the client was made (by inode), refusing otherwise.
- *       This is what a plugin uses: it acts in the namespace it was started in.</li>
+ *   <li>{@link #in(Netns)}: the namespace's dedicated thread ({@link Netns#run});</li>
+ *   <li>{@link #current()}: the calling thread, after checking that it is still in the namespace
+ *       it was in when the client was made (by inode), refusing otherwise. This is what a plugin
+ *       uses; in a plugin process and in jcnid that is the process's own namespace, so no
+ *       {@code nsenter} is involved, which saves an exec per call.</li>
  * </ul>
- * No {@code nsenter} is involved, which saves an exec per call.
  */
 public final class Nft {
     /** The longest an nft run may take; a transaction takes milliseconds. */
     static final java.time.Duration TIMEOUT = java.time.Duration.ofSeconds(30);
 
+    private static final String NSENTER = "/usr/bin/nsenter";
     private static final List<String> CANDIDATES = List.of("/usr/sbin/nft", "/sbin/nft", "/usr/bin/nft", "/bin/nft");
 
     private final Netns ns;
@@ -123,41 +128,63 @@ public final class Nft {
     }
 
     private String exec(List<String> args, String stdin, String op) {
-        if (ns != null) return ns.run(() -> spawn(args, stdin, op));
+        if (ns != null) return spawn(inode == processNetnsInode() ? null : ns.run(Nft::threadNetnsPath), args, stdin, op);
         try (Netns here = Netns.current()) {
             if (here.inode() != inode) {
                 throw new IllegalStateException("nft client used from a thread in another network namespace");
             }
         }
-        return spawn(args, stdin, op);
+        return spawn(inode == processNetnsInode() ? null : threadNetnsPath(), args, stdin, op);
     }
 
-    private String spawn(List<String> args, String stdin, String op) {
+    /** The calling thread's namespace as a path another process can open while the thread lives. */
+    private static String threadNetnsPath() {
+        try {
+            return "/proc/" + Files.readSymbolicLink(Path.of("/proc/thread-self")) + "/ns/net";
+        } catch (IOException e) {
+            throw new NftException("nft", -1, "cannot name this thread's namespace: " + e.getMessage());
+        }
+    }
+
+    /** The process's own namespace; its one thread starts every process (see the class comment). */
+    private static final class Launcher {
+        static final Netns NS = Netns.open("/proc/self/ns/net");
+    }
+
+    private record Started(Process process, Thread writer, Thread outReader, Thread errReader) {}
+
+    private String spawn(String netnsPath, List<String> args, String stdin, String op) {
         List<String> cmd = new ArrayList<>();
+        if (netnsPath != null) cmd.addAll(List.of(NSENTER, "--net=" + netnsPath, "--"));
         cmd.add(exe);
         cmd.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().clear();
         pb.environment().put("PATH", "/usr/sbin:/usr/bin:/sbin:/bin");
-        Process p;
-        try {
-            p = pb.start();
-        } catch (IOException e) {
-            throw new NftException(op, -1, "cannot run " + exe + ": " + e.getMessage());
-        }
         // Feed and drain concurrently (a large script or error text cannot block nft or us), and bound
         // the wait: callers hold the nft state lock, so a hung nft must not hold every other caller.
         StringBuilder out = new StringBuilder();
         StringBuilder err = new StringBuilder();
-        Thread writer = Thread.ofVirtual().start(() -> {
-            try (OutputStream in = p.getOutputStream()) {
-                if (stdin != null) in.write(stdin.getBytes(StandardCharsets.UTF_8));
-            } catch (IOException ignored) {
-                // nft exited early; its exit status and stderr say why
-            }
-        });
-        Thread outReader = Thread.ofVirtual().start(() -> out.append(read(p.getInputStream())));
-        Thread errReader = Thread.ofVirtual().start(() -> err.append(read(p.getErrorStream())));
+        Started started;
+        try {
+            started = Launcher.NS.run(() -> {
+                Process p = pb.start();
+                Thread writer = Thread.ofVirtual().start(() -> {
+                    try (OutputStream in = p.getOutputStream()) {
+                        if (stdin != null) in.write(stdin.getBytes(StandardCharsets.UTF_8));
+                    } catch (IOException ignored) {
+                        // nft exited early; its exit status and stderr say why
+                    }
+                });
+                Thread outReader = Thread.ofVirtual().start(() -> out.append(read(p.getInputStream())));
+                Thread errReader = Thread.ofVirtual().start(() -> err.append(read(p.getErrorStream())));
+                return new Started(p, writer, outReader, errReader);
+            });
+        } catch (IOException e) {
+            throw new NftException(op, -1, "cannot run " + cmd.get(0) + ": " + e.getMessage());
+        }
+        Process p = started.process();
+        Thread writer = started.writer(), outReader = started.outReader(), errReader = started.errReader();
         try {
             if (!p.waitFor(TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
                 p.destroyForcibly();

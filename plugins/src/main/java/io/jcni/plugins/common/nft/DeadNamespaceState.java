@@ -112,6 +112,8 @@ final class DeadNamespaceState {
             deleteTree(dir.resolve("key"));
             Files.deleteIfExists(dir.resolve(ElementStore.COOKIE_FILE));
             Files.deleteIfExists(dir.resolve(ElementStore.COOKIE_FILE + ".tmp"));
+            Files.deleteIfExists(dir.resolve(ElementStore.SKELETONS_FILE));
+            Files.deleteIfExists(dir.resolve(ElementStore.SKELETONS_FILE + ".tmp"));
             Files.deleteIfExists(dir.resolve("lock")); // still held: a waiter finds it replaced
             try {
                 Files.deleteIfExists(dir);
