@@ -28,6 +28,12 @@ public final class Ipam {
     }
 
     /** STATUS of a plugin whose readiness is its IPAM's: asks the IPAM plugin, if there is one. */
+    /** GC of a plugin whose only state is its IPAM's (nothing of it stays on the host): the IPAM's GC, if any. */
+    public static void gcOf(PluginRequest req) {
+        Ipam ipam = of(req);
+        if (ipam != null) ipam.gc(req);
+    }
+
     public static void statusOf(PluginRequest req) {
         Ipam ipam = of(req);
         if (ipam != null) ipam.status(req);

@@ -120,8 +120,7 @@ public final class Ipvlan implements Plugin {
 
     @Override
     public void gc(PluginRequest req) {
-        Ipam ipam = Ipam.of(req);
-        if (ipam != null) ipam.gc(req);
+        Ipam.gcOf(req);
     }
 
     @Override

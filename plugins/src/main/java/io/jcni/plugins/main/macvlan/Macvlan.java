@@ -105,8 +105,7 @@ public final class Macvlan implements Plugin {
 
     @Override
     public void gc(PluginRequest req) {
-        Ipam ipam = Ipam.of(req);
-        if (ipam != null) ipam.gc(req);
+        Ipam.gcOf(req);
     }
 
     @Override
