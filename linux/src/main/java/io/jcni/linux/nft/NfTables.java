@@ -70,9 +70,12 @@ public final class NfTables implements AutoCloseable {
         nl.close();
     }
 
-    /** Closes a socket of its own; a shared one ({@link Nft#current()}) stays open. */
+    /**
+     * Closes a socket of its own, off this thread (the close waits for the kernel, see
+     * {@link Nft#tables()}; every change was acknowledged before); a shared one stays open.
+     */
     @Override
     public void close() {
-        if (forget == null) nl.close();
+        if (forget == null) Nft.closeLater(nl);
     }
 }

@@ -89,12 +89,20 @@ public final class Nft {
      * one kept open; a client of any other namespace opens and closes its own.
      */
     public NfTables tables() {
+        // jcnid hands plugins the caller's namespace as a Netns (the caller may be anywhere); when it
+        // is the process's own, the shared socket serves, or every call waits for the close below.
+        if (ns != null && inode == processNetnsInode()) return shared();
         if (ns != null) return new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER, ns), null);
         try (Netns here = Netns.current()) {
             if (here.inode() != inode) throw new IllegalStateException("nft client used from a thread in another network namespace");
         }
         if (inode != processNetnsInode()) return new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER), null);
-        return SHARED.computeIfAbsent(inode, k -> new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER), this::forget));
+        return shared();
+    }
+
+    /** The socket kept open for the process's own namespace: opened on the launcher thread, which is in it. */
+    private NfTables shared() {
+        return SHARED.computeIfAbsent(inode, k -> Launcher.NS.run(() -> new NfTables(NetlinkSocket.open(NetlinkSocket.NETLINK_NETFILTER), this::forget)));
     }
 
     private static volatile long processNetnsInode;
@@ -149,6 +157,35 @@ public final class Nft {
     /** The process's own namespace; its one thread starts every process (see the class comment). */
     private static final class Launcher {
         static final Netns NS = Netns.open("/proc/self/ns/net");
+    }
+
+    private static final java.util.concurrent.LinkedBlockingQueue<NetlinkSocket> TO_CLOSE = new java.util.concurrent.LinkedBlockingQueue<>();
+    private static volatile boolean closerStarted;
+
+    /**
+     * Closes {@code nl} on one background thread: a NETLINK_NETFILTER socket's close waits for the
+     * kernel to finish the deferred destruction of its last transaction (11-18 ms), which no caller
+     * needs to wait for. The thread is started from the launcher, so it sits in no foreign namespace.
+     */
+    static void closeLater(NetlinkSocket nl) {
+        if (!closerStarted) startCloser();
+        TO_CLOSE.add(nl);
+    }
+
+    private static synchronized void startCloser() {
+        if (closerStarted) return;
+        Launcher.NS.run(() -> Thread.ofPlatform().name("jcni-nft-closer").daemon().start(() -> {
+            while (true) {
+                try {
+                    TO_CLOSE.take().close();
+                } catch (InterruptedException e) {
+                    return;
+                } catch (RuntimeException e) {
+                    // a close that fails has nothing left to do
+                }
+            }
+        }));
+        closerStarted = true;
     }
 
     private record Started(Process process, Thread writer, Thread outReader, Thread errReader) {}
