@@ -196,7 +196,13 @@ public final class DiskStore implements Store {
     @Override
     public List<IpAddr> releaseById(String containerId, String ifname) throws IOException {
         String id = ReservationFormat.trimSpace(containerId);
-        List<IpAddr> victims = confirmed(id, ifname, index.get(id, ifname));
+        List<IpAddr> hinted = index.get(id, ifname);
+        List<IpAddr> victims = new ArrayList<>(confirmed(id, ifname, hinted));
+        // An ADD killed between creating its reservation and writing it leaves an empty file; the
+        // index entry written before it (under the same lock, for a name that was free) says whose.
+        for (IpAddr ip : hinted) {
+            if (!victims.contains(ip) && "".equals(readReservation(dir.resolve(ip.toString())))) victims.add(ip);
+        }
         if (victims.isEmpty()) {
             // Not indexed: written by the reference plugin, or by a crashed jcni. Upstream's rule:
             // current-format matches, or else legacy (container ID only) matches.

@@ -75,6 +75,23 @@ class DiskStoreTest {
         assertTrue(Files.exists(net().resolve("last_reserved_ip.0")));
     }
 
+    /**
+     * An ADD killed between creating its reservation file and writing it (found by the testsuite's
+     * SIGKILL test once the JVM got fast enough to be killed there): the file is empty, the index
+     * intent names the attachment, and DEL releases it.
+     */
+    @Test
+    void delReleasesAReservationWhoseWriteWasKilled() throws Exception {
+        IpamConfig c = config("\"subnet\":\"10.1.2.0/24\"");
+        HostLocal.add(c, "killed", "eth0");
+        Files.write(net().resolve("10.1.2.2"), new byte[0]); // as left by a kill after CREATE_NEW
+        goReservation("10.1.2.9", ""); // an empty file nobody indexed stays (not ours to judge)
+
+        assertEquals(List.of(IpAddr.parse("10.1.2.2")), HostLocal.release(c, "killed", "eth0"));
+        assertFalse(Files.exists(net().resolve("10.1.2.2")));
+        assertTrue(Files.exists(net().resolve("10.1.2.9")));
+    }
+
     @Test
     void trimsContainerIdLikeUpstream() throws Exception {
         IpamConfig c = config("\"subnet\":\"10.1.2.0/24\"");
