@@ -36,21 +36,8 @@ need_command go golang-go
 GO_DIR=${GO_CNI_DIR:-/usr/lib/cni}
 [ -x "$GO_DIR/firewall" ] || { echo "run.sh: no reference plugins in $GO_DIR" >&2; exit 1; }
 
-ID=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
-TMP=$(mktemp -d /tmp/jcni-fc.XXXXXX)
-HOST="jfc-h-$ID"
-SOCK="$TMP/run/jcnid.sock"
-PREFIX="$TMP/jcni"
-cleanup() {
-  set +e
-  if [ -x "$PREFIX/bin/jcnid" ]; then "$PREFIX/bin/jcnid" stop --socket "$SOCK" >/dev/null 2>&1; fi
-  if [ -f "$TMP/run/jcnid.pid" ]; then kill -9 "$(cat "$TMP/run/jcnid.pid")" 2>/dev/null; fi
-  local ns
-  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -- "-$ID\$"); do ip netns del "$ns" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. bench/lib/jcni-bench.sh
+bench_world jcni-fc jfc
 
 echo "building gocni-run (go-cni on libcni, GOPATH mode) ..." >&2
 mkdir -p "$TMP/gopath/src/jcni/gocni"
@@ -58,12 +45,8 @@ cp testsuite/src/test/go/gocni/main.go "$TMP/gopath/src/jcni/gocni/"
 (cd "$TMP/gopath/src/jcni/gocni" && GOPATH="$TMP/gopath:/usr/share/gocode" GO111MODULE=off GOCACHE="$TMP/gocache" \
   go build -o "$TMP/gocni-run" . ) >&2
 
-VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
-for m in types linux etcd runtime plugins daemon overlay docker cli; do
-  [ -f "$m/target/jcni-$m-$VERSION.jar" ] || { echo "run.sh: $m/target/jcni-$m-$VERSION.jar missing: build first (mvn -DskipTests package)" >&2; exit 1; }
-done
-echo "installing jcni into $PREFIX ..." >&2
-scripts/install.sh --no-build --bin-dir "$TMP/shim" --prefix "$PREFIX" --cmd-dir "$TMP/cmd" --socket "$SOCK" >&2
+bench_jars
+bench_install shim
 "$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" ${JCNID_FLAGS:-} --log-phases >&2
 
 ip netns add "$HOST"
@@ -152,22 +135,4 @@ echo "goal full chain ADD+DEL jcni <= 0.40x reference: ${r}x $(awk -v a="$r" 'BE
 [ -n "${PODS[daemon]:-}" ] && echo "concurrent full chain: all $CONC pods completed for both; jcni ${PODS[daemon]} pods/s vs reference ${PODS[go]} pods/s"
 echo
 echo "jcnid per request during the sequential part (ms per request, from jcnid_request_phase_seconds_total):"
-python3 - "$TMP/metrics.before" "$TMP/metrics.after" <<'PY'
-import re, sys
-def load(p):
-    d = {}
-    for line in open(p):
-        m = re.match(r'(jcnid_request_phase_seconds_total|jcnid_requests_total)\{plugin="([^"]*)",command="([^"]*)"(?:,phase="([^"]*)")?\} (\S+)', line)
-        if m: d[m.groups()[:4]] = float(m.group(5))
-    return d
-a, b = load(sys.argv[1]), load(sys.argv[2])
-keys = sorted({(k[1], k[2]) for k in b if k[0] == 'jcnid_requests_total'})
-phases = ['queue', 'parse', 'netns', 'plugin', 'ipam', 'nft', 'link_delete', 'result']
-print('| plugin cmd | n | ' + ' | '.join(phases) + ' | total |')
-print('|' + '---|' * (len(phases) + 3))
-for pl, cmd in keys:
-    n = b.get(('jcnid_requests_total', pl, cmd, None), 0) - a.get(('jcnid_requests_total', pl, cmd, None), 0)
-    if n <= 0: continue
-    ms = [(b.get(('jcnid_request_phase_seconds_total', pl, cmd, ph), 0) - a.get(('jcnid_request_phase_seconds_total', pl, cmd, ph), 0)) * 1000 / n for ph in phases]
-    print(f'| {pl} {cmd} | {int(n)} | ' + ' | '.join(f'{x:.2f}' for x in ms) + f' | {sum(ms):.2f} |')
-PY
+bench_phase_table "$TMP/metrics.before" "$TMP/metrics.after"

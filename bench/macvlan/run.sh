@@ -36,36 +36,13 @@ if [[ ",$ONLY," == *,go,* ]] && [ ! -x "$GO_DIR/macvlan" ]; then
   echo "run.sh: no reference macvlan in $GO_DIR (apt-get install containernetworking-plugins, or set GO_CNI_DIR)" >&2; exit 1
 fi
 
-ID=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
-TMP=$(mktemp -d /tmp/jcni-bench-mv.XXXXXX)
-HOST="jcbm-h-$ID"
-SOCK="$TMP/run/jcnid.sock"
-PREFIX="$TMP/jcni"
-
-cleanup() {
-  set +e
-  if [ -x "$PREFIX/bin/jcnid" ]; then "$PREFIX/bin/jcnid" stop --socket "$SOCK" >/dev/null 2>&1; fi
-  if [ -f "$TMP/run/jcnid.pid" ]; then kill -9 "$(cat "$TMP/run/jcnid.pid")" 2>/dev/null; fi
-  local ns
-  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -- "-$ID\$"); do ip netns del "$ns" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. bench/lib/jcni-bench.sh
+bench_world jcni-bench-mv jcbm
 
 # --- jcni: build the jars if needed (package, never install: ~/.m2 is shared); install twice ---
-VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 if [[ ",$ONLY," == *,standalone,* || ",$ONLY," == *,daemon,* ]]; then
-  for m in types linux etcd runtime plugins daemon overlay docker cli; do
-    if [ ! -f "$m/target/jcni-$m-$VERSION.jar" ]; then
-      echo "run.sh: $m/target/jcni-$m-$VERSION.jar missing: building (mvn package -DskipTests)" >&2
-      mvn -B -ntp -q -DskipTests package >&2
-      break
-    fi
-  done
-  echo "installing jcni into $PREFIX ..." >&2
-  scripts/install.sh --no-build --no-shim --bin-dir "$TMP/standalone" --prefix "$PREFIX" --cmd-dir "$TMP/cmd" >&2
-  scripts/install.sh --no-build --bin-dir "$TMP/shim" --prefix "$PREFIX" --cmd-dir "$TMP/cmd" --socket "$SOCK" >&2
+  bench_jars
+  bench_install standalone shim
 fi
 if [[ ",$ONLY," == *,daemon,* ]]; then
   "$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" >&2

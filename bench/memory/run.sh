@@ -18,26 +18,10 @@ done
 [[ "$A" =~ ^[0-9]+$ && "$P" =~ ^[0-9]+$ && "$A" -ge 1 && "$A" -le 1020 && "$P" -ge 1 && "$P" -le 16 ]] || { echo "run.sh: -a 1..1020, -p 1..16" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "run.sh: needs root" >&2; exit 1; }
 . scripts/env.sh
-ID=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
-TMP=$(mktemp -d /tmp/jcni-mem.XXXXXX)
-HOST="jm-h-$ID"
-SOCK="$TMP/run/jcnid.sock"
-PREFIX="$TMP/jcni"
-cleanup() {
-  set +e
-  if [ -x "$PREFIX/bin/jcnid" ]; then "$PREFIX/bin/jcnid" stop --socket "$SOCK" >/dev/null 2>&1; fi
-  if [ -f "$TMP/run/jcnid.pid" ]; then kill -9 "$(cat "$TMP/run/jcnid.pid")" 2>/dev/null; fi
-  local ns
-  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -- "-$ID\$"); do ip netns del "$ns" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
-for m in types linux etcd runtime plugins daemon overlay docker cli; do
-  [ -f "$m/target/jcni-$m-$VERSION.jar" ] || { echo "run.sh: build first (mvn -B -ntp -q -DskipTests package)" >&2; exit 1; }
-done
-scripts/install.sh --no-build --bin-dir "$TMP/shim" --prefix "$PREFIX" --cmd-dir "$TMP/cmd" --socket "$SOCK" >&2
+. bench/lib/jcni-bench.sh
+bench_world jcni-mem jm
+bench_jars
+bench_install shim
 "$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" ${JCNID_FLAGS:-} >&2
 PID=$(cat "$TMP/run/jcnid.pid")
 rss() { awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$PID/status"; }

@@ -46,38 +46,15 @@ if [[ ",$ONLY," == *,go,* ]] && [ ! -x "$GO_DIR/bridge" ]; then
   echo "run.sh: no reference plugins in $GO_DIR (apt-get install containernetworking-plugins, or set GO_CNI_DIR)" >&2; exit 1
 fi
 
-ID=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
-TMP=$(mktemp -d /tmp/jcni-bench.XXXXXX)
-HOST="jcb-h-$ID"
-SOCK="$TMP/run/jcnid.sock"
-PREFIX="$TMP/jcni"
-
-cleanup() {
-  set +e
-  if [ -x "$PREFIX/bin/jcnid" ]; then "$PREFIX/bin/jcnid" stop --socket "$SOCK" >/dev/null 2>&1; fi
-  if [ -f "$TMP/run/jcnid.pid" ]; then kill -9 "$(cat "$TMP/run/jcnid.pid")" 2>/dev/null; fi
-  local ns
-  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -- "-$ID\$"); do ip netns del "$ns" 2>/dev/null; done
-  rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. bench/lib/jcni-bench.sh
+bench_world jcni-bench jcb
 
 # --- jcni: build if needed, install twice into the temp prefix (standalone launchers, and shims) ---
-VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 need_jcni=0
 for v in "${VARIANTS[@]}"; do [ "$v" = standalone ] || [ "$v" = daemon ] && need_jcni=1; done
 if [ "$need_jcni" = 1 ]; then
-  for m in types linux etcd runtime plugins daemon overlay docker cli; do
-    if [ ! -f "$m/target/jcni-$m-$VERSION.jar" ]; then
-      echo "run.sh: $m/target/jcni-$m-$VERSION.jar missing: building" >&2
-      mvn -B -ntp -q -DskipTests package >&2  # never install: the local repository is shared
-      break
-    fi
-  done
-  echo "installing jcni into $PREFIX ..." >&2
-  scripts/install.sh --no-build --no-shim --bin-dir "$TMP/standalone" --prefix "$PREFIX" --cmd-dir "$TMP/cmd" >&2
-  scripts/install.sh --no-build --bin-dir "$TMP/shim" --prefix "$PREFIX" --cmd-dir "$TMP/cmd" --socket "$SOCK" >&2
+  bench_jars
+  bench_install standalone shim
 fi
 if [[ ",$ONLY," == *,daemon,* ]]; then
   "$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" ${JCNID_FLAGS:-} >&2
@@ -251,34 +228,13 @@ if [ -s "$TMP/fresh" ]; then
   r2=$(awk -v a="$without" -v b="$go15" 'BEGIN { printf "%.2f", a / b }')
   echo "goal fresh jcnid, first $FRESH lifecycles <= 1.00 x go (median of $FRESH_ROUNDS rounds): $(ms "$with") ms with its start vs go $(ms "$go15") ms: ${r}x $(verdict "$r" 1.00 le) ($(ms "$without") ms without the start: ${r2}x)"
 fi
-phase_table() { # metrics-before metrics-after
-  python3 - "$1" "$2" <<'PY'
-import re, sys
-def load(p):
-    d = {}
-    for line in open(p):
-        m = re.match(r'(jcnid_request_phase_seconds_total|jcnid_requests_total)\{plugin="([^"]*)",command="([^"]*)"(?:,phase="([^"]*)")?\} (\S+)', line)
-        if m: d[m.groups()[:4]] = float(m.group(5))
-    return d
-a, b = load(sys.argv[1]), load(sys.argv[2])
-keys = sorted({(k[1], k[2]) for k in b if k[0] == 'jcnid_requests_total'})
-phases = ['queue', 'parse', 'netns', 'plugin', 'ipam', 'nft', 'link_delete', 'result']
-print('| plugin cmd | n | ' + ' | '.join(phases) + ' | total |')
-print('|' + '---|' * (len(phases) + 3))
-for pl, cmd in keys:
-    n = b.get(('jcnid_requests_total', pl, cmd, None), 0) - a.get(('jcnid_requests_total', pl, cmd, None), 0)
-    if n <= 0: continue
-    ms = [(b.get(('jcnid_request_phase_seconds_total', pl, cmd, ph), 0) - a.get(('jcnid_request_phase_seconds_total', pl, cmd, ph), 0)) * 1000 / n for ph in phases]
-    print(f'| {pl} {cmd} | {int(n)} | ' + ' | '.join(f'{x:.2f}' for x in ms) + f' | {sum(ms):.2f} |')
-PY
-}
 if [ -f "$TMP/metrics.after" ]; then
   echo
   echo "jcnid per request in the sequential part (ms, from jcnid_request_phase_seconds_total):"
-  phase_table "$TMP/metrics.before" "$TMP/metrics.after"
+  bench_phase_table "$TMP/metrics.before" "$TMP/metrics.after"
 fi
 if [ -f "$TMP/metrics.conc.after" ]; then
   echo
   echo "jcnid per request in the concurrent part ($CONC at once; ms, summed over requests that overlapped):"
-  phase_table "$TMP/metrics.conc.before" "$TMP/metrics.conc.after"
+  bench_phase_table "$TMP/metrics.conc.before" "$TMP/metrics.conc.after"
 fi

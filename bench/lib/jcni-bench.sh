@@ -1,0 +1,75 @@
+# Shared by the bench scripts that run jcni beside the reference: a private world (temp directory,
+# names ending in a random id, a jcni installation in it) that is removed on exit whatever happens,
+# and jcnid's per-phase table. Source it from the repository root:  . bench/lib/jcni-bench.sh
+# Nothing here touches the root namespace.
+
+# bench_world TMP_PREFIX HOST_PREFIX: sets ID, TMP, HOST, SOCK, PREFIX and VERSION, and the traps
+# that stop jcnid, delete every netns whose name ends in -ID and remove TMP.
+bench_world() {
+  ID=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+  TMP=$(mktemp -d "/tmp/$1.XXXXXX")
+  HOST="$2-h-$ID"
+  SOCK="$TMP/run/jcnid.sock"
+  PREFIX="$TMP/jcni"
+  VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
+  trap bench_cleanup EXIT
+  trap 'exit 130' INT TERM
+}
+
+bench_cleanup() {
+  set +e
+  if [ -x "$PREFIX/bin/jcnid" ]; then "$PREFIX/bin/jcnid" stop --socket "$SOCK" >/dev/null 2>&1; fi
+  if [ -f "$TMP/run/jcnid.pid" ]; then kill -9 "$(cat "$TMP/run/jcnid.pid")" 2>/dev/null; fi
+  local ns
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -- "-$ID\$"); do ip netns del "$ns" 2>/dev/null; done
+  rm -rf "$TMP"
+}
+
+# bench_jars: builds the jars when one is missing (package, never install: ~/.m2 may be shared).
+bench_jars() {
+  local m
+  for m in types linux etcd runtime plugins daemon overlay docker cli; do
+    if [ ! -f "$m/target/jcni-$m-$VERSION.jar" ]; then
+      echo "run.sh: $m/target/jcni-$m-$VERSION.jar missing: building (mvn package -DskipTests)" >&2
+      mvn -B -ntp -q -DskipTests package >&2
+      return
+    fi
+  done
+}
+
+# bench_install [standalone] [shim]: installs jcni into PREFIX: plain JVM launchers in TMP/standalone,
+# shims asking jcnid on SOCK in TMP/shim.
+bench_install() {
+  echo "installing jcni into $PREFIX ..." >&2
+  local what
+  for what in "$@"; do
+    case "$what" in
+      standalone) scripts/install.sh --no-build --no-shim --bin-dir "$TMP/standalone" --prefix "$PREFIX" --cmd-dir "$TMP/cmd" >&2 ;;
+      shim) scripts/install.sh --no-build --bin-dir "$TMP/shim" --prefix "$PREFIX" --cmd-dir "$TMP/cmd" --socket "$SOCK" >&2 ;;
+    esac
+  done
+}
+
+# bench_phase_table METRICS_BEFORE METRICS_AFTER: jcnid's time per request and phase between two
+# scrapes of `jcnid metrics` (jcnid_request_phase_seconds_total), as a markdown table.
+bench_phase_table() {
+  python3 - "$1" "$2" <<'PY'
+import re, sys
+def load(p):
+    d = {}
+    for line in open(p):
+        m = re.match(r'(jcnid_request_phase_seconds_total|jcnid_requests_total)\{plugin="([^"]*)",command="([^"]*)"(?:,phase="([^"]*)")?\} (\S+)', line)
+        if m: d[m.groups()[:4]] = float(m.group(5))
+    return d
+a, b = load(sys.argv[1]), load(sys.argv[2])
+keys = sorted({(k[1], k[2]) for k in b if k[0] == 'jcnid_requests_total'})
+phases = ['queue', 'parse', 'netns', 'plugin', 'ipam', 'nft', 'link_delete', 'result']
+print('| plugin cmd | n | ' + ' | '.join(phases) + ' | total |')
+print('|' + '---|' * (len(phases) + 3))
+for pl, cmd in keys:
+    n = b.get(('jcnid_requests_total', pl, cmd, None), 0) - a.get(('jcnid_requests_total', pl, cmd, None), 0)
+    if n <= 0: continue
+    ms = [(b.get(('jcnid_request_phase_seconds_total', pl, cmd, ph), 0) - a.get(('jcnid_request_phase_seconds_total', pl, cmd, ph), 0)) * 1000 / n for ph in phases]
+    print(f'| {pl} {cmd} | {int(n)} | ' + ' | '.join(f'{x:.2f}' for x in ms) + f' | {sum(ms):.2f} |')
+PY
+}
