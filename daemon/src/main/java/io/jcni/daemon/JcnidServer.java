@@ -28,7 +28,6 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermission;
@@ -187,18 +186,7 @@ public final class JcnidServer {
                 logLine("jcnid warning=\"socket directory " + dir + " is writable by others; prefer a 0700 directory\"");
             }
         }
-        if (Files.exists(socket, LinkOption.NOFOLLOW_LINKS)) {
-            int mode = (Integer) Files.getAttribute(socket, "unix:mode", LinkOption.NOFOLLOW_LINKS);
-            if ((mode & 0170000) != 0140000) throw new IOException(socket + " exists and is not a socket");
-            boolean live;
-            try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
-                live = true;
-            } catch (IOException e) {
-                live = false;
-            }
-            if (live) throw new IOException("another daemon is serving " + socket);
-            Files.delete(socket); // stale, left by a daemon that was killed
-        }
+        StaleSocket.removeIfStale(socket);
         server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         server.bind(UnixDomainSocketAddress.of(socket), 512);
         // The 0700 directory already keeps others out between bind and chmod; SO_PEERCRED is checked too.

@@ -1,5 +1,7 @@
 package io.jcni.daemon.dhcp;
 
+import io.jcni.daemon.StaleSocket;
+
 import io.jcni.daemon.DaemonService;
 import io.jcni.types.Json;
 import java.io.ByteArrayOutputStream;
@@ -12,7 +14,6 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
@@ -111,16 +112,7 @@ public final class DhcpService implements DaemonService {
                 Files.createDirectories(dir);
                 Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
             }
-            if (Files.exists(socket, LinkOption.NOFOLLOW_LINKS)) {
-                boolean live;
-                try (SocketChannel probe = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
-                    live = true;
-                } catch (IOException e) {
-                    live = false;
-                }
-                if (live) throw new IOException("another daemon is serving " + socket);
-                Files.delete(socket); // left by a jcnid that was killed
-            }
+            StaleSocket.removeIfStale(socket);
             server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
             server.bind(UnixDomainSocketAddress.of(socket), 64);
             Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
