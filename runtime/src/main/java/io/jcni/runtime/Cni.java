@@ -155,6 +155,7 @@ public final class Cni {
                 errors.add("failed to delete stale attachment " + e.containerId() + " " + e.ifName() + ": " + ex.getMessage());
             }
         }
+        cache.removeAbandonedTemporaries();
         if (list.version().supportsGcAndStatus()) {
             for (PluginConf plugin : list.plugins()) {
                 Map<String, Object> conf = buildConfig(list.name(), list.cniVersion(), plugin, null, null);

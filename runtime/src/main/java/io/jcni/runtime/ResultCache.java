@@ -75,7 +75,9 @@ public final class ResultCache {
         Path target = file(e.networkName(), e.containerId(), e.ifName());
         byte[] bytes = Json.write(e.toJson()).getBytes(StandardCharsets.UTF_8);
         Path dir = target.getParent();
-        Path tmp = dir.resolve("." + target.getFileName() + ".tmp-" + Long.toHexString(ThreadLocalRandom.current().nextLong()));
+        // The writer's pid in the name: GC removes the temporary file of a writer that was killed.
+        Path tmp = dir.resolve("." + target.getFileName() + TMP_MARK + ProcessHandle.current().pid() + "-"
+                + Long.toHexString(ThreadLocalRandom.current().nextLong()));
         try {
             createDirs(dir);
             try (FileChannel ch = FileChannel.open(tmp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
@@ -117,13 +119,46 @@ public final class ResultCache {
         }
     }
 
+    private static final String TMP_MARK = ".tmp-";
+
+    /**
+     * Removes the temporary files of writers that are no longer running (a runtime killed inside
+     * {@link #put}, whose attachment's DEL may never come); returns how many. A live writer's file,
+     * and one whose name carries no pid, is left alone.
+     */
+    public int removeAbandonedTemporaries() {
+        int removed = 0;
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(resultsDir(), p -> p.getFileName().toString().startsWith("."))) {
+            for (Path tmp : ds) {
+                long pid = writerPid(tmp.getFileName().toString());
+                if (pid > 0 && ProcessHandle.of(pid).isEmpty() && Files.deleteIfExists(tmp)) removed++;
+            }
+        } catch (NoSuchFileException ex) {
+            return 0;
+        } catch (IOException ex) {
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to list cached results in " + resultsDir(), String.valueOf(ex.getMessage()), ex);
+        }
+        return removed;
+    }
+
+    /** The pid in a temporary file's name ({@code .NAME.tmp-PID-RANDOM}), or -1. */
+    static long writerPid(String fileName) {
+        int mark = fileName.lastIndexOf(TMP_MARK);
+        if (!fileName.startsWith(".") || mark < 0) return -1;
+        String rest = fileName.substring(mark + TMP_MARK.length());
+        int dash = rest.indexOf('-');
+        if (dash <= 0 || dash > 10) return -1;
+        for (int i = 0; i < dash; i++) if (rest.charAt(i) < '0' || rest.charAt(i) > '9') return -1;
+        return Long.parseLong(rest.substring(0, dash));
+    }
+
     /**
      * Removes the entry; true when there was one. Also removes the entry's temporary files: a
      * runtime killed inside {@link #put} leaves one, and only the attachment's DEL knows its name.
      */
     public boolean remove(String network, String containerId, String ifName) {
         Path f = file(network, containerId, ifName);
-        String tmpPrefix = "." + f.getFileName() + ".tmp-";
+        String tmpPrefix = "." + f.getFileName() + TMP_MARK;
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(f.getParent(), p -> p.getFileName().toString().startsWith(tmpPrefix))) {
             for (Path tmp : ds) Files.deleteIfExists(tmp);
         } catch (NoSuchFileException ex) {

@@ -86,6 +86,29 @@ class ResultCacheTest {
         }
     }
 
+    /**
+     * Issue 14 (chaos kill points through GC): the temporary file of a writer that is gone is
+     * removed by GC, whose attachment may never see a DEL; a live writer's and an unnamed one stay.
+     */
+    @Test
+    void gcRemovesTheTemporaryFilesOfWritersThatAreGone() throws Exception {
+        ResultCache c = new ResultCache(dir);
+        Path results = dir.resolve("results");
+        Files.createDirectories(results);
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        Files.writeString(results.resolve(".n-ctr-net1.tmp-" + gone.pid() + "-44105de91060490c"), "{");
+        String live = ".n-ctr2-net1.tmp-" + ProcessHandle.current().pid() + "-1";
+        Files.writeString(results.resolve(live), "{");
+        Files.writeString(results.resolve(".n-ctr3-net1.tmp-44105de91060490c"), "{"); // no pid in the name
+        assertEquals(1, c.removeAbandonedTemporaries());
+        try (var s = Files.list(results)) {
+            assertEquals(List.of(live, ".n-ctr3-net1.tmp-44105de91060490c"), s.map(p -> p.getFileName().toString()).sorted().toList());
+        }
+        assertEquals(4242, ResultCache.writerPid(".a-b-c.tmp-4242-ff"));
+        assertEquals(-1, ResultCache.writerPid("a-b-c"));
+    }
+
     @Test
     void legacyResultOnlyFileAndWrongKind() throws Exception {
         ResultCache c = new ResultCache(dir);
