@@ -38,7 +38,22 @@ class NftThreadsTest {
         } finally {
             Netns.delete(name);
         }
-        assertEquals(List.of(), threadsIn(inode), "threads of this process still in the deleted namespace");
+        // The namespace's own thread has been joined, but its task can take a moment to leave
+        // /proc; the threads this test is about (reaper, carriers) would stay for a minute or more.
+        List<String> left = threadsIn(inode);
+        for (int i = 0; i < 40 && !left.isEmpty(); i++) {
+            sleep(50);
+            left = threadsIn(inode);
+        }
+        assertEquals(List.of(), left, "threads of this process still in the deleted namespace");
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     private static List<String> threadsIn(long inode) throws IOException {
