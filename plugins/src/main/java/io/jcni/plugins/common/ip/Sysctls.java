@@ -32,6 +32,15 @@ public final class Sysctls {
         }
     }
 
+    /** The value, or null when the key is missing (no IPv6, no such interface). */
+    public static String tryGet(String key) {
+        try {
+            return Sysctl.get(key);
+        } catch (ErrnoException e) {
+            return null;
+        }
+    }
+
     public static String perIface(String family, String ifName, String leaf) {
         return "net/" + family + "/conf/" + ifName + "/" + leaf;
     }

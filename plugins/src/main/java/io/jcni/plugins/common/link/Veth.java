@@ -18,13 +18,19 @@ import java.util.HexFormat;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * A veth pair between a container and the host, made as pkg/ip's SetupVeth makes it: created from
- * the container side with the container end named CNI_IFNAME and the host end named {@code veth} +
- * 8 random hex digits (or a requested name), then set up with IPv6 router advertisements ignored
- * on the host end. The host end is born in the host namespace and tagged with its owner right
- * after (see {@code createThenTag}).
+ * A veth pair between a container and the host, as pkg/ip's SetupVeth leaves it: the container end
+ * named CNI_IFNAME, the host end named {@code veth} + 8 random hex digits (or a requested name), up,
+ * with IPv6 router advertisements ignored on the host end. The host end is born in the host
+ * namespace and tagged with its owner right after (see {@code createThenTag}).
  *
- * @param host the host end, up, as it is after the move (its index is the host namespace's)
+ * <p>Unlike SetupVeth, one RTM_NEWLINK makes the pair with the host end already up and, for a
+ * bridge port, already enslaved (IFLA_MASTER), as {@code ip link add ... master BR up type veth peer
+ * name eth0 netns C} does; SetupVeth and the bridge plugin send three more requests for that. Every
+ * request that changes a link takes the kernel's rtnl lock, and under many concurrent pods each one
+ * queues behind the slow holders (namespace creation and teardown, link deletion):
+ * docs/performance.md, "Under 50 concurrent lifecycles".
+ *
+ * @param host the host end, up (its index is the host namespace's)
  * @param container the container end, still down
  */
 public record Veth(Link host, Link container) {
@@ -57,9 +63,9 @@ public record Veth(Link host, Link container) {
      *
      * @throws ErrnoException EEXIST when either name is taken
      */
-    private static void createThenTag(Rtnl hostRt, Rtnl containerRt, Netns hostNs, String containerName, String hostEnd, int mtu,
-                                      MacAddress mac, String ownerTag) {
-        containerRt.addLink(NewLink.veth(containerName, hostEnd).peerNamespace(hostNs).mtu(mtu).mac(mac));
+    private static void createThenTag(Rtnl hostRt, Rtnl containerRt, NewLink pair, String containerName, String hostEnd,
+                                      String ownerTag) {
+        hostRt.addLink(pair);
         try {
             hostRt.setAlias(hostRt.link(hostEnd).index(), ownerTag);
         } catch (RuntimeException e) {
@@ -69,25 +75,28 @@ public record Veth(Link host, Link container) {
     }
 
     /**
-     * Creates the pair. Host-side work goes through {@code hostRt}, whose namespace {@code hostNs}
-     * must be, and host sysctls are written for the calling thread's namespace, so call this on a
-     * thread in the host namespace.
+     * Creates the pair. Host-side work goes through {@code hostRt}, and host sysctls are written for
+     * the calling thread's namespace, so call this on a thread in {@code hostRt}'s namespace.
      *
+     * @param containerNs the namespace of {@code containerRt}, where the container end is born
      * @param hostName the host end's name, or null for a random one (retried on a clash)
      * @param mtu 0 for the kernel default; applies to both ends
      * @param mac the container end's MAC, or null
      * @param ownerTag written as the host end's alias (see {@link OwnedLinks}), or null
+     * @param masterIndex the bridge the host end joins at birth, or 0
      */
-    public static Veth setup(Rtnl hostRt, Netns hostNs, Rtnl containerRt, String containerName, String hostName,
-                             int mtu, MacAddress mac, String ownerTag) {
+    public static Veth setup(Rtnl hostRt, Rtnl containerRt, Netns containerNs, String containerName, String hostName,
+                             int mtu, MacAddress mac, String ownerTag, int masterIndex) {
         String peer = null;
         for (int attempt = 0; attempt < ATTEMPTS && peer == null; attempt++) {
             String candidate = hostName != null ? hostName : randomName();
+            NewLink pair = NewLink.veth(candidate, containerName).up().master(masterIndex).mtu(mtu)
+                    .peerNamespace(containerNs).peerMac(mac);
             try {
                 if (ownerTag == null) {
-                    containerRt.addLink(NewLink.veth(containerName, candidate).peerNamespace(hostNs).mtu(mtu).mac(mac));
+                    hostRt.addLink(pair);
                 } else {
-                    createThenTag(hostRt, containerRt, hostNs, containerName, candidate, mtu, mac, ownerTag);
+                    createThenTag(hostRt, containerRt, pair, containerName, candidate, ownerTag);
                 }
                 peer = candidate;
             } catch (ErrnoException e) {
@@ -105,11 +114,9 @@ public record Veth(Link host, Link container) {
         Link host;
         try {
             container = containerRt.link(containerName);
-            host = hostRt.link(peer);
-            hostRt.setUp(host.index());
             // We want to own the routes for this interface.
             Sysctls.trySet(Sysctls.perIface("ipv6", peer, "accept_ra"), "0");
-            host = hostRt.link(host.index());
+            host = hostRt.link(peer);
         } catch (ErrnoException e) {
             Links.deleteQuietly(containerRt, containerName);
             throw new CniException(ErrorCode.INTERNAL, "failed to set up veth " + peer, e);

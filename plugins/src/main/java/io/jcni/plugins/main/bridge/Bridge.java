@@ -75,14 +75,14 @@ public final class Bridge implements Plugin {
         IpMasq masq = IpMasq.of(req.conf());
         MacSpoofCheck spoof = n.macSpoofChk() ? MacSpoofCheck.forAdd(req.conf()) : null;
 
-        try (Netns hostNs = Netns.current(); Rtnl host = Rtnl.open()) {
+        try (Rtnl host = Rtnl.open()) {
             Link br = ensureBridge(host, n);
             Phase outer = req.phases().enter(Phase.NETNS);
             try (Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont); Undo undo = new Undo(req.log())) {
                 req.phases().enter(outer);
-                Veth veth = Veth.setup(host, hostNs, crt, req.ifname(), null, n.mtu(), n.mac(), OwnedLinks.tag(req));
+                Veth veth = Veth.setup(host, crt, cont, req.ifname(), null, n.mtu(), n.mac(), OwnedLinks.tag(req), br.index());
                 undo.add("deleting " + req.ifname(), () -> Links.deleteIfExists(crt, req.ifname()));
-                attach(host, veth.host(), br, n);
+                setPortFlags(host, veth.host(), n);
                 if (spoof != null) {
                     // Registered first: a setup that fails half-way leaves state to remove.
                     undo.add("MAC spoof check cleanup", () -> spoof.teardown(req));
@@ -159,11 +159,17 @@ public final class Bridge implements Plugin {
         Iface.configure(cont, crt, ifName, result, req.log());
     }
 
-    /** The host end joins the bridge with the configured hairpin and isolation flags. */
-    private static void attach(Rtnl host, Link hostVeth, Link br, BridgeConf n) {
-        kernel("failed to connect \"" + hostVeth.name() + "\" to bridge " + br.name(), () -> host.setMaster(hostVeth.index(), br.index()));
-        kernel("failed to setup hairpin mode for " + hostVeth.name(), () -> host.setHairpin(hostVeth.index(), n.hairpinMode()));
-        kernel("failed to set isolated on " + hostVeth.name(), () -> host.setIsolated(hostVeth.index(), n.portIsolation()));
+    /**
+     * The host end joined the bridge at birth ({@link Veth#setup}); a new port has hairpin and
+     * isolation off, so only turning one on takes a request (each takes the rtnl lock).
+     */
+    private static void setPortFlags(Rtnl host, Link hostVeth, BridgeConf n) {
+        if (n.hairpinMode()) {
+            kernel("failed to setup hairpin mode for " + hostVeth.name(), () -> host.setHairpin(hostVeth.index(), true));
+        }
+        if (n.portIsolation()) {
+            kernel("failed to set isolated on " + hostVeth.name(), () -> host.setIsolated(hostVeth.index(), true));
+        }
     }
 
     private static Link waitPortUp(Rtnl host, String name) throws InterruptedException {
@@ -225,24 +231,37 @@ public final class Bridge implements Plugin {
         return new Gateways(result.withIps(ips).withRoutes(routes), v4, v6);
     }
 
-    /** Creates the bridge if missing, checks an existing link is one, sets it up (ensureBridge). */
+    /**
+     * Creates the bridge if missing, checks an existing link is one, sets it up (ensureBridge).
+     * Upstream sends the create, the "up" and (with promiscMode) the promisc request on every ADD;
+     * here a bridge that is already so costs one lookup: each of those requests takes the rtnl lock,
+     * which concurrent pods queue for.
+     */
     static Link ensureBridge(Rtnl host, BridgeConf n) {
-        try {
-            host.addLink(NewLink.bridge(n.bridge()).mtu(n.mtu()));
-        } catch (ErrnoException e) {
-            if (!e.is(Errno.EEXIST)) {
-                throw new CniException(ErrorCode.INTERNAL, "failed to create bridge \"" + n.bridge() + "\"",
-                        "could not add \"" + n.bridge() + "\": " + e.getMessage(), e);
+        if (host.findLink(n.bridge()).isEmpty()) {
+            try {
+                host.addLink(NewLink.bridge(n.bridge()).mtu(n.mtu()));
+            } catch (ErrnoException e) {
+                if (!e.is(Errno.EEXIST)) { // EEXIST: a concurrent ADD made it
+                    throw new CniException(ErrorCode.INTERNAL, "failed to create bridge \"" + n.bridge() + "\"",
+                            "could not add \"" + n.bridge() + "\": " + e.getMessage(), e);
+                }
             }
         }
         Link br = bridgeByName(host, n.bridge());
-        if (n.promiscMode()) {
+        boolean changed = false;
+        if (n.promiscMode() && !br.promisc()) {
             kernel("could not set promiscuous mode on \"" + n.bridge() + "\"", () -> host.setPromisc(br.index(), true));
+            changed = true;
         }
         // We want to own the routes for this interface.
-        Sysctls.trySet(Sysctls.perIface("ipv6", n.bridge(), "accept_ra"), "0");
-        host.setUp(br.index());
-        return host.link(br.index());
+        String acceptRa = Sysctls.perIface("ipv6", n.bridge(), "accept_ra");
+        if (!"0".equals(Sysctls.tryGet(acceptRa))) Sysctls.trySet(acceptRa, "0");
+        if (!br.up()) {
+            host.setUp(br.index());
+            changed = true;
+        }
+        return changed ? host.link(br.index()) : br;
     }
 
     static Link bridgeByName(Rtnl host, String name) {

@@ -67,9 +67,9 @@ public final class Ptp implements Plugin {
             }
             List<Result.IpConfig> allocated = result.ips();
             kernel("Could not enable IP forwarding", () -> Sysctls.enableForward(allocated));
-            try (Netns hostNs = Netns.current(); Rtnl host = Rtnl.open();
+            try (Rtnl host = Rtnl.open();
                  Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont); Undo inContainer = new Undo(req.log())) {
-                Veth veth = Veth.setup(host, hostNs, crt, req.ifname(), null, mtu, null, OwnedLinks.tag(req));
+                Veth veth = Veth.setup(host, crt, cont, req.ifname(), null, mtu, null, OwnedLinks.tag(req), 0);
                 inContainer.add("deleting " + req.ifname(), () -> Links.deleteIfExists(crt, req.ifname()));
                 List<Result.IpConfig> ips = new ArrayList<>();
                 for (Result.IpConfig ipc : result.ips()) ips.add(new Result.IpConfig(ipc.address(), ipc.gateway(), 1));
