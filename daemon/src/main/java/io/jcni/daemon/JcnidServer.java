@@ -611,15 +611,15 @@ public final class JcnidServer {
         }
     }
 
-    /** Runs {@code call} in the network namespace of the process {@code pid}, on its own thread when that is not ours. */
+    /** Runs {@code call} in the network namespace of the process {@code pid} (this thread enters it for the call). */
     private static Skel.Outcome inCallersNetns(String pid, Callable<Skel.Outcome> call) throws Exception {
         if (pid == null || pid.isEmpty() || !pid.chars().allMatch(c -> c >= '0' && c <= '9')) return call.call();
         try (Netns caller = Netns.open("/proc/" + pid + "/ns/net");
              Netns own = Netns.current()) {
-            // This thread's own namespace, not the process's: a pooled thread that plugin code had
-            // moved (none does) would then still hand the run to one inside the caller's.
             if (caller.sameAs(own)) return call.call();
-            return caller.run(call::call);
+            // This pooled platform thread enters the caller's namespace itself rather than handing
+            // the run to a namespace thread and waiting: one thread hop less per request.
+            return caller.runOnCallingThread(call::call);
         }
     }
 }
