@@ -19,21 +19,22 @@ import java.util.List;
  * @param serviceArgs    flags of hosted {@link DaemonService}s (e.g. {@code --overlay --etcd-endpoints URL}), in order
  * @param logPhases      each request's log line also says where its time went ({@code phases=parse:0.1,...})
  * @param deferLinkDeletion DEL only retires veths and ifbs before answering and they are deleted together
- *                       right after (daemon/README.md); off: DEL deletes them before answering, as standalone
+ *                       right after (daemon/README.md; the default); off ({@code --delete-links-now}): DEL
+ *                       deletes them before answering, as the reference plugins do
  */
 public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration requestTimeout, Duration drainTimeout,
         int maxInFlight, int metricsPort, boolean foreground, List<String> serviceArgs, boolean logPhases, boolean deferLinkDeletion) {
 
-    /** Without per-request phase logging and deferred link deletion. */
+    /** Without per-request phase logging; link deletion deferred (the default). */
     public DaemonConfig(Path socket, Path pidFile, Path logFile, Duration requestTimeout, Duration drainTimeout,
             int maxInFlight, int metricsPort, boolean foreground, List<String> serviceArgs) {
-        this(socket, pidFile, logFile, requestTimeout, drainTimeout, maxInFlight, metricsPort, foreground, serviceArgs, false, false);
+        this(socket, pidFile, logFile, requestTimeout, drainTimeout, maxInFlight, metricsPort, foreground, serviceArgs, false, true);
     }
 
-    /** Without deferred link deletion. */
+    /** Link deletion deferred (the default). */
     public DaemonConfig(Path socket, Path pidFile, Path logFile, Duration requestTimeout, Duration drainTimeout,
             int maxInFlight, int metricsPort, boolean foreground, List<String> serviceArgs, boolean logPhases) {
-        this(socket, pidFile, logFile, requestTimeout, drainTimeout, maxInFlight, metricsPort, foreground, serviceArgs, logPhases, false);
+        this(socket, pidFile, logFile, requestTimeout, drainTimeout, maxInFlight, metricsPort, foreground, serviceArgs, logPhases, true);
     }
 
     public static final Path DEFAULT_SOCKET = Path.of("/run/jcni/jcnid.sock");
@@ -54,8 +55,9 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
               --metrics-port PORT      also serve /metrics and /healthz on 127.0.0.1:PORT (default off)
               --log-phases             log where each request's time went (queue, parse, netns, plugin,
                                        ipam, nft, link_delete, result; ms); the sums are always in the metrics
-              --defer-link-deletion    bridge and bandwidth DEL only retire their veth/ifb (down, no addresses,
-                                       renamed) before answering; one request deletes them all right after
+              --delete-links-now       bridge and bandwidth DEL delete their veth/ifb before answering, as the
+                                       reference plugins do. Default: DEL only retires them (down, no addresses,
+                                       renamed) and one request deletes them all right after (--defer-link-deletion)
               --overlay [flags]        also run the overlay agent, when jcni-overlay is installed
                                        (flanneld's flags; see overlay/README.md)
               --docker-driver NAME     also serve Docker's network + IPAM driver NAME, when jcni-docker is installed
@@ -81,7 +83,7 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
         Path socket = DEFAULT_SOCKET, pid = null, log = null;
         Duration timeout = Duration.ofSeconds(60), drain = Duration.ofSeconds(10);
         int max = 256, port = 0;
-        boolean fg = false, phases = false, defer = false;
+        boolean fg = false, phases = false, defer = true;
         List<String> services = new ArrayList<>();
         List<String> rest = new ArrayList<>(args);
         while (!rest.isEmpty()) {
@@ -89,7 +91,8 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
             switch (a) {
                 case "--foreground" -> fg = true;
                 case "--log-phases" -> phases = true;
-                case "--defer-link-deletion" -> defer = true;
+                case "--defer-link-deletion" -> defer = true; // the default since issue 13; still accepted
+                case "--delete-links-now" -> defer = false;
                 case "--socket" -> socket = Path.of(value(a, rest));
                 case "--pid-file" -> pid = Path.of(value(a, rest));
                 case "--log-file" -> log = Path.of(value(a, rest));
@@ -110,7 +113,7 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
                 "--max-in-flight", Integer.toString(maxInFlight), "--metrics-port", Integer.toString(metricsPort)));
         if (logFile != null) a.addAll(List.of("--log-file", logFile.toString()));
         if (logPhases) a.add("--log-phases");
-        if (deferLinkDeletion) a.add("--defer-link-deletion");
+        if (!deferLinkDeletion) a.add("--delete-links-now");
         a.addAll(serviceArgs);
         return a;
     }

@@ -100,11 +100,13 @@ class ProtocolTest {
         assertEquals(9105, c.metricsPort());
         assertEquals(c, DaemonConfig.parse(c.toArgs()));
         assertFalse(c.logPhases());
-        DaemonConfig phases = DaemonConfig.parse(List.of("--log-phases", "--defer-link-deletion"));
+        assertTrue(c.deferLinkDeletion(), "deferred link deletion is the default");
+        assertTrue(DaemonConfig.defaults().deferLinkDeletion());
+        DaemonConfig phases = DaemonConfig.parse(List.of("--log-phases", "--delete-links-now"));
         assertTrue(phases.logPhases());
-        assertTrue(phases.deferLinkDeletion());
-        assertFalse(c.deferLinkDeletion());
+        assertFalse(phases.deferLinkDeletion());
         assertEquals(phases, DaemonConfig.parse(phases.toArgs()));
+        assertTrue(DaemonConfig.parse(List.of("--defer-link-deletion")).deferLinkDeletion(), "the old flag is still accepted");
         assertEquals("/run/jcni/jcnid.pid", DaemonConfig.defaults().pidFile().toString());
         assertThrows(IllegalArgumentException.class, () -> DaemonConfig.parse(List.of("--request-timeout", "-1")));
         assertThrows(IllegalArgumentException.class, () -> DaemonConfig.parse(List.of("--socket")));
