@@ -38,6 +38,30 @@ public final class Jcnid implements AutoCloseable {
         return Sh.run(null, null, 60, cmd.toArray(String[]::new));
     }
 
+    /**
+     * Waits until the work DELs left behind (the retired links' deletion, issue 13) is done:
+     * tests that count links right after a DEL served by jcnid wait for this first.
+     */
+    public void awaitDeferredIdle() {
+        awaitDeferredIdle(() -> control("status").ok().out());
+    }
+
+    /** Polls {@code status} (jcnid status's output) until it says "deferred 0"; fails after 20 s. */
+    public static void awaitDeferredIdle(java.util.function.Supplier<String> status) {
+        String last = "";
+        for (int i = 0; i < 200; i++) {
+            last = status.get();
+            if (last.lines().anyMatch("deferred 0"::equals)) return;
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted waiting for jcnid's deferred work", e);
+            }
+        }
+        throw new AssertionError("jcnid's deferred work did not finish within 20 s: " + last);
+    }
+
     /** The daemon's pid from its pid file, or -1 when it has none. */
     public long pid() {
         return pid(jcni);

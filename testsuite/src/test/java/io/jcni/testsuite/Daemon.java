@@ -67,6 +67,11 @@ final class Daemon implements AutoCloseable {
         return statusRun().ok().out();
     }
 
+    /** Waits until the links DELs retired are deleted (see {@link io.jcni.testkit.Jcnid#awaitDeferredIdle}). */
+    void awaitDeferredIdle() {
+        io.jcni.testkit.Jcnid.awaitDeferredIdle(this::status);
+    }
+
     String metrics() {
         return w.inHost(null, null, jcnid, "metrics", "--socket", socket.toString()).ok().out();
     }

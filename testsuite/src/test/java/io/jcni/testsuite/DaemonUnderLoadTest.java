@@ -105,6 +105,12 @@ class DaemonUnderLoadTest {
             // Nothing left.
             table = w.inHost(null, null, "nft", "list", "table", "inet", "jcni").ok().out();
             assertEquals(Map.of("portmap", 0, "firewall", 0, "masq", 0), owners(table), table);
+            // When DEL answers, a veth may still be there only retired (in the group jcnid deletes
+            // together, right after); once that deferred work is done, none is left.
+            String veths = w.inHost(null, null, "ip", "-o", "link", "show", "type", "veth").ok().out().strip();
+            String retired = w.inHost(null, null, "ip", "-o", "link", "show", "type", "veth", "group", "1784901225").ok().out().strip();
+            assertEquals(veths, retired, "every veth left right after DEL is retired");
+            d.awaitDeferredIdle();
             assertEquals("", w.inHost(null, null, "ip", "-o", "link", "show", "type", "veth").ok().out().strip());
             try (Stream<Path> s = Files.list(w.dir.resolve("ipam").resolve(net))) {
                 assertEquals(List.of(), s.map(p -> p.getFileName().toString())

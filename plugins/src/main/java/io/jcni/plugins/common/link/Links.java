@@ -79,6 +79,7 @@ public final class Links {
     public static void retireContainerIface(PluginRequest req) {
         if (req.context().background() == null || req.netns().isEmpty()) {
             deleteContainerIface(req);
+            if (req.context().background() == null) sweepLeftovers(req);
             return;
         }
         Phase outer = req.phases().enter(Phase.NETNS);
@@ -151,6 +152,22 @@ public final class Links {
             return () -> sweep(rt);
         });
         if (!accepted) sweep(Rtnl.open());
+    }
+
+    /**
+     * A DEL with nobody to finish its work later (a standalone plugin, e.g. the shim's fallback when
+     * jcnid is gone) also deletes what a jcnid killed before its sweep left retired in this
+     * namespace: one request, answered ENODEV at once when there is nothing.
+     */
+    private static void sweepLeftovers(PluginRequest req) {
+        Phase outer = req.phases().enter(Phase.LINK_DELETE);
+        try {
+            sweep(Rtnl.open());
+        } catch (ErrnoException e) {
+            req.log().println("deleting retired links left by an earlier DEL: " + e.getMessage()); // the DEL itself is done
+        } finally {
+            req.phases().enter(outer);
+        }
     }
 
     /** Deletes the retired links of {@code rt}'s namespace, if any are left; closes {@code rt}. */
