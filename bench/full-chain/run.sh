@@ -11,7 +11,7 @@
 # started together), then their removal: pods/s over setup + remove.
 # At the end, where jcnid's time went (its per-phase metrics, summed per plugin and command).
 # Everything runs in network namespaces this script creates and removes on exit. Run as root.
-# JCNID_FLAGS: more flags for `jcnid start` (e.g. --defer-link-deletion).
+# JCNID_FLAGS: more flags for `jcnid start` (e.g. --delete-links-now, the reference's delete-before-answering).
 # Usage: bench/full-chain/run.sh [-n ITERATIONS(20)] [-w WARMUP(5)] [-c CONCURRENT(50)] [--daemon-warmup N(30)]
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -13,7 +13,7 @@
 #                                   [--only go,standalone,daemon,ip-batch] [--fresh N(15)] [--fresh-rounds R(3)]
 #   --daemon-warmup: extra ADD/DEL pairs sent to jcnid before measuring (a resident daemon is warm: JIT)
 #   --fresh: lifecycles timed after restarting jcnid (its start included), against as many of Go's; 0: skip
-# JCNID_FLAGS: more flags for `jcnid start` (e.g. --defer-link-deletion)
+# JCNID_FLAGS: more flags for `jcnid start` (e.g. --delete-links-now, the reference's delete-before-answering)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$PWD

@@ -1,7 +1,7 @@
 /*
  * libjcni: the only native code in jcni. Deliberately tiny and generic: thin wrappers over the
  * system calls the JDK does not expose (setns, unshare, mount, netlink sockets, flock, gettid,
- * a UDP socket bound to one device for DHCP).
+ * a UDP socket bound to one device for DHCP, one netlink request sent later by a detached process).
  * Every netlink message is encoded and decoded in Java; failures become
  * io.jcni.linux.ErrnoException(errno, operation).
  */
@@ -22,6 +22,9 @@
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
+#include <stdlib.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <linux/magic.h>
@@ -455,4 +458,49 @@ JNIEXPORT jlong JNICALL Java_io_jcni_linux_Native_netnsCookie(JNIEnv *env, jclas
         return 0;
     }
     return (jlong) cookie;
+}
+
+/*
+ * Sends one finished netlink request (NETLINK_ROUTE) about delay_millis from now, from a detached
+ * grandchild of this process, in the calling thread's network namespace, and returns at once.
+ * For a standalone plugin, whose process ends with its answer and whose runtime waits for that
+ * end: the kernel's slow part of a deletion (RCU grace periods) then happens after the answer,
+ * as jcnid does it on a thread. The grandchild only makes system calls (it is the copy of one
+ * thread of a JVM: no malloc, no locks), closes every descriptor first (the runtime reads our
+ * stdout and stderr until they close) and starts its own session. Its answer is read and ignored:
+ * ENODEV (nothing left to delete) is the usual one.
+ */
+JNIEXPORT void JNICALL Java_io_jcni_linux_Native_sendDetached(JNIEnv *env, jclass cls, jbyteArray request, jint delay_millis) {
+    (void) cls;
+    jsize len = (*env)->GetArrayLength(env, request);
+    char *msg = malloc((size_t) len);
+    if (msg == NULL) {
+        throw_errno(env, ENOMEM, "detached netlink request");
+        return;
+    }
+    (*env)->GetByteArrayRegion(env, request, 0, len, (jbyte *) msg);
+    pid_t child = fork();
+    if (child < 0) {
+        int err = errno;
+        free(msg);
+        throw_errno(env, err, "fork for a detached netlink request");
+        return;
+    }
+    if (child == 0) {
+        if (fork() != 0) _exit(0); /* the grandchild goes on, reparented: nobody waits for it */
+        setsid();
+        close_range(0, ~0U, 0);
+        struct timespec wait = { .tv_sec = delay_millis / 1000, .tv_nsec = (long) (delay_millis % 1000) * 1000000L };
+        while (nanosleep(&wait, &wait) < 0 && errno == EINTR) {}
+        int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+        if (fd < 0) _exit(1);
+        struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+        if (sendto(fd, msg, (size_t) len, 0, (struct sockaddr *) &kernel, sizeof kernel) < 0) _exit(1);
+        char answer[1024];
+        (void) recv(fd, answer, sizeof answer, 0);
+        _exit(0);
+    }
+    free(msg);
+    int status;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {}
 }

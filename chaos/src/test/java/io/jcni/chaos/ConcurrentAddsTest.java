@@ -84,7 +84,6 @@ class ConcurrentAddsTest {
                     }
                 }
                 String delTime = Chaos.seconds(d0);
-                jcnid.awaitDeferredIdle(); // the retired veths' deletion, right after the DELs' answers
                 Leaks left = Leaks.count(net, netns);
                 System.out.printf("chaos concurrent: %d ADDs (%s), %d failed, %d distinct addresses, %d duplicates; attached: %s;"
                         + " %d DELs (%s); left: %s; %s%n", n, addTime, failures.size(), distinct.size(),

@@ -10,6 +10,7 @@ import io.jcni.linux.Netns;
 import io.jcni.linux.Rtnl;
 import io.jcni.testkit.Installed;
 import io.jcni.testkit.Jcnid;
+import io.jcni.testkit.RetiredLinks;
 import io.jcni.testkit.Sh;
 import io.jcni.testkit.World;
 import io.jcni.types.Json;
@@ -64,7 +65,6 @@ class FuzzTest {
     @BeforeAll
     static void runCorpus() throws Exception {
         Installed jcni = Installed.get();
-        daemonSocket = jcni.socket;
         cases = Chaos.size("fuzzCases", 2000, 10000);
         int processEvery = Chaos.size("fuzzProcessEvery", 50, 50);
         long t0 = System.nanoTime();
@@ -150,8 +150,8 @@ class FuzzTest {
                         + " " + c.describe());
             }
         }
-        // jcnid deletes the links a DEL retired right after its answer: judge what is left after that.
-        if (mode == Mode.DAEMON) Jcnid.awaitDeferredIdle(() -> health(daemonSocket));
+        // DEL retires veths and ifbs, deleted right after its answer (by jcnid or a detached process).
+        RetiredLinks.awaitNone(world.host);
         String left = leftovers(c.type());
         if (left != null) failures.add(where + "state left: " + left + " " + c.describe());
     }
@@ -187,17 +187,6 @@ class FuzzTest {
             case "VERSION" -> json != null && json.get("supportedVersions") instanceof List ? null : "VERSION exit 0 without versions: " + abbreviate(out);
             default -> out.isBlank() ? null : command + " exit 0 printed " + abbreviate(out);
         };
-    }
-
-    /** The socket of the jcnid that DAEMON-mode cases go through. */
-    private static Path daemonSocket;
-
-    private static String health(Path socket) {
-        try {
-            return io.jcni.daemon.JcnidClient.health(socket);
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
     }
 
     /** What the case left: files, links, nft elements; each found is also removed, so the next case is judged alone. */

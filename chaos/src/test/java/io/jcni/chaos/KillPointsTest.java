@@ -85,7 +85,6 @@ class KillPointsTest {
                         w.deleteNamespace(name(netns));
                         r = net.run(i, 300, "gc", net.name, "--valid", ChainNetwork.containerId(bystander) + "/eth0");
                     }
-                    if (daemon && !killDaemon) jcnid.awaitDeferredIdle(); // retired links go right after the answer
                     Leaks left = Leaks.count(net, List.of(bystander, netns)).minus(base);
                     if (r.rc() != 0 || !left.isZero()) {
                         java.util.SortedSet<String> newFiles = Leaks.fileNames(net);

@@ -1,5 +1,6 @@
 package io.jcni.chaos;
 
+import io.jcni.testkit.RetiredLinks;
 import io.jcni.testkit.Sh;
 import io.jcni.types.Json;
 import java.io.IOException;
@@ -20,6 +21,8 @@ import java.util.stream.Stream;
 record Leaks(int addresses, int links, int nftElements, int tcObjects, int cacheFiles, int stateFiles) {
 
     static Leaks count(ChainNetwork net, List<String> containerNetns) {
+        // DEL retires veths and ifbs (with their qdiscs), deleted a moment after its answer: count after that.
+        RetiredLinks.awaitNone(net.world.host);
         return new Leaks(
                 files(net.ipamDir.resolve(net.name), Leaks::isReservation),
                 hostLinks(net.world.host) + containerLinks(containerNetns),

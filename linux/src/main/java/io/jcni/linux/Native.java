@@ -90,6 +90,9 @@ final class Native {
 
     static native void setns(int fd, int nstype);
 
+    /** Sends a finished NETLINK_ROUTE request about {@code delayMillis} from now from a detached process; see jcni.c. */
+    static native void sendDetached(byte[] request, int delayMillis);
+
     static native void unshare(int flags);
 
     static native void mount(String source, String target, String fstype, long flags, String data);

@@ -152,6 +152,20 @@ public final class Rtnl implements AutoCloseable {
         socket.request(ifinfo(Rtm.RTM_DELLINK, 0, 0, 0).attrU32(Rtm.IFLA_GROUP, group), "delete link group " + group);
     }
 
+    /**
+     * Deletes every link in device group {@code group} of the calling thread's namespace about
+     * {@code delayMillis} from now, from a detached process, and returns at once: for a process
+     * that ends right after its answer (a standalone plugin) while the kernel's deletion takes tens
+     * of milliseconds. Nobody learns the outcome; nothing left in the group is the usual one.
+     */
+    public static void deleteGroupDetached(int group, int delayMillis) {
+        ByteBuffer m = ifinfo(Rtm.RTM_DELLINK, 0, 0, 0).attrU32(Rtm.IFLA_GROUP, group).finish(1, 0);
+        m.putShort(6, (short) (NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_ACK));
+        byte[] bytes = new byte[m.remaining()];
+        m.get(bytes);
+        Native.sendDetached(bytes, delayMillis);
+    }
+
     /** Puts the link in device group {@code group} (IFLA_GROUP; 0 is the default group). */
     public void setGroup(int index, int group) {
         setlink(index, "set link " + index + " group " + group).attrU32(Rtm.IFLA_GROUP, group).send();

@@ -1,5 +1,8 @@
 package io.jcni.plugins;
 
+import io.jcni.plugins.common.ipam.Delegation;
+import io.jcni.plugins.skel.Background;
+import io.jcni.plugins.skel.Phases;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.Skel;
 import java.io.IOException;
@@ -29,7 +32,9 @@ public final class PluginMain {
         }
         byte[] stdin = "VERSION".equals(System.getenv("CNI_COMMAND")) && System.in.available() == 0
                 ? new byte[0] : System.in.readAllBytes();
-        Skel.Outcome out = Skel.run(plugin, System.getenv(), stdin, PluginRegistry.context(System.err));
+        // A detached process may delete links after the answer (Background.Detached says why).
+        Skel.Outcome out = Skel.run(plugin, System.getenv(), stdin,
+                Delegation.context(PluginRegistry::lookup, System.err, new Phases(), new Background.Detached()));
         stdout.write(out.stdout().getBytes(StandardCharsets.UTF_8));
         stdout.flush();
         System.err.flush();

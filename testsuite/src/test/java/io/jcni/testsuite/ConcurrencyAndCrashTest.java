@@ -3,6 +3,7 @@ package io.jcni.testsuite;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.jcni.testkit.Installed;
+import io.jcni.testkit.RetiredLinks;
 import io.jcni.testkit.Sh;
 import io.jcni.testkit.World;
 import io.jcni.types.Json;
@@ -77,6 +78,7 @@ class ConcurrencyAndCrashTest {
             }
             for (Future<Sh.Run> f : dels) f.get(300, TimeUnit.SECONDS).ok();
             assertEquals(List.of(), allocations(w));
+            RetiredLinks.awaitNone(w.host); // DEL retires the veth; a detached process deletes it right after
             assertEquals("", w.inHost(null, null, "ip", "-o", "link", "show", "type", "veth").ok().out().strip());
         }
     }
@@ -111,6 +113,7 @@ class ConcurrencyAndCrashTest {
                     w.inHost(gc, gcConf, jcni.plugin("bridge").toString()).ok();
                 }
                 assertEquals(List.of(), allocations(w), "attempt " + attempt);
+                RetiredLinks.awaitNone(w.host);
                 assertEquals("", w.inHost(null, null, "ip", "-o", "link", "show", "type", "veth").ok().out().strip(), "attempt " + attempt);
             }
         }

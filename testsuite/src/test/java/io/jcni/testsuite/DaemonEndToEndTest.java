@@ -2,6 +2,7 @@ package io.jcni.testsuite;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.jcni.testkit.RetiredLinks;
 import io.jcni.testkit.Installed;
 import io.jcni.testkit.Jcnid;
 import io.jcni.testkit.Sh;
@@ -80,6 +81,8 @@ class DaemonEndToEndTest {
                     assertEquals(List.of(), s.map(p -> p.getFileName().toString())
                             .filter(x -> !x.equals("lock") && !x.startsWith("last_reserved_ip")).toList());
                 }
+                // Retired veths (by jcnid before its death, or by the standalone fallback) go right after.
+                RetiredLinks.awaitNone(w.host);
                 assertEquals("", w.inHost(null, null, "ip", "-o", "link", "show", "type", "veth").ok().out().strip());
             }
         }

@@ -2,6 +2,7 @@ package io.jcni.testsuite;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.jcni.testkit.RetiredLinks;
 import io.jcni.testkit.Installed;
 import io.jcni.testkit.Sh;
 import io.jcni.testkit.World;
@@ -107,6 +108,7 @@ class GoCniEndToEndTest {
 
         /** Nothing of the pod is left: veth, address, nft element, ifb, cached result. */
         void assertClean(String podId, String ip) throws Exception {
+            RetiredLinks.awaitNone(w.host); // DEL retires the veth and ifb; they are deleted right after
             assertEquals("", host("ip", "-o", "link", "show", "type", "veth").strip(), "no veth left");
             assertEquals("", host("ip", "-o", "link", "show", "type", "ifb").strip(), "no ifb left");
             assertEquals(List.of(), allocations(), "no address left reserved");

@@ -2,6 +2,7 @@ package io.jcni.testsuite;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.jcni.testkit.RetiredLinks;
 import io.jcni.testkit.Installed;
 import io.jcni.testkit.Sh;
 import java.nio.file.Files;
@@ -93,6 +94,7 @@ class PodmanEndToEndTest {
         try (Stream<Path> s = Files.exists(Path.of("/var/lib/cni/results")) ? Files.list(Path.of("/var/lib/cni/results")) : Stream.empty()) {
             assertEquals(List.of(), s.filter(p -> p.getFileName().toString().startsWith(NET + "-")).toList(), "no cached result");
         }
+        RetiredLinks.awaitNone(null); // the plugin's DEL retires the veth; it is deleted right after
         String veths = Sh.ok("ip", "-o", "link", "show", "master", BRIDGE);
         assertEquals("", veths.strip(), "no veth left on the bridge");
     }

@@ -1,11 +1,16 @@
 package io.jcni.plugins.skel;
 
+import io.jcni.linux.Errno;
+import io.jcni.linux.ErrnoException;
+import io.jcni.linux.Netns;
+import io.jcni.linux.Rtnl;
 import java.util.function.Supplier;
 
 /**
  * Work a caller can finish after the call has been answered. jcnid supplies one (it outlives the
- * call); a standalone plugin does not, since its process ends with the answer, so plugins must
- * treat a missing one as "do it now".
+ * call); a standalone plugin's is {@link Detached}, which can only delete links, from a process of
+ * its own; in-process callers (tests, the jcni command) have none, so plugins must treat a missing
+ * one as "do it now".
  *
  * <p>Only work the call's contract does not cover may go here: what DEL promises (addresses,
  * allocations and rules gone; the same container and ifname free for the next ADD) is done before
@@ -24,4 +29,45 @@ public interface Background {
      * @return false when no work is accepted (shutting down): the caller must do it now
      */
     boolean schedule(String key, long delayMillis, Supplier<Runnable> task);
+
+    /**
+     * Deletes every link of device group {@code group} in the calling thread's namespace about
+     * {@code delayMillis} from now; requests meanwhile share one deletion.
+     *
+     * @return false when not accepted: the caller deletes them now
+     */
+    default boolean deleteLinkGroupLater(int group, long delayMillis) {
+        long ns;
+        try (Netns current = Netns.current()) {
+            ns = current.inode(); // a pending deletion's socket keeps its namespace, so its inode, alive
+        }
+        return schedule("delete link group " + group + " in netns " + ns, delayMillis, () -> {
+            Rtnl rt = Rtnl.open();
+            return () -> {
+                try (rt) {
+                    rt.deleteGroup(group);
+                } catch (ErrnoException e) {
+                    if (!e.is(Errno.ENODEV)) throw e; // none left: their namespaces took them
+                }
+            };
+        });
+    }
+
+    /**
+     * A standalone plugin's: its process ends with the answer, so no Java runs afterwards, but a
+     * link group can still be deleted later by a detached process ({@link Rtnl#deleteGroupDetached}):
+     * the ~20 ms of RCU waits a veth deletion costs then follow the answer instead of preceding it.
+     */
+    final class Detached implements Background {
+        @Override
+        public boolean schedule(String key, long delayMillis, Supplier<Runnable> task) {
+            return false;
+        }
+
+        @Override
+        public boolean deleteLinkGroupLater(int group, long delayMillis) {
+            Rtnl.deleteGroupDetached(group, (int) delayMillis);
+            return true;
+        }
+    }
 }

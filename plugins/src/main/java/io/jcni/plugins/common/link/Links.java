@@ -143,15 +143,7 @@ public final class Links {
      * retire links meanwhile share it.
      */
     private static void scheduleSweep(PluginRequest req) {
-        long ns;
-        try (Netns current = Netns.current()) {
-            ns = current.inode(); // a pending sweep's socket keeps its namespace, so its inode, alive
-        }
-        boolean accepted = req.context().background().schedule("delete retired links in netns " + ns, SWEEP_DELAY_MILLIS, () -> {
-            Rtnl rt = Rtnl.open();
-            return () -> sweep(rt);
-        });
-        if (!accepted) sweep(Rtnl.open());
+        if (!req.context().background().deleteLinkGroupLater(RETIRED_GROUP, SWEEP_DELAY_MILLIS)) sweep(Rtnl.open());
     }
 
     /**
