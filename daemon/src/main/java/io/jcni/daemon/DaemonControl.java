@@ -110,6 +110,11 @@ public final class DaemonControl {
     /**
      * Starts a detached daemon (its own session, stdin /dev/null, output appended to the log file)
      * and waits until it answers; returns 0, or 1 with the reason on err.
+     *
+     * <p>The daemon is started by a shell that exits at once and reports its pid: a JVM that is
+     * the parent of a running process keeps a thread in waitpid(2), and a JVM exits only after
+     * waiting up to 300 ms for its threads in native code to stop, so {@code jcnid start} took
+     * ~450 ms where the daemon answered after ~150 (docs/performance.md).
      */
     public static int startDetached(DaemonConfig cfg, PrintStream out, PrintStream err) throws IOException, InterruptedException {
         Status s = status(cfg);
@@ -120,8 +125,9 @@ public final class DaemonControl {
         Path logFile = cfg.logFile() != null ? cfg.logFile() : DaemonConfig.DEFAULT_BACKGROUND_LOG;
         Path logDir = logFile.toAbsolutePath().getParent();
         if (logDir != null) Files.createDirectories(logDir);
-        List<String> cmd = new ArrayList<>();
-        if (Files.isExecutable(Path.of("/usr/bin/setsid"))) cmd.add("/usr/bin/setsid");
+        List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c",
+                (Files.isExecutable(Path.of("/usr/bin/setsid")) ? "/usr/bin/setsid " : "") + "\"$@\" </dev/null >>\"$0\" 2>&1 & echo $!",
+                logFile.toString()));
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Jcnid.class.getName(), "start", "--foreground"));
@@ -130,11 +136,13 @@ public final class DaemonControl {
         int i = childArgs.indexOf("--log-file");
         if (i >= 0) childArgs.subList(i, i + 2).clear();
         cmd.addAll(childArgs);
-        Process p = new ProcessBuilder(cmd)
-                .redirectInput(new File("/dev/null"))
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
-                .redirectErrorStream(true)
-                .start();
+        Process sh = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String shOut = new String(sh.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+        if (sh.waitFor() != 0 || !shOut.matches("[0-9]+")) {
+            err.println("jcnid: could not start the daemon: " + shOut);
+            return 1;
+        }
+        Optional<ProcessHandle> daemon = ProcessHandle.of(Long.parseLong(shOut));
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (System.nanoTime() < deadline) {
             s = status(cfg);
@@ -142,11 +150,11 @@ public final class DaemonControl {
                 out.println("jcnid started (pid " + s.pid() + ", socket " + cfg.socket() + ", log " + logFile + ")");
                 return 0;
             }
-            if (!p.isAlive() && p.exitValue() != 0) {
-                err.println("jcnid: the daemon exited with status " + p.exitValue() + "; see " + logFile);
+            if (daemon.isEmpty() || !daemon.get().isAlive()) {
+                err.println("jcnid: the daemon exited; see " + logFile);
                 return 1;
             }
-            Thread.sleep(20);
+            Thread.sleep(10);
         }
         err.println("jcnid: the daemon did not answer on " + cfg.socket() + " within 30 s; see " + logFile);
         return 1;
