@@ -1,8 +1,6 @@
 package io.jcni.plugins;
 
-import io.jcni.plugins.common.ipam.Delegation;
 import io.jcni.plugins.skel.Background;
-import io.jcni.plugins.skel.Phases;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.Skel;
 import java.io.IOException;
@@ -33,8 +31,7 @@ public final class PluginMain {
         byte[] stdin = "VERSION".equals(System.getenv("CNI_COMMAND")) && System.in.available() == 0
                 ? new byte[0] : System.in.readAllBytes();
         // A detached process may delete links after the answer (Background.Detached says why).
-        Skel.Outcome out = Skel.run(plugin, System.getenv(), stdin,
-                Delegation.context(PluginRegistry::lookup, System.err, new Phases(), new Background.Detached()));
+        Skel.Outcome out = Skel.run(plugin, System.getenv(), stdin, PluginRegistry.context(System.err, new Background.Detached()));
         stdout.write(out.stdout().getBytes(StandardCharsets.UTF_8));
         stdout.flush();
         System.err.flush();

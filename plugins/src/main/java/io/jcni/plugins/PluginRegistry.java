@@ -19,6 +19,8 @@ import io.jcni.plugins.meta.flannel.FlannelPlugin;
 import io.jcni.plugins.meta.portmap.PortmapPlugin;
 import io.jcni.plugins.meta.sbr.SbrPlugin;
 import io.jcni.plugins.meta.tuning.Tuning;
+import io.jcni.plugins.skel.Background;
+import io.jcni.plugins.skel.Phases;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginContext;
 import java.io.PrintStream;
@@ -174,6 +176,15 @@ public final class PluginRegistry {
 
     /** The context of a call that delegates to these plugins in-process and logs to {@code log}. */
     public static PluginContext context(PrintStream log) {
-        return Delegation.context(PluginRegistry::lookup, log);
+        return context(log, null);
+    }
+
+    /**
+     * As {@link #context(PrintStream)}, leaving work for after the answer to {@code background}
+     * (null: none). One call site for the method reference, which the AOT cache's training links
+     * for every caller: a new one would be linked again in every plugin process.
+     */
+    public static PluginContext context(PrintStream log, Background background) {
+        return Delegation.context(PluginRegistry::lookup, log, new Phases(), background);
     }
 }

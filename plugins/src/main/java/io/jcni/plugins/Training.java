@@ -70,7 +70,9 @@ public final class Training {
         // jcni class a plugin call still read from its jar (opening jcni-plugins.jar for it).
         // Errno too: its constants are inlined, so only an error message loads it, and the training
         // may meet none (a bridge ADD on an existing bridge does: EEXIST).
-        System.err.println("training for " + PluginMain.class.getName() + " (" + io.jcni.linux.Errno.name(io.jcni.linux.Errno.EEXIST) + ")");
+        // And the standalone DEL's Background, which the training's in-process calls do not use.
+        System.err.println("training for " + PluginMain.class.getName() + " (" + io.jcni.linux.Errno.name(io.jcni.linux.Errno.EEXIST)
+                + ", " + new io.jcni.plugins.skel.Background.Detached().getClass().getSimpleName() + ")");
         train(null, true, System.err);
     }
 

@@ -17,6 +17,17 @@ public record Attachment(String containerId, String ifname) implements Json.Json
         return m;
     }
 
+    /** By hand, not the record's generated ones (CniVersion.equals says why). */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Attachment a && a.containerId.equals(containerId) && a.ifname.equals(ifname);
+    }
+
+    @Override
+    public int hashCode() {
+        return containerId.hashCode() * 31 + ifname.hashCode();
+    }
+
     public static Attachment fromJson(Map<String, Object> m) {
         return new Attachment(Fields.requireString(m, "containerID", VALID_ATTACHMENTS_KEY),
                 Fields.requireString(m, "ifname", VALID_ATTACHMENTS_KEY));

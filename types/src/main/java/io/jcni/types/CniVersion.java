@@ -91,6 +91,21 @@ public record CniVersion(int major, int minor, int patch) implements Comparable<
         return Integer.compare(patch, o.patch);
     }
 
+    /*
+     * equals and hashCode by hand: a record's generated ones are linked at run time through
+     * ObjectMethods (method handles spun into classes), which the AOT cache does not keep, and every
+     * plugin call compares versions: ~7 classes and milliseconds of each standalone process.
+     */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof CniVersion v && v.major == major && v.minor == minor && v.patch == patch;
+    }
+
+    @Override
+    public int hashCode() {
+        return (major * 31 + minor) * 31 + patch;
+    }
+
     @Override
     public String toString() {
         return major + "." + minor + "." + patch;

@@ -178,19 +178,20 @@ public final class Fields {
         return (String) v;
     }
 
+    /** Pattern switches are avoided here for start-up's sake (Json.write says why). */
     private static Long toLong(Object v, String where, String key) {
-        return switch (v) {
-            case null -> null;
-            case Long l -> l;
-            case Integer i -> (long) i;
-            case Short s -> (long) s;
-            case Byte b -> (long) b;
-            case BigInteger b -> throw new CniException(ErrorCode.DECODING_FAILURE,
+        if (v == null) return null;
+        if (v instanceof Long l) return l;
+        if (v instanceof Integer || v instanceof Short || v instanceof Byte) return ((Number) v).longValue();
+        if (v instanceof BigInteger b) {
+            throw new CniException(ErrorCode.DECODING_FAILURE,
                     "invalid value for '" + path(where, key) + "'", "number " + b + " does not fit in 64 bits");
-            case Number n -> throw new CniException(ErrorCode.DECODING_FAILURE, "invalid type for '" + path(where, key) + "'",
+        }
+        if (v instanceof Number n) {
+            throw new CniException(ErrorCode.DECODING_FAILURE, "invalid type for '" + path(where, key) + "'",
                     "expected an integer, got number " + n + " (write integers without a fraction or exponent)");
-            default -> throw wrongType(where, key, "an integer", v);
-        };
+        }
+        throw wrongType(where, key, "an integer", v);
     }
 
     private static List<String> strings(List<Object> l, String where, String key) {
@@ -217,14 +218,12 @@ public final class Fields {
     }
 
     static String typeName(Object v) {
-        return switch (v) {
-            case null -> "null";
-            case String s -> "string";
-            case Boolean b -> "boolean";
-            case Number n -> "number";
-            case Map<?, ?> m -> "object";
-            case List<?> l -> "list";
-            default -> v.getClass().getSimpleName();
-        };
+        if (v == null) return "null";
+        if (v instanceof String) return "string";
+        if (v instanceof Boolean) return "boolean";
+        if (v instanceof Number) return "number";
+        if (v instanceof Map<?, ?>) return "object";
+        if (v instanceof List<?>) return "list";
+        return v.getClass().getSimpleName();
     }
 }

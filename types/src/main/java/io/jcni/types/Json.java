@@ -79,51 +79,62 @@ public final class Json {
         return v;
     }
 
+    /*
+     * instanceof chains, not pattern switches, here and in Fields: a switch on types is linked at
+     * run time by SwitchBootstraps (class generation through method handles) and the AOT cache
+     * does not keep that linkage, so every standalone plugin process paid it again, ~5 ms of its
+     * ~20 ms of work (docs/performance.md, issue 13).
+     */
     private static void write(StringBuilder sb, Object v, String indent, int depth) {
-        switch (v) {
-            case null -> sb.append("null");
-            case String s -> quote(sb, s);
-            case Boolean b -> sb.append(b);
-            case Integer i -> sb.append(i);
-            case Long l -> sb.append(l);
-            case Short s -> sb.append(s);
-            case Byte b -> sb.append(b);
-            case BigInteger b -> sb.append(b);
-            case BigDecimal d -> sb.append(d.toString());
-            case Double d -> {
-                if (d.isNaN() || d.isInfinite()) throw new JsonException("cannot write " + d);
-                if (d == Math.rint(d) && Math.abs(d) < 1e15) sb.append(d.longValue());
-                else sb.append(d);
+        if (v == null) {
+            sb.append("null");
+        } else if (v instanceof String s) {
+            quote(sb, s);
+        } else if (v instanceof Boolean || v instanceof Integer || v instanceof Long || v instanceof Short
+                || v instanceof Byte || v instanceof BigInteger) {
+            sb.append(v);
+        } else if (v instanceof BigDecimal d) {
+            sb.append(d.toString());
+        } else if (v instanceof Double d) {
+            if (d.isNaN() || d.isInfinite()) throw new JsonException("cannot write " + d);
+            if (d == Math.rint(d) && Math.abs(d) < 1e15) sb.append(d.longValue());
+            else sb.append(d);
+        } else if (v instanceof Float f) {
+            write(sb, f.doubleValue(), indent, depth);
+        } else if (v instanceof Map<?, ?> m) {
+            if (m.isEmpty()) {
+                sb.append("{}");
+                return;
             }
-            case Float f -> write(sb, f.doubleValue(), indent, depth);
-            case Map<?, ?> m -> {
-                if (m.isEmpty()) { sb.append("{}"); return; }
-                sb.append('{');
-                boolean first = true;
-                for (Map.Entry<?, ?> e : m.entrySet()) {
-                    if (!first) sb.append(',');
-                    first = false;
-                    newline(sb, indent, depth + 1);
-                    quote(sb, String.valueOf(e.getKey()));
-                    sb.append(indent == null ? ":" : ": ");
-                    write(sb, e.getValue(), indent, depth + 1);
-                }
-                newline(sb, indent, depth);
-                sb.append('}');
+            sb.append('{');
+            boolean first = true;
+            for (Map.Entry<?, ?> e : m.entrySet()) {
+                if (!first) sb.append(',');
+                first = false;
+                newline(sb, indent, depth + 1);
+                quote(sb, String.valueOf(e.getKey()));
+                sb.append(indent == null ? ":" : ": ");
+                write(sb, e.getValue(), indent, depth + 1);
             }
-            case List<?> l -> {
-                if (l.isEmpty()) { sb.append("[]"); return; }
-                sb.append('[');
-                for (int i = 0; i < l.size(); i++) {
-                    if (i > 0) sb.append(',');
-                    newline(sb, indent, depth + 1);
-                    write(sb, l.get(i), indent, depth + 1);
-                }
-                newline(sb, indent, depth);
-                sb.append(']');
+            newline(sb, indent, depth);
+            sb.append('}');
+        } else if (v instanceof List<?> l) {
+            if (l.isEmpty()) {
+                sb.append("[]");
+                return;
             }
-            case JsonWritable w -> write(sb, w.toJson(), indent, depth);
-            default -> throw new JsonException("cannot write " + v.getClass().getName());
+            sb.append('[');
+            for (int i = 0; i < l.size(); i++) {
+                if (i > 0) sb.append(',');
+                newline(sb, indent, depth + 1);
+                write(sb, l.get(i), indent, depth + 1);
+            }
+            newline(sb, indent, depth);
+            sb.append(']');
+        } else if (v instanceof JsonWritable w) {
+            write(sb, w.toJson(), indent, depth);
+        } else {
+            throw new JsonException("cannot write " + v.getClass().getName());
         }
     }
 

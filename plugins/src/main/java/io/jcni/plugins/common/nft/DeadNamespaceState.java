@@ -52,10 +52,11 @@ final class DeadNamespaceState {
 
     /** The decision, pure: whether state recorded under {@code recordedCookie} (null: none recorded) is garbage. */
     static boolean isGarbage(String recordedCookie, Liveness now) {
-        return switch (now) {
-            case Liveness.Gone g -> true;
-            case Liveness.Live l -> l.cookie() != 0 && recordedCookie != null && !recordedCookie.equals(Long.toString(l.cookie()));
-        };
+        // Not a pattern switch: those are linked at run time on every plugin start (types.Json says why).
+        if (now instanceof Liveness.Live l) {
+            return l.cookie() != 0 && recordedCookie != null && !recordedCookie.equals(Long.toString(l.cookie()));
+        }
+        return true; // Gone
     }
 
     /**
