@@ -47,7 +47,8 @@ import java.util.List;
  * bridge, the host veth and the container interface, in that order, all IPs pointing at the
  * container interface (index 2).
  *
- * <p>DEL deletes the container interface (the host end goes with it), the spoof-check elements
+ * <p>DEL retires the container interface (down, addresses removed, renamed out of CNI_IFNAME's
+ * way; the pair is deleted right after the answer: {@link Links#retireContainerIface}), then removes the spoof-check elements
  * (from the attachment's own state, whatever the config says now), the masquerading and the
  * addresses; a missing namespace, interface or allocation is success. CHECK verifies the bridge,
  * the veth pair and the addresses and routes in the container against prevResult. GC removes host
