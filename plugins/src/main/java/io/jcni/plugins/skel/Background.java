@@ -64,10 +64,15 @@ public interface Background {
             return false;
         }
 
+        /** False (the caller deletes now) when no process can be started: a seccomp filter, no pids left. */
         @Override
         public boolean deleteLinkGroupLater(int group, long delayMillis) {
-            Rtnl.deleteGroupDetached(group, (int) delayMillis);
-            return true;
+            try {
+                Rtnl.deleteGroupDetached(group, (int) delayMillis);
+                return true;
+            } catch (ErrnoException e) {
+                return false;
+            }
         }
     }
 }
