@@ -162,6 +162,7 @@ public final class Training {
                     del.put("CNI_IFNAME", c[2]);
                     host.run(() -> call(c[0], del, c[1]));
                 }
+                chain(host, pod, id);
             }
         } finally {
             for (String n : created.reversed()) {
@@ -172,6 +173,54 @@ public final class Training {
                 }
             }
         }
+    }
+
+    /**
+     * The chain runtimes configure by default (bridge with masquerading, portmap, tuning,
+     * bandwidth, firewall), as libcni runs it: each plugin gets the previous result, DEL runs in
+     * reverse with the final one. Without it a standalone portmap or firewall call loaded ~200
+     * classes from the jars (the nftables, tc and sysctl paths) instead of the cache.
+     */
+    private void chain(Netns host, String pod, String id) throws Exception {
+        String nft = dir.resolve("nft").toString();
+        String[][] plugins = {
+            {"bridge", """
+                "bridge":"jtrain1","isGateway":true,"ipMasq":true,"dataDir":"%s",
+                "ipam":{"type":"host-local","subnet":"10.15.0.0/24","dataDir":"%s"}""".formatted(nft, dir.resolve("ipam"))},
+            {"portmap", """
+                "dataDir":"%s","runtimeConfig":{"portMappings":[{"hostPort":18080,"containerPort":80,"protocol":"tcp"}]}""".formatted(nft)},
+            {"tuning", "\"sysctl\":{\"net.core.somaxconn\":\"512\"}"},
+            {"bandwidth", """
+                "runtimeConfig":{"bandwidth":{"ingressRate":8000000,"ingressBurst":80000,"egressRate":8000000,"egressBurst":80000}}"""},
+            {"firewall", "\"dataDir\":\"%s\"".formatted(nft)},
+        };
+        String result = null;
+        for (String[] p : plugins) {
+            Map<String, String> add = env("ADD", id, pod);
+            add.put("CNI_IFNAME", "eth3");
+            String conf = chainConf(p, result);
+            String out = host.run(() -> call(p[0], add, conf));
+            if (out == null) break;
+            result = out;
+        }
+        for (String[] p : plugins) {
+            Map<String, String> check = env("CHECK", id, pod);
+            check.put("CNI_IFNAME", "eth3");
+            String conf = chainConf(p, result);
+            if (result != null) host.run(() -> call(p[0], check, conf));
+        }
+        for (int i = plugins.length - 1; i >= 0; i--) {
+            String[] p = plugins[i];
+            Map<String, String> del = env("DEL", id, pod);
+            del.put("CNI_IFNAME", "eth3");
+            String conf = chainConf(p, result);
+            host.run(() -> call(p[0], del, conf));
+        }
+    }
+
+    private static String chainConf(String[] plugin, String prevResult) {
+        String conf = "{\"cniVersion\":\"1.1.0\",\"name\":\"train-chain\",\"type\":\"" + plugin[0] + "\"," + plugin[1].strip() + "}";
+        return prevResult == null ? conf : withPrev(conf, prevResult);
     }
 
     private Map<String, String> env(String command, String containerId, String netns) {
