@@ -323,9 +323,27 @@ public final class ElementStore {
                 removeLocked(o, skeleton);
                 removed.add(o);
             }
+            deleteAbandonedTemporaries();
         }
         DeadNamespaceState.sweep(dir.getParent(), Long.parseLong(dir.getFileName().toString()));
         return removed;
+    }
+
+    /**
+     * Under the lock: the temporary files of attachment and key state, which only a writer killed
+     * between write and rename leaves (every write holds the lock). One killed before its first
+     * rename leaves no state file by which GC would find the attachment (chaos KillPointsTest).
+     */
+    private void deleteAbandonedTemporaries() {
+        for (String sub : List.of("att", "key")) {
+            Path root = dir.resolve(sub);
+            if (!Files.isDirectory(root)) continue;
+            try (Stream<Path> files = Files.walk(root)) {
+                for (Path p : files.filter(f -> f.getFileName().toString().endsWith(".tmp")).toList()) Files.deleteIfExists(p);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
     }
 
     private List<Element> removeLocked(Owner owner, Function<List<Element>, String> skeleton) {

@@ -1,6 +1,7 @@
 package io.jcni.plugins.common.nft;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -74,6 +75,28 @@ class ElementStoreNetnsTest {
             assertTrue(exec(List.of("ip", "netns", "exec", n, "nft", "list", "set", "inet", "jcni", "es_test")).contains("10.0.0.3"));
             assertEquals(1, store.gc("test", "n".repeat(300), o -> false, els -> SKELETON).size());
             assertEquals(List.of(), store.owners("test", "n".repeat(300)));
+        } finally {
+            Netns.delete(n);
+        }
+    }
+
+    /** A writer killed between writing a state file's temporary copy and renaming it leaves the copy: GC removes it. */
+    @Test
+    void gcRemovesTemporaryFilesOfKilledWriters() throws Exception {
+        String n = uniqueName();
+        try (Netns ns = Netns.create(n)) {
+            ElementStore store = new ElementStore(Nft.in(ns), base);
+            ElementStore.Owner owner = new ElementStore.Owner("test", "net", "c1", "eth0");
+            store.put(owner, els -> SKELETON, List.of(new ElementStore.Element("es_test", "10.0.0.4", null)));
+            java.nio.file.Path dir;
+            try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.walk(base)) {
+                dir = s.filter(p -> p.getFileName().toString().equals("att")).findFirst().orElseThrow();
+            }
+            java.nio.file.Path orphan = dir.resolve("test").resolve("net").resolve("killed@eth0.tmp");
+            java.nio.file.Files.createDirectories(orphan.getParent());
+            java.nio.file.Files.writeString(orphan, "{\"scope\":\"test\"");
+            assertEquals(1, store.gc("test", "net", o -> false, els -> SKELETON).size());
+            assertFalse(java.nio.file.Files.exists(orphan), "the abandoned temporary file is gone");
         } finally {
             Netns.delete(n);
         }
