@@ -3,11 +3,15 @@
 # and jcnid's per-phase table. Source it from the repository root:  . bench/lib/jcni-bench.sh
 # Nothing here touches the root namespace.
 
-# bench_world TMP_PREFIX HOST_PREFIX: sets ID, TMP, HOST, SOCK, PREFIX and VERSION, and the traps
-# that stop jcnid, delete every netns whose name ends in -ID and remove TMP.
+# bench_world TMP_PREFIX HOST_PREFIX: sets ID, TMP, SCRATCH, HOST, SOCK, PREFIX and VERSION, and the
+# traps that stop jcnid, delete every netns whose name ends in -ID and remove TMP and SCRATCH.
+# SCRATCH is on tmpfs, for the harness's own small files (each call's output): creating files on
+# the root ext4 costs the shell ~1 ms each under load (the inode allocator's recently_deleted scan),
+# which is the harness's cost, not the plugins'. State the plugins write stays under TMP, on disk.
 bench_world() {
   ID=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
   TMP=$(mktemp -d "/tmp/$1.XXXXXX")
+  SCRATCH=$(mktemp -d "/dev/shm/$1.XXXXXX")
   HOST="$2-h-$ID"
   SOCK="$TMP/run/jcnid.sock"
   PREFIX="$TMP/jcni"
@@ -22,7 +26,7 @@ bench_cleanup() {
   if [ -f "$TMP/run/jcnid.pid" ]; then kill -9 "$(cat "$TMP/run/jcnid.pid")" 2>/dev/null; fi
   local ns
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -- "-$ID\$"); do ip netns del "$ns" 2>/dev/null; done
-  rm -rf "$TMP"
+  rm -rf "$TMP" "$SCRATCH"
 }
 
 # bench_jars: builds the jars when one is missing (package, never install: ~/.m2 may be shared).

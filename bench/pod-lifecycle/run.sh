@@ -5,12 +5,15 @@
 #   standalone  jcni's plain JVM launchers (install.sh --no-shim)
 #   daemon      jcni's shims + jcnid on a private socket
 #   ip-batch    the same kernel work done with `ip -batch` (a floor; no IPAM, no locking, no JSON)
-# then 50 (-c) concurrent pod lifecycles of each (pods per second), then a freshly started jcnid's
+# then rounds of 50 (-c) concurrent pod lifecycles of each (pods per second, and the CPU time the
+# whole machine and jcnid spent per pod, from /proc/stat), then a freshly started jcnid's
 # first 15 (--fresh) lifecycles against 15 of Go's, and where jcnid's time went (its phase metrics).
 # Everything runs in network namespaces this script creates (a private "host" netns holds the
 # bridges; one netns per pod) and removes on exit, whatever happens. Run as root.
-# Usage: bench/pod-lifecycle/run.sh [-n ITERATIONS(30)] [-w WARMUP(10)] [-c CONCURRENT(50)] [--daemon-warmup N(100)]
-#                                   [--only go,standalone,daemon,ip-batch] [--fresh N(15)] [--fresh-rounds R(3)]
+# Usage: bench/pod-lifecycle/run.sh [-n ITERATIONS(30)] [-w WARMUP(10)] [-c CONCURRENT(50)] [--conc-rounds R(3)]
+#                                   [--daemon-warmup N(100)] [--only go,standalone,daemon,ip-batch]
+#                                   [--fresh N(15)] [--fresh-rounds R(3)]
+#   --conc-rounds: concurrent rounds per variant, interleaved; the medians are reported
 #   --daemon-warmup: extra ADD/DEL pairs sent to jcnid before measuring (a resident daemon is warm: JIT)
 #   --fresh: lifecycles timed after restarting jcnid (its start included), against as many of Go's; 0: skip
 # JCNID_FLAGS: more flags for `jcnid start` (e.g. --delete-links-now, the reference's delete-before-answering)
@@ -18,22 +21,23 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$PWD
 
-N=30 WARMUP=10 CONC=50 DWARM=100 ONLY="go,standalone,daemon,ip-batch" FRESH=15 FRESH_ROUNDS=3
+N=30 WARMUP=10 CONC=50 CONC_ROUNDS=3 DWARM=100 ONLY="go,standalone,daemon,ip-batch" FRESH=15 FRESH_ROUNDS=3
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) N=$2; shift 2 ;;
     -w) WARMUP=$2; shift 2 ;;
     -c) CONC=$2; shift 2 ;;
+    --conc-rounds) CONC_ROUNDS=$2; shift 2 ;;
     --daemon-warmup) DWARM=$2; shift 2 ;;
     --only) ONLY=$2; shift 2 ;;
     --fresh) FRESH=$2; shift 2 ;;
     --fresh-rounds) FRESH_ROUNDS=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-for x in "$N" "$WARMUP" "$CONC" "$DWARM" "$FRESH" "$FRESH_ROUNDS"; do [[ "$x" =~ ^[0-9]+$ ]] || { echo "run.sh: counts must be numbers" >&2; exit 2; }; done
-[ "$N" -ge 1 ] && [ "$N" -le 10000 ] && [ "$CONC" -le 500 ] && [ "$FRESH" -le 1000 ] && [ "$FRESH_ROUNDS" -le 20 ] || { echo "run.sh: -n 1..10000, -c 0..500" >&2; exit 2; }
+for x in "$N" "$WARMUP" "$CONC" "$CONC_ROUNDS" "$DWARM" "$FRESH" "$FRESH_ROUNDS"; do [[ "$x" =~ ^[0-9]+$ ]] || { echo "run.sh: counts must be numbers" >&2; exit 2; }; done
+[ "$N" -ge 1 ] && [ "$N" -le 10000 ] && [ "$CONC" -le 500 ] && [ "$CONC_ROUNDS" -ge 1 ] && [ "$CONC_ROUNDS" -le 20 ] && [ "$FRESH" -le 1000 ] && [ "$FRESH_ROUNDS" -le 20 ] || { echo "run.sh: -n 1..10000, -c 0..500" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "run.sh: needs root (network namespaces)" >&2; exit 1; }
 . scripts/env.sh
 need_command ip iproute2
@@ -82,14 +86,15 @@ fi
 now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
 
 # cni VARIANT COMMAND CONTAINER NETNS : one plugin call as a runtime makes it, in the host netns.
+# Output goes to files on tmpfs (no command substitution, no rm): the harness forks once per call,
+# as it does for each of the floor's `ip` commands, so both sides pay the same shell overhead.
 cni() {
-  local v=$1 out
-  if ! out=$(CNI_COMMAND=$2 CNI_CONTAINERID=$3 CNI_NETNS=/var/run/netns/$4 CNI_IFNAME=eth0 CNI_PATH=${DIR[$v]} \
-      ip netns exec "$HOST" "${DIR[$v]}/bridge" < "$TMP/$v.conf" 2>"$TMP/err.$3.$2"); then
-    echo "run.sh: $v $2 $3 failed: $out $(cat "$TMP/err.$3.$2")" >&2
+  local v=$1 f="$SCRATCH/call.$3.$2"
+  if ! CNI_COMMAND=$2 CNI_CONTAINERID=$3 CNI_NETNS=/var/run/netns/$4 CNI_IFNAME=eth0 CNI_PATH=${DIR[$v]} \
+      nsenter --net="/var/run/netns/$HOST" "${DIR[$v]}/bridge" < "$TMP/$v.conf" > "$f.out" 2> "$f.err"; then
+    echo "run.sh: $v $2 $3 failed: $(cat "$f.out" "$f.err")" >&2
     return 1
   fi
-  rm -f "$TMP/err.$3.$2"
 }
 
 # floor_add/floor_del POD INDEX : the kernel work of bridge ADD/DEL with ip -batch.
@@ -147,28 +152,43 @@ for ((i = 0; i < N; i++)); do
 done
 [[ ",$ONLY," == *,daemon,* ]] && jcnid_metrics "$TMP/metrics.after"
 
-declare -A WALL PODS
+# busy_jiffies: CPU time all CPUs spent outside idle/iowait since boot (jiffies); pid_jiffies PID:
+# a process's own user + system time. Around each concurrent round they say where the CPU went.
+busy_jiffies() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
+pid_jiffies() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+HZ=$(getconf CLK_TCK)
+
+declare -A PODS CPU OWN
 if [ "$CONC" -gt 0 ]; then
-  for v in "${VARIANTS[@]}"; do
-    echo "concurrent: $CONC lifecycles at once: $v ..." >&2
-    [ "$v" = daemon ] && jcnid_metrics "$TMP/metrics.conc.before"
-    t0=$(now_us)
-    pids=()
-    for ((i = 0; i < CONC; i++)); do
-      ( lifecycle "$v" "$((200000 + i))" > "$TMP/conc.$v.$i" 2>"$TMP/conc.$v.$i.err" || echo fail > "$TMP/conc.$v.$i.fail" ) &
-      pids+=($!)
+  for ((r = 0; r < CONC_ROUNDS; r++)); do
+    for v in "${VARIANTS[@]}"; do
+      echo "concurrent, round $((r + 1)) of $CONC_ROUNDS: $CONC lifecycles at once: $v ..." >&2
+      [ "$v" = daemon ] && [ "$r" = 0 ] && jcnid_metrics "$TMP/metrics.conc.before"
+      jpid=$(cat "$TMP/run/jcnid.pid" 2>/dev/null || echo 0)
+      c0=$(busy_jiffies) o0=$(pid_jiffies "$jpid") t0=$(now_us)
+      pids=()
+      for ((i = 0; i < CONC; i++)); do
+        ( lifecycle "$v" "$((200000 + r * 1000 + i))" > "$SCRATCH/conc.$v.$i" 2>"$SCRATCH/conc.$v.$i.err" || echo fail > "$SCRATCH/conc.$v.$i.fail" ) &
+        pids+=($!)
+      done
+      for p in "${pids[@]}"; do wait "$p" || true; done
+      t1=$(now_us) c1=$(busy_jiffies) o1=$(pid_jiffies "$jpid")
+      fails=$(ls "$SCRATCH" | grep -c "^conc\.$v\..*\.fail\$" || true)
+      if [ "$fails" -gt 0 ]; then
+        echo "run.sh: $fails of $CONC concurrent $v lifecycles failed:" >&2
+        cat "$SCRATCH"/conc."$v".*.err | head -20 >&2
+        exit 1
+      fi
+      [ "$v" = daemon ] && [ "$r" = $((CONC_ROUNDS - 1)) ] && jcnid_metrics "$TMP/metrics.conc.after"
+      awk -v n="$CONC" -v u="$((t1 - t0))" 'BEGIN { printf "%.1f\n", n / (u / 1e6) }' >> "$TMP/pods.$v"
+      awk -v n="$CONC" -v j="$((c1 - c0))" -v hz="$HZ" 'BEGIN { printf "%.1f\n", j * 1000 / hz / n }' >> "$TMP/cpu.$v"
+      [ "$v" = daemon ] && awk -v n="$CONC" -v j="$((o1 - o0))" -v hz="$HZ" 'BEGIN { printf "%.1f\n", j * 1000 / hz / n }' >> "$TMP/own.$v"
+      echo "  $(tail -1 "$TMP/pods.$v") pods/s, CPU $(tail -1 "$TMP/cpu.$v") ms/pod$([ "$v" = daemon ] && echo ", jcnid $(tail -1 "$TMP/own.$v") ms/pod")" >&2
     done
-    for p in "${pids[@]}"; do wait "$p" || true; done
-    t1=$(now_us)
-    fails=$(ls "$TMP" | grep -c "^conc\.$v\..*\.fail\$" || true)
-    if [ "$fails" -gt 0 ]; then
-      echo "run.sh: $fails of $CONC concurrent $v lifecycles failed:" >&2
-      cat "$TMP"/conc."$v".*.err | head -20 >&2
-      exit 1
-    fi
-    [ "$v" = daemon ] && jcnid_metrics "$TMP/metrics.conc.after"
-    WALL[$v]=$((t1 - t0))
-    PODS[$v]=$(awk -v n="$CONC" -v u="$((t1 - t0))" 'BEGIN { printf "%.1f", n / (u / 1e6) }')
+  done
+  for v in "${VARIANTS[@]}"; do
+    PODS[$v]=$(median < "$TMP/pods.$v") CPU[$v]=$(median < "$TMP/cpu.$v")
+    [ -f "$TMP/own.$v" ] && OWN[$v]=$(median < "$TMP/own.$v")
   done
 fi
 
@@ -192,11 +212,12 @@ LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 echo
 echo "machine: $(nproc) cpus, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), kernel $(uname -r)"
 echo "load average (1/5/15 min): before $LOAD_BEFORE, after $LOAD_AFTER"
-echo "pod lifecycle = ip netns add + bridge/host-local ADD + DEL + ip netns del; plugins run via ip netns exec <host netns>"
-echo "sequential: median of $N, interleaved (after $WARMUP warm-up lifecycles each, and $DWARM ADD/DEL pairs for jcnid), ms; concurrent: $CONC lifecycles at once"
+echo "pod lifecycle = ip netns add + bridge/host-local ADD + DEL + ip netns del"
+echo "sequential: median of $N, interleaved (after $WARMUP warm-up lifecycles each, and $DWARM ADD/DEL pairs for jcnid), ms; concurrent: median of $CONC_ROUNDS rounds of $CONC lifecycles at once"
+echo "plugins are called as a runtime calls them: exec'd in the host netns (nsenter --net, as ip -n enters it for the floor)"
 echo
-printf '| %-10s | %8s | %8s | %10s | %7s | %10s | %7s |\n' variant "ADD ms" "DEL ms" "pod ms" "× go" "pods/s" "× go"
-printf '|%s|%s|%s|%s|%s|%s|%s|\n' ------------ ---------- ---------- ------------ --------- ------------ ---------
+printf '| %-10s | %8s | %8s | %10s | %7s | %10s | %7s | %12s | %12s |\n' variant "ADD ms" "DEL ms" "pod ms" "× go" "pods/s" "× go" "CPU ms/pod" "jcnid CPU ms"
+printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n' ------------ ---------- ---------- ------------ --------- ------------ --------- -------------- --------------
 declare -A MED
 for v in "${VARIANTS[@]}"; do
   MED[$v]=$(awk '{print $3}' "$TMP/seq.$v" | median)
@@ -206,7 +227,7 @@ for v in "${VARIANTS[@]}"; do
   ratio=-; pratio=-
   [ -n "${MED[go]:-}" ] && ratio=$(awk -v a="${MED[$v]}" -v b="${MED[go]}" 'BEGIN { printf "%.2f", a / b }')
   [ -n "${PODS[$v]:-}" ] && [ -n "${PODS[go]:-}" ] && pratio=$(awk -v a="${PODS[$v]}" -v b="${PODS[go]}" 'BEGIN { printf "%.2f", a / b }')
-  printf '| %-10s | %8s | %8s | %10s | %7s | %10s | %7s |\n' "$v" "$(ms "$add")" "$(ms "$del")" "$(ms "${MED[$v]}")" "$ratio" "${PODS[$v]:--}" "$pratio"
+  printf '| %-10s | %8s | %8s | %10s | %7s | %10s | %7s | %12s | %12s |\n' "$v" "$(ms "$add")" "$(ms "$del")" "$(ms "${MED[$v]}")" "$ratio" "${PODS[$v]:--}" "$pratio" "${CPU[$v]:--}" "${OWN[$v]:--}"
 done
 verdict() { awk -v a="$1" -v lim="$2" -v dir="$3" 'BEGIN { ok = dir == "le" ? a <= lim : a >= lim; print (ok ? "met" : "MISSED") }'; }
 echo
