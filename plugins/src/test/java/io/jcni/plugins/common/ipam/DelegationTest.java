@@ -59,6 +59,24 @@ class DelegationTest {
     }
 
     @Test
+    void aPluginReplacedInPlaceIsLookedAtAgain() throws Exception {
+        // The marker check is remembered per file; installing another plugin under the same name
+        // (another size or time, or another inode after a rename) must not keep the old answer.
+        executable("static", "#!/bin/sh\n# jcni-launcher\n");
+        assertTrue(Delegation.isJcni(dir.resolve("static")));
+        executable("static", "#!/bin/sh\n# xxxx-launcher\n"); // the same size
+        Files.setLastModifiedTime(dir.resolve("static"), java.nio.file.attribute.FileTime.fromMillis(1_000));
+        assertFalse(Delegation.isJcni(dir.resolve("static")));
+        Path other = dir.resolve("static.new");
+        Files.writeString(other, "#!/bin/sh\n# jcni-launcher\n");
+        Files.setLastModifiedTime(other, java.nio.file.attribute.FileTime.fromMillis(1_000));
+        Files.move(other, dir.resolve("static"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        assertTrue(Delegation.isJcni(dir.resolve("static")), "same size and time, another file: looked at again");
+        Files.delete(dir.resolve("static"));
+        assertFalse(Delegation.isJcni(dir.resolve("static")));
+    }
+
+    @Test
     void aForeignPluginIsExecuted() throws Exception {
         executable("static", "#!/bin/sh\necho '{\"cniVersion\":\"1.0.0\",\"ips\":[{\"address\":\"10.9.9.9/24\"}]}'\n");
         Result r = delegation().add("static", CONF, env());
