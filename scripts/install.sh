@@ -89,7 +89,7 @@ JVM_OPTS="-Xlog:disable -Xlog:all=warning:stderr -XX:TieredStopAtLevel=1 -XX:Com
 # first heap is 1/64 of the RAM, and every request's short-lived garbage touches more of its eden
 # until the first collection, so the RSS grew to ~250 MB on a 24 GB machine for nothing live
 # (bench/memory); young collections of 16 MB of almost all garbage take well under a millisecond.
-DAEMON_OPTS="-Xlog:disable -Xlog:all=warning:stderr -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms24m -Xmn12m --enable-native-access=ALL-UNNAMED -Djcni.native.lib=$LIB/libjcni.so ${JCNID_AGENT:-}"
+DAEMON_OPTS="-Xlog:disable -Xlog:all=warning:stderr -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms24m -Xmn12m --enable-native-access=ALL-UNNAMED -Djcni.native.lib=$LIB/libjcni.so"
 AOT_FILE="$LIB/jcni.aot"
 DAEMON_AOT_FILE="$LIB/jcnid.aot"
 

@@ -20,6 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$PWD
+ARGS=("$@")
 
 N=30 WARMUP=10 CONC=50 CONC_ROUNDS=3 DWARM=100 ONLY="go,standalone,daemon,ip-batch" FRESH=15 FRESH_ROUNDS=3
 while [ $# -gt 0 ]; do
@@ -51,47 +52,57 @@ if [[ ",$ONLY," == *,go,* ]] && [ ! -x "$GO_DIR/bridge" ]; then
 fi
 
 . bench/lib/jcni-bench.sh
-bench_world jcni-bench jcb
-
-# --- jcni: build if needed, install twice into the temp prefix (standalone launchers, and shims) ---
-need_jcni=0
-for v in "${VARIANTS[@]}"; do [ "$v" = standalone ] || [ "$v" = daemon ] && need_jcni=1; done
-if [ "$need_jcni" = 1 ]; then
-  bench_jars
-  bench_install standalone shim
-fi
-if [[ ",$ONLY," == *,daemon,* ]]; then
-  "$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" ${JCNID_FLAGS:-} >&2
-fi
 jcnid_metrics() { "$PREFIX/bin/jcnid" metrics --socket "$SOCK" > "$1"; }
 
-ip netns add "$HOST"
-ip -n "$HOST" link set lo up
-
-# Each variant has its own bridge, subnet and IPAM directory in the host netns.
-declare -A DIR=([go]=$GO_DIR [standalone]=$TMP/standalone [daemon]=$TMP/shim)
-declare -A NET=([go]=1 [standalone]=2 [daemon]=3 [ip-batch]=4)
-for v in go standalone daemon; do
-  cat > "$TMP/$v.conf" <<CONF
+# Two stages. The first (here) builds the world: a temp directory, jcni installed into it, the
+# host netns with the floor's bridge, and jcnid started inside that netns. The second is this
+# script again, run inside the host netns, where it plays the runtime: like containerd or podman
+# on a node, it execs plugins (and the floor's `ip`) directly, in the same netns as jcnid. So no
+# variant pays for getting into the host netns per call (`ip netns exec` made a mount namespace
+# and mounted sysfs for every plugin call, ~1 ms of CPU each, which the floor's `ip -n` never paid).
+if [ -z "${JCB_STAGE:-}" ]; then
+  bench_world jcni-bench jcb
+  # --- jcni: build if needed, install twice into the temp prefix (standalone launchers, and shims) ---
+  need_jcni=0
+  for v in "${VARIANTS[@]}"; do [ "$v" = standalone ] || [ "$v" = daemon ] && need_jcni=1; done
+  if [ "$need_jcni" = 1 ]; then
+    bench_jars
+    bench_install standalone shim
+  fi
+  ip netns add "$HOST"
+  ip -n "$HOST" link set lo up
+  if [[ ",$ONLY," == *,daemon,* ]]; then
+    nsenter --net="/var/run/netns/$HOST" "$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" ${JCNID_FLAGS:-} >&2
+  fi
+  # Each variant has its own bridge, subnet and IPAM directory in the host netns.
+  declare -A NET=([go]=1 [standalone]=2 [daemon]=3 [ip-batch]=4)
+  for v in go standalone daemon; do
+    cat > "$TMP/$v.conf" <<CONF
 {"cniVersion":"1.0.0","name":"jcb-$v","type":"bridge","bridge":"jcb${NET[$v]}-$ID","isGateway":true,"ipMasq":false,
  "ipam":{"type":"host-local","subnet":"10.${NET[$v]}$((RANDOM % 9)).0.0/16","dataDir":"$TMP/ipam-$v"}}
 CONF
-done
-if [[ ",$ONLY," == *,ip-batch,* ]]; then
-  ip -n "$HOST" link add "jcb4-$ID" type bridge
-  ip -n "$HOST" addr add 10.249.0.1/16 dev "jcb4-$ID"
-  ip -n "$HOST" link set "jcb4-$ID" up
+  done
+  if [[ ",$ONLY," == *,ip-batch,* ]]; then
+    ip -n "$HOST" link add "jcb4-$ID" type bridge
+    ip -n "$HOST" addr add 10.249.0.1/16 dev "jcb4-$ID"
+    ip -n "$HOST" link set "jcb4-$ID" up
+  fi
+  JCB_STAGE=measure ID=$ID TMP=$TMP SCRATCH=$SCRATCH HOST=$HOST SOCK=$SOCK PREFIX=$PREFIX VERSION=$VERSION \
+    nsenter --net="/var/run/netns/$HOST" bash "$REPO/bench/pod-lifecycle/run.sh" "${ARGS[@]}"
+  exit 0 # the first stage's trap removes the world
 fi
+# --- From here: the second stage, inside the host netns. ---
+declare -A DIR=([go]=$GO_DIR [standalone]=$TMP/standalone [daemon]=$TMP/shim)
 
-now_us() { local t=$EPOCHREALTIME; echo "${t/./}"; }
+# Timestamps in microseconds from ${EPOCHREALTIME/./} (always six decimals): no fork per reading.
 
-# cni VARIANT COMMAND CONTAINER NETNS : one plugin call as a runtime makes it, in the host netns.
+# cni VARIANT COMMAND CONTAINER NETNS : one plugin call as a runtime makes it (we are in the host netns).
 # Output goes to files on tmpfs (no command substitution, no rm): the harness forks once per call,
 # as it does for each of the floor's `ip` commands, so both sides pay the same shell overhead.
 cni() {
   local v=$1 f="$SCRATCH/call.$3.$2"
   if ! CNI_COMMAND=$2 CNI_CONTAINERID=$3 CNI_NETNS=/var/run/netns/$4 CNI_IFNAME=eth0 CNI_PATH=${DIR[$v]} \
-      nsenter --net="/var/run/netns/$HOST" "${DIR[$v]}/bridge" < "$TMP/$v.conf" > "$f.out" 2> "$f.err"; then
+      "${DIR[$v]}/bridge" < "$TMP/$v.conf" > "$f.out" 2> "$f.err"; then
     echo "run.sh: $v $2 $3 failed: $(cat "$f.out" "$f.err")" >&2
     return 1
   fi
@@ -100,7 +111,7 @@ cni() {
 # floor_add/floor_del POD INDEX : the kernel work of bridge ADD/DEL with ip -batch.
 floor_add() {
   local veth="jv$2-$ID" a=$(( $2 % 250 + 2 )) b=$(( $2 / 250 % 250 ))
-  ip -n "$HOST" -batch - <<B
+  ip -batch - <<B
 link add $veth type veth peer name eth0 netns $1
 link set $veth master jcb4-$ID
 link set $veth up
@@ -111,20 +122,20 @@ link set eth0 up
 route add default via 10.249.0.1
 B
 }
-floor_del() { ip -n "$HOST" link del "jv$2-$ID"; }
+floor_del() { ip link del "jv$2-$ID"; }
 
 # lifecycle VARIANT INDEX : prints "add_us del_us total_us".
 lifecycle() {
   local v=$1 i=$2 pod="jcb-$1-$2-$ID" cid="jcb-$1-$2" t0 t1 t2 t3
   [ "$v" = ip-batch ] && pod="jcb-f-$2-$ID"
-  t0=$(now_us)
+  t0=${EPOCHREALTIME/./}
   ip netns add "$pod"
-  t1=$(now_us)
+  t1=${EPOCHREALTIME/./}
   if [ "$v" = ip-batch ]; then floor_add "$pod" "$i"; else cni "$v" ADD "$cid" "$pod"; fi
-  t2=$(now_us)
+  t2=${EPOCHREALTIME/./}
   if [ "$v" = ip-batch ]; then floor_del "$pod" "$i"; else cni "$v" DEL "$cid" "$pod"; fi
   ip netns del "$pod"
-  t3=$(now_us)
+  t3=${EPOCHREALTIME/./}
   echo "$((t2 - t1)) $((t3 - t2)) $((t3 - t0))"
 }
 
@@ -165,14 +176,14 @@ if [ "$CONC" -gt 0 ]; then
       echo "concurrent, round $((r + 1)) of $CONC_ROUNDS: $CONC lifecycles at once: $v ..." >&2
       [ "$v" = daemon ] && [ "$r" = 0 ] && jcnid_metrics "$TMP/metrics.conc.before"
       jpid=$(cat "$TMP/run/jcnid.pid" 2>/dev/null || echo 0)
-      c0=$(busy_jiffies) o0=$(pid_jiffies "$jpid") t0=$(now_us)
+      c0=$(busy_jiffies) o0=$(pid_jiffies "$jpid") t0=${EPOCHREALTIME/./}
       pids=()
       for ((i = 0; i < CONC; i++)); do
         ( lifecycle "$v" "$((200000 + r * 1000 + i))" > "$SCRATCH/conc.$v.$i" 2>"$SCRATCH/conc.$v.$i.err" || echo fail > "$SCRATCH/conc.$v.$i.fail" ) &
         pids+=($!)
       done
       for p in "${pids[@]}"; do wait "$p" || true; done
-      t1=$(now_us) c1=$(busy_jiffies) o1=$(pid_jiffies "$jpid")
+      t1=${EPOCHREALTIME/./} c1=$(busy_jiffies) o1=$(pid_jiffies "$jpid")
       fails=$(ls "$SCRATCH" | grep -c "^conc\.$v\..*\.fail\$" || true)
       if [ "$fails" -gt 0 ]; then
         echo "run.sh: $fails of $CONC concurrent $v lifecycles failed:" >&2
@@ -197,13 +208,13 @@ if [ "$FRESH" -gt 0 ] && [[ ",$ONLY," == *,daemon,* ]] && [[ ",$ONLY," == *,go,*
   for ((r = 0; r < FRESH_ROUNDS; r++)); do
     echo "fresh jcnid, round $((r + 1)) of $FRESH_ROUNDS: start + $FRESH lifecycles, then $FRESH of go ..." >&2
     "$PREFIX/bin/jcnid" stop --socket "$SOCK" >&2
-    t0=$(now_us)
+    t0=${EPOCHREALTIME/./}
     "$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" ${JCNID_FLAGS:-} >&2
-    t1=$(now_us)
+    t1=${EPOCHREALTIME/./}
     for ((i = 0; i < FRESH; i++)); do lifecycle daemon "$((300000 + r * 1000 + i))" >/dev/null; done
-    t2=$(now_us)
+    t2=${EPOCHREALTIME/./}
     for ((i = 0; i < FRESH; i++)); do lifecycle go "$((300000 + r * 1000 + i))" >/dev/null; done
-    t3=$(now_us)
+    t3=${EPOCHREALTIME/./}
     echo "$((t2 - t0)) $((t2 - t1)) $((t3 - t2))" >> "$TMP/fresh"
   done
 fi
@@ -214,7 +225,7 @@ echo "machine: $(nproc) cpus, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cp
 echo "load average (1/5/15 min): before $LOAD_BEFORE, after $LOAD_AFTER"
 echo "pod lifecycle = ip netns add + bridge/host-local ADD + DEL + ip netns del"
 echo "sequential: median of $N, interleaved (after $WARMUP warm-up lifecycles each, and $DWARM ADD/DEL pairs for jcnid), ms; concurrent: median of $CONC_ROUNDS rounds of $CONC lifecycles at once"
-echo "plugins are called as a runtime calls them: exec'd in the host netns (nsenter --net, as ip -n enters it for the floor)"
+echo "the harness runs inside the host netns, as a runtime there: it execs each plugin (or the floor's ip) directly; jcnid runs in that netns too"
 echo
 printf '| %-10s | %8s | %8s | %10s | %7s | %10s | %7s | %12s | %12s |\n' variant "ADD ms" "DEL ms" "pod ms" "× go" "pods/s" "× go" "CPU ms/pod" "jcnid CPU ms"
 printf '|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n' ------------ ---------- ---------- ------------ --------- ------------ --------- -------------- --------------
