@@ -23,11 +23,25 @@ public record Cidr(IpAddr address, int prefix) {
         IpAddr a = IpAddr.tryParse(s.substring(0, slash));
         if (a == null) return null;
         String p = s.substring(slash + 1);
-        if (p.isEmpty() || p.length() > 3 || !p.chars().allMatch(ch -> ch >= '0' && ch <= '9')) return null;
+        if (p.length() > 3 || !isDecimal(p)) return null;
         int len = Integer.parseInt(p);
         // "::ffff:1.2.3.4/120" style prefixes are not worth supporting; Go rejects them too.
         if (len > a.bits()) return null;
         return new Cidr(a, len);
+    }
+
+    /**
+     * Non-empty and ASCII digits only. A loop, not {@code chars().allMatch}: the first stream of a
+     * process initialises the stream framework (reflection on its flag enums), ~2 ms of every
+     * standalone plugin call, and parsing a version or a prefix is on every call's path.
+     */
+    static boolean isDecimal(String s) {
+        if (s.isEmpty()) return false;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < '0' || c > '9') return false;
+        }
+        return true;
     }
 
     /** One address as a prefix: /32 or /128, as a host route or a source rule takes it. */

@@ -32,7 +32,7 @@ public record CniVersion(int major, int minor, int patch) implements Comparable<
         try {
             int[] n = new int[3];
             for (int i = 0; i < 3; i++) {
-                if (parts[i].isEmpty() || !parts[i].chars().allMatch(Character::isDigit)) throw new NumberFormatException();
+                if (!Cidr.isDecimal(parts[i])) throw new NumberFormatException();
                 n[i] = Integer.parseInt(parts[i]);
             }
             return new CniVersion(n[0], n[1], n[2]);

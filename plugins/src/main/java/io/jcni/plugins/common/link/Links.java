@@ -173,7 +173,7 @@ public final class Links {
 
     /** The name a retired link has until it is deleted: unique in its namespace, as its index is. */
     public static String retiredName(int index) {
-        return "jcnidel" + Integer.toHexString(index);
+        return "jcnidel".concat(Integer.toHexString(index)); // not +: a string concatenation is linked at run time
     }
 
     /**

@@ -66,7 +66,9 @@ final class AttachmentIndex {
         Map<String, Object> json = new LinkedHashMap<>();
         json.put("containerID", containerId);
         json.put("ifname", ifname);
-        json.put("ips", ips.stream().map(IpAddr::toString).toList());
+        List<String> names = new ArrayList<>(ips.size()); // no stream: see Cidr.isDecimal
+        for (IpAddr ip : ips) names.add(ip.toString());
+        json.put("ips", names);
         Files.createDirectories(dir);
         // Write-then-rename, so a crash never leaves a half-written entry under the real name.
         Path tmp = f.resolveSibling(f.getFileName() + ".tmp");
