@@ -10,7 +10,7 @@
 # first 15 (--fresh) lifecycles against 15 of Go's, and where jcnid's time went (its phase metrics).
 # Everything runs in network namespaces this script creates (a private "host" netns holds the
 # bridges; one netns per pod) and removes on exit, whatever happens. Run as root.
-# Usage: bench/pod-lifecycle/run.sh [-n ITERATIONS(30)] [-w WARMUP(10)] [-c CONCURRENT(50)] [--conc-rounds R(3)]
+# Usage: bench/pod-lifecycle/run.sh [-n ITERATIONS(30)] [-w WARMUP(10)] [-c CONCURRENT(50)] [--conc-rounds R(5)]
 #                                   [--daemon-warmup N(100)] [--only go,standalone,daemon,ip-batch]
 #                                   [--fresh N(15)] [--fresh-rounds R(3)]
 #   --conc-rounds: concurrent rounds per variant, interleaved; the medians are reported
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/../.."
 REPO=$PWD
 ARGS=("$@")
 
-N=30 WARMUP=10 CONC=50 CONC_ROUNDS=3 DWARM=100 ONLY="go,standalone,daemon,ip-batch" FRESH=15 FRESH_ROUNDS=3
+N=30 WARMUP=10 CONC=50 CONC_ROUNDS=5 DWARM=100 ONLY="go,standalone,daemon,ip-batch" FRESH=15 FRESH_ROUNDS=3
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) N=$2; shift 2 ;;
