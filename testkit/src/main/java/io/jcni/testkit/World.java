@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -19,7 +20,11 @@ public final class World implements AutoCloseable {
     public final String id = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
     public final String host = "jts-h-" + id;
     public final Path dir;
-    private final List<String> namespaces = new ArrayList<>();
+    /**
+     * Synchronized: tests create containers from several threads (chaos ConcurrentAddsTest uses 8),
+     * and a plain list lost names under that race, so close() left those namespaces behind.
+     */
+    private final List<String> namespaces = Collections.synchronizedList(new ArrayList<>());
 
     public World() throws IOException {
         dir = Files.createTempDirectory("jcni-world-");
@@ -68,7 +73,11 @@ public final class World implements AutoCloseable {
 
     @Override
     public void close() {
-        for (int i = namespaces.size() - 1; i >= 0; i--) Sh.quiet("ip", "netns", "del", namespaces.get(i));
+        List<String> all;
+        synchronized (namespaces) {
+            all = new ArrayList<>(namespaces);
+        }
+        for (int i = all.size() - 1; i >= 0; i--) Sh.quiet("ip", "netns", "del", all.get(i));
         Sh.quiet("rm", "-rf", dir.toString());
     }
 }
