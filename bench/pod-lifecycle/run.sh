@@ -257,9 +257,11 @@ if [ -n "${MED[go]:-}" ] && [ -n "${MED[daemon]:-}" ] && [ -n "${MED[ip-batch]:-
   line="goal (jcnid - floor) <= 0.30 x (go - floor): $(ms "${MED[daemon]}") - $(ms "${MED[ip-batch]}") vs $(ms "${MED[go]}") - $(ms "${MED[ip-batch]}") ms:"
   if awk -v d="${MED[daemon]}" -v f="${MED[ip-batch]}" 'BEGIN { exit !(d <= f) }'; then
     echo "$line met (jcnid at or below the floor)"
+  elif awk -v g="${MED[go]}" -v f="${MED[ip-batch]}" 'BEGIN { exit !(g <= f) }'; then
+    echo "$line MISSED (go at or below the floor)"
   else
     r=$(awk -v d="${MED[daemon]}" -v g="${MED[go]}" -v f="${MED[ip-batch]}" 'BEGIN { printf "%.2f", (d - f) / (g - f) }')
-    awk -v g="${MED[go]}" -v f="${MED[ip-batch]}" 'BEGIN { exit !(g <= f) }' && r="(go at or below the floor)" && echo "$line MISSED $r" || echo "$line ${r}x $(verdict "$r" 0.30 le)"
+    echo "$line ${r}x $(verdict "$r" 0.30 le)"
   fi
 fi
 if [ -n "${PODS[daemon]:-}" ] && [ -n "${PODS[ip-batch]:-}" ]; then

@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * A netlink socket talking to the kernel: request/ACK and dump exchanges with sequence checks.
@@ -69,7 +70,7 @@ public final class NetlinkSocket implements AutoCloseable {
      */
     private record Buffers(ByteBuffer out, ByteBuffer in) {
         private static final int MAX_SPARE = 8;
-        private static final java.util.concurrent.ConcurrentLinkedQueue<Buffers> SPARE = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        private static final ConcurrentLinkedQueue<Buffers> SPARE = new ConcurrentLinkedQueue<>();
 
         static Buffers take() {
             Buffers b = SPARE.poll();

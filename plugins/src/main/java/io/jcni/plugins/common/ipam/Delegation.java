@@ -137,7 +137,6 @@ public final class Delegation implements Delegator {
         throw PluginException.in(type, "", err);
     }
 
-    /** Whether the file is a jcni launcher or shim: it carries the marker near its start. */
     /**
      * Whether {@code exe} carries the marker. jcnid asks this on every delegating request, and
      * reading and scanning the executable each time cost 2 % of its CPU under load: the answer is
@@ -168,6 +167,7 @@ public final class Delegation implements Delegator {
         }
     }
 
+    /** Whether the file is a jcni launcher or shim: it carries the marker near its start. */
     private static boolean carriesMarker(Path exe) {
         try {
             byte[] content;
