@@ -2,6 +2,7 @@ package io.jcni.testsuite;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.jcni.testfixtures.Peers;
 import io.jcni.testkit.RetiredLinks;
 import io.jcni.testkit.Installed;
 import io.jcni.testkit.Sh;
@@ -16,7 +17,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -37,7 +37,7 @@ class GoCniEndToEndTest {
 
     @BeforeAll
     static void setUp() throws Exception {
-        Assumptions.assumeTrue(GoCni.available(), "golang-go and golang-github-containerd-go-cni-dev are not installed");
+        Peers.require(GoCni.available(), "golang-go and golang-github-containerd-go-cni-dev are not installed");
         jcni = Installed.get();
         gocni = GoCni.get();
     }
@@ -208,7 +208,7 @@ class GoCniEndToEndTest {
     /** What the reference plugins (/usr/lib/cni) do under the same go-cni calls, once per run. */
     private static synchronized String referenceShaping() throws Exception {
         if (reference != null) return reference;
-        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/lib/cni/bandwidth")), "reference plugins not installed");
+        Peers.requireExecutable(Path.of("/usr/lib/cni/bandwidth"), "containernetworking-plugins");
         try (World w = new World()) {
             Net net = Net.create(w);
             String pod = "ref" + w.id;

@@ -3,10 +3,10 @@ package io.jcni.plugins.ipam.hostlocal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.jcni.plugins.skel.Skel;
 import io.jcni.plugins.testutil.PluginCall;
+import io.jcni.testfixtures.Peers;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -31,7 +31,7 @@ class GoInteropTest {
 
     @BeforeAll
     static void needsTheReferencePlugin() {
-        assumeTrue(Files.isExecutable(GO), GO + " not installed (apt-get install containernetworking-plugins)");
+        Peers.requireExecutable(GO, "containernetworking-plugins");
     }
 
     String conf(Path dataDir, String version, String extraIpam) {
