@@ -35,6 +35,7 @@ import org.junit.jupiter.api.Test;
  * configs, the result cache and host-local's dataDir.
  */
 @Tag("root")
+@Tag("interop")
 class ReferencePluginsInteropTest {
 
     static final Path REF = Path.of("/usr/lib/cni");

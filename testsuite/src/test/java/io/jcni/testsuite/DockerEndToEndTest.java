@@ -30,6 +30,7 @@ import org.junit.jupiter.api.Timeout;
 @Tag("root")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(600)
+@Tag("interop")
 class DockerEndToEndTest {
     static final String ID = HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
     static final String DRIVER = "jcnit" + ID;

@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
  * reference plugins (/usr/lib/cni) under the same calls give the baseline the qdiscs are compared with.
  */
 @Tag("root")
+@Tag("interop")
 class GoCniEndToEndTest {
     static final String RATE_IN = "10Mbit";
     static final String RATE_OUT = "5Mbit";

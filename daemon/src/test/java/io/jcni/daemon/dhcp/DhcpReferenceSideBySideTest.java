@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * The differences are listed in plugins/.../ipam/dhcp/README.md.
  */
 @Tag("root")
+@Tag("interop")
 class DhcpReferenceSideBySideTest {
     static final Path REFERENCE = Path.of("/usr/lib/cni/dhcp");
 

@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -21,8 +22,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * jcni's host-local against the reference Go binary (Debian's containernetworking-plugins): same
  * output for the same input, and each takes over the other's state. host-local touches no
- * namespace, so running it needs no privileges. Skipped when the binary is not installed.
+ * namespace, so running it needs no privileges. Without the binary it fails where peers are
+ * required (scripts/test.sh as root) and is skipped elsewhere (testfixtures Peers).
  */
+@Tag("interop")
 class GoInteropTest {
     static final Path GO = Path.of("/usr/lib/cni/host-local");
 

@@ -287,6 +287,7 @@ class BandwidthPluginTest {
     }
 
     @Test
+    @Tag("interop")
     void matchesTheReferencePluginAndInteroperatesWithIt() {
         Peers.requireExecutable(Path.of(GO_BANDWIDTH), "containernetworking-plugins");
         try (World go = World.create(); World j = World.create()) {
@@ -328,6 +329,7 @@ class BandwidthPluginTest {
      */
     @ParameterizedTest
     @ValueSource(longs = {100_000, 10_000_000, 1_000_000_000})
+    @Tag("interop")
     void containerdsBandwidthGivesTheSameQdiscsAsTheReferencePlugin(long rate) {
         Peers.requireExecutable(Path.of(GO_BANDWIDTH), "containernetworking-plugins");
         try (World go = World.create(); World j = World.create()) {

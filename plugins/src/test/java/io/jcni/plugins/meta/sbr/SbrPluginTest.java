@@ -195,6 +195,7 @@ class SbrPluginTest {
     }
 
     @Test
+    @Tag("interop")
     void matchesTheReferencePluginAndInteroperatesWithIt() {
         Peers.requireExecutable(Path.of(GO_SBR), "containernetworking-plugins");
         try (World go = World.create(); World j = World.create()) {

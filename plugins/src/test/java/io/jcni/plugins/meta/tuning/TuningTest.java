@@ -329,6 +329,7 @@ class TuningTest {
 
     /** The backup file is upstream's: the reference plugin restores what jcni saved and vice versa. */
     @Test
+    @Tag("interop")
     void backupInteroperatesWithTheReferencePlugin() throws IOException {
         Peers.requireExecutable(REFERENCE, "containernetworking-plugins");
         String body = ",\"mac\":\"c2:b0:57:49:47:f1\",\"mtu\":1454,\"promisc\":true,\"allmulti\":true";
