@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 /**
  * A standalone plugin process (no jcnid: the shim falls back) answers DEL once the attachment's
  * address is released and its interface retired, and leaves the kernel's slow deletion of the veth
- * to a detached process (issue 13): right after DEL the same container and ifname can be added
+ * to a detached process: right after DEL the same container and ifname can be added
  * again, and a moment later no retired veth is left.
  */
 @Tag("root")

@@ -101,7 +101,7 @@ class SbrPluginTest {
         }
     }
 
-    /** Issue 14 (chaos fuzz): a CNI_NETNS that is a directory is a CNI error, not an escaped ErrnoException with a trace. */
+    /** Found by the chaos fuzzer: a CNI_NETNS that is a directory is a CNI error, not an escaped ErrnoException with a trace. */
     @Test
     void netnsThatIsADirectoryIsRefusedWithoutAStackTrace() throws Exception {
         Path dir = Files.createTempDirectory("sbr-not-a-netns-");
