@@ -85,7 +85,7 @@ class ElementStoreNetlinkTest {
             for (Change c : changes()) {
                 Map<Element, String> add = new LinkedHashMap<>();
                 for (Element e : c.elements()) add.put(e, held.get(e.set() + "\0" + e.key()));
-                nftA.run(ElementStore.script(c.table(), c.skeleton().apply(c.elements()), c.owner().comment(), List.of(), add));
+                nftA.run(ElementScript.script(c.table(), c.skeleton().apply(c.elements()), c.owner().comment(), List.of(), add));
                 for (Element e : c.elements()) held.put(e.set() + "\0" + e.key(), e.value());
 
                 new ElementStore(Nft.in(nsB), base, c.table()).put(c.owner(), c.skeleton(), c.elements());
@@ -95,7 +95,7 @@ class ElementStoreNetlinkTest {
             // DEL of c1's portmap: the element c2 took over stays, in both.
             Change pm = changes().get(0);
             List<Element> c1Still = new ArrayList<>(pm.elements().subList(1, pm.elements().size()));
-            nftA.run(ElementStore.script(ElementStore.TABLE, PortmapRules.skeleton(), pm.owner().comment(), c1Still, Map.of()));
+            nftA.run(ElementScript.script(ElementStore.TABLE, PortmapRules.skeleton(), pm.owner().comment(), c1Still, Map.of()));
             assertEquals(c1Still, new ElementStore(Nft.in(nsB), base).remove(pm.owner(), pm.skeleton()));
             assertSameRuleset(a, b);
             assertTrue(list(b).contains("tcp . 8080 comment \"portmap net c2 eth0\" : 10.0.0.3 . 80"), list(b));
@@ -113,7 +113,7 @@ class ElementStoreNetlinkTest {
             ElementStore store = new ElementStore(Nft.in(ns), base);
             Change fw = changes().get(1);
             store.put(fw.owner(), fw.skeleton(), fw.elements());
-            assertTrue(Files.isRegularFile(store.dir().resolve(ElementStore.SKELETONS_FILE)));
+            assertTrue(Files.isRegularFile(store.dir().resolve(StateFiles.SKELETONS_FILE)));
             Nft.in(ns).run("flush ruleset\n");
             store.put(new Owner("firewall", "net", "c9", "eth0"), fw.skeleton(), List.of(new Element("fw4", "10.0.0.9", null)));
             String out = list(n);

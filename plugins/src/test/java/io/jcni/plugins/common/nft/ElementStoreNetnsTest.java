@@ -52,7 +52,7 @@ class ElementStoreNetnsTest {
             assertEquals(List.of(), inB.elements(dead), "the dead namespace's state is gone");
             assertEquals(List.of(), inB.owners("test", "net").stream().filter(o -> o.equals(dead)).toList());
             assertEquals(List.of(new ElementStore.Element("es_test", "10.0.0.2", null)), inB.elements(alive));
-            assertEquals(Long.toString(cookieB), read(dirB.resolve(ElementStore.COOKIE_FILE)));
+            assertEquals(Long.toString(cookieB), read(dirB.resolve(StateFiles.COOKIE_FILE)));
 
             // A's own state is untouched, and a second store on A keeps it.
             ElementStore again = new ElementStore(Nft.in(nsA), base);
