@@ -44,17 +44,24 @@ import java.util.function.Predicate;
  *   BASE/NSINODE/netns-cookie                        the namespace the state below belongs to
  *   BASE/NSINODE/skeletons                           the table structures in force ({@link Skeleton})
  *   BASE/NSINODE/att/SCOPE/NET/CID@IFNAME            JSON: the attachment's elements
- *   BASE/NSINODE/key/SET/KEY                         "OWNER-ID\nVALUE": who holds a key now
+ *   BASE/NSINODE/key/SET/KEY                         who claims a key, in claim order ({@link KeyClaims})
  * </pre>
- * Names are %-encoded. A key taken over by a later attachment (last writer wins, as in the
- * reference portmap) is not removed by the earlier owner's DEL: it is no longer that owner's.
+ * Names are %-encoded. <b>One owner at a time</b> ({@link Ownership}): the first attachment to
+ * claim a key holds it; a later one waits, and takes the key when every earlier claimant is gone.
+ * So the DEL of an attachment that waits never removes the holder's element, and the DEL of the
+ * holder hands the key on instead of removing it (two pods publishing one host port: the first
+ * keeps it, as the reference portmap's rules do).
  *
  * <p><b>Tolerance.</b> State files survive a reboot, the ruleset does not; a crash may fall between
  * the two writes. Every removal is therefore written as {@code add element K : V; delete element K},
  * which succeeds whether or not the element is there, and every addition as {@code add K : HELD;
- * delete K; add K : V}, which also replaces an element held by another owner. Each element carries
- * a comment naming its owner, for humans reading {@code nft list table inet jcni}.
- */public final class ElementStore {
+ * delete K; add K : V}, HELD being the value the records say the key holds (the previous
+ * holder's, when a key is handed on), which succeeds whether the key is absent or holds HELD. A
+ * transaction refused because the key holds V already (the plugin was killed after nft, before
+ * its records) is sent again as the one that went through. Each element carries a comment naming
+ * its owner, for humans reading {@code nft list table inet jcni}.
+ */
+public final class ElementStore {
     /** Default base directory (the reference plugins keep their state under /var/lib/cni too). */
     public static final Path DEFAULT_BASE = Path.of("/var/lib/cni/jcni/nft");
     /** The table every jcni feature shares. */
@@ -157,67 +164,58 @@ import java.util.function.Predicate;
     }
 
     /**
-     * Makes {@code owner} hold exactly {@code elements}: adds them (taking over keys held by
-     * others), removes what it held before and no longer wants. {@code skeleton} is the feature's
-     * table structure, applied in the same transaction (it must be idempotent: {@code add} for
-     * sets and chains, {@code flush} before re-adding rules); it is given every element the
+     * Makes {@code owner} claim exactly {@code elements}: it holds each key nobody else claims (its
+     * element goes into nftables), and waits for each key another attachment claimed first; it gives
+     * up what it claimed before and no longer wants (see {@link Ownership}). {@code skeleton} is the
+     * feature's table structure, applied in the same transaction (it must be idempotent: {@code add}
+     * for sets and chains, {@code flush} before re-adding rules); it is given every element the
      * transaction touches.
      */
     public void put(Owner owner, Function<List<Element>, String> skeleton, List<Element> elements) {
         checkDistinct(elements);
         try (Flock lock = lock()) {
             List<Element> before = files.read(owner);
-            Map<Element, String> held = new LinkedHashMap<>();
-            for (Element e : elements) held.put(e, heldValue(e));
-            List<Element> drop = new ArrayList<>();
-            Set<String> newKeys = new LinkedHashSet<>();
-            for (Element e : elements) newKeys.add(e.set() + "\0" + e.key());
-            for (Element e : before) {
-                if (!newKeys.contains(e.set() + "\0" + e.key()) && ownedBy(e, owner)) drop.add(e);
-            }
-            List<Element> touched = new ArrayList<>(drop);
-            touched.addAll(elements);
-            if (touched.isEmpty()) return;
-            Skeleton skel = Skeleton.parse(table, skeleton.apply(touched));
-            NftBatch batch = ElementTransactions.batch(table, skel, owner.comment(), drop, held);
-            // Intent first: if we die after nft, the state still names every element we may hold.
+            Ownership.Plan plan = Ownership.put(owner.id(), owner.comment(), before, elements, claims(Set.of()));
+            if (elements.isEmpty() && plan.claims().isEmpty()) return;
+            Set<Element> wanted = new HashSet<>();
+            for (Element e : elements) wanted.add(Ownership.keyOf(e));
+            // Intent first: if we die after nft, the records still name every element we may hold.
             List<Element> union = new ArrayList<>(elements);
-            for (Element e : before) if (!union.contains(e) && !drop.contains(e)) union.add(e);
-            union.addAll(drop);
-            Map<Element, String[]> keysBefore = new LinkedHashMap<>();
-            for (Element e : elements) keysBefore.put(e, files.readKey(e));
+            for (Element e : before) if (!union.contains(e)) union.add(e);
+            Map<Element, KeyClaims> claimsBefore = new LinkedHashMap<>();
+            for (Element k : wanted) claimsBefore.put(k, files.readClaims(k));
             files.write(owner, union);
-            for (Element e : elements) files.writeKey(e, owner);
+            plan.claims().forEach((k, c) -> { if (wanted.contains(k)) files.writeClaims(k, c); });
             try {
-                transactions.apply(skel, batch);
+                if (plan.changesNftables()) apply(skeleton, elements, plan);
             } catch (NftException e) {
-                // nft applied nothing (one transaction): put the state back as it was, so a
-                // refused ADD leaves no state naming elements that were never added.
-                keysBefore.forEach(files::restoreKey);
+                // nft applied nothing (one transaction): put the records back as they were, so a
+                // refused ADD leaves no record naming elements that were never added.
+                claimsBefore.forEach(files::writeClaims);
                 if (before.isEmpty()) files.deleteAttFile(owner);
                 else files.write(owner, before);
                 throw e;
             }
-            for (Element e : drop) files.deleteKey(e);
+            plan.claims().forEach((k, c) -> { if (!wanted.contains(k)) files.writeClaims(k, c); });
             files.write(owner, elements);
         }
     }
 
     /**
-     * Removes everything {@code owner} still holds; nothing held is no error. Returns what was
-     * removed. {@code skeleton} gives the structure those elements need (so that removal works
+     * Gives up everything {@code owner} still claims; nothing claimed is no error. A key it holds
+     * goes to the next live claimant, or its element is removed. Returns what it claimed. {@code skeleton} gives the structure those elements need (so that removal works
      * even when the table is gone, e.g. after a reboot).
      */
     public List<Element> remove(Owner owner, Function<List<Element>, String> skeleton) {
         try (Flock lock = lock()) {
-            return removeLocked(owner, skeleton);
+            return removeLocked(owner, skeleton, Set.of());
         }
     }
 
-    /** What {@code owner} holds, per its state, or an empty list. */
+    /** What {@code owner} claims (holds, or waits for), per its records, or an empty list. */
     public List<Element> elements(Owner owner) {
         List<Element> out = new ArrayList<>();
-        for (Element e : files.read(owner)) if (ownedBy(e, owner)) out.add(e);
+        for (Element e : files.read(owner)) if (files.readClaims(e).claimedBy(owner.id())) out.add(e);
         return out;
     }
 
@@ -265,7 +263,7 @@ import java.util.function.Predicate;
                           Function<List<Element>, String> skeleton) {
         List<Owner> removed;
         try (Flock lock = lock()) {
-            removed = ElementGc.orphans(files, scope, network, keep, o -> removeLocked(o, skeleton));
+            removed = ElementGc.orphans(files, scope, network, keep, (o, leaving) -> removeLocked(o, skeleton, leaving));
         }
         ElementGc.deadNamespaces(files.dir());
         return removed;
@@ -285,16 +283,55 @@ import java.util.function.Predicate;
         return structures.inForce(Skeleton.parse(table, skeleton));
     }
 
-    private List<Element> removeLocked(Owner owner, Function<List<Element>, String> skeleton) {
-        List<Element> mine = new ArrayList<>();
-        for (Element e : files.read(owner)) if (ownedBy(e, owner)) mine.add(e);
-        if (!mine.isEmpty()) {
-            Skeleton skel = Skeleton.parse(table, skeleton.apply(mine));
-            transactions.apply(skel, ElementTransactions.batch(table, skel, owner.comment(), mine, Map.of()));
-        }
-        for (Element e : mine) files.deleteKey(e);
+    /** Releases {@code owner}'s claims; no key goes to an owner in {@code leaving} (those GC removes too). */
+    private List<Element> removeLocked(Owner owner, Function<List<Element>, String> skeleton, Set<String> leaving) {
+        List<Element> mine = elements(owner);
+        Ownership.Plan plan = Ownership.release(owner.id(), mine, claims(leaving));
+        if (plan.changesNftables()) apply(skeleton, mine, plan);
+        plan.claims().forEach(files::writeClaims);
         files.deleteAttFile(owner);
         return mine;
+    }
+
+    /**
+     * Sends {@code plan}'s changes in one transaction with the structure {@code skeleton} gives for
+     * {@code elements} and the elements the plan changes; if nft says a key holds another value, the
+     * same changes as after a crash past the transaction are tried ({@link ElementTransactions#apply}).
+     */
+    private void apply(Function<List<Element>, String> skeleton, List<Element> elements, Ownership.Plan plan) {
+        List<Element> touched = new ArrayList<>(elements);
+        for (Element e : plan.remove()) if (!touched.contains(e)) touched.add(e);
+        for (ElementTransactions.Put p : plan.puts()) if (!touched.contains(p.element())) touched.add(p.element());
+        Skeleton skel = Skeleton.parse(table, skeleton.apply(touched));
+        NftBatch batch = ElementTransactions.batch(table, skel, plan.remove(), plan.puts());
+        Ownership.Plan applied = plan.assumingApplied();
+        boolean differs = !applied.puts().equals(plan.puts());
+        transactions.apply(skel, batch, differs ? ElementTransactions.batch(table, skel, applied.remove(), applied.puts()) : null);
+    }
+
+    /** The claims on disk; a claimant is live while its record lists the key and it is not in {@code leaving}. */
+    private Ownership.Claims claims(Set<String> leaving) {
+        return new Ownership.Claims() {
+            @Override
+            public KeyClaims of(Element e) {
+                return files.readClaims(e);
+            }
+
+            @Override
+            public boolean live(String ownerId, Element e) {
+                if (leaving.contains(ownerId)) return false;
+                StateFiles.AttRecord r = files.record(ownerId);
+                if (r == null) return false;
+                for (Element x : r.elements()) if (x.set().equals(e.set()) && x.key().equals(e.key())) return true;
+                return false;
+            }
+
+            @Override
+            public String comment(String ownerId) {
+                StateFiles.AttRecord r = files.record(ownerId);
+                return r == null ? null : r.owner().comment();
+            }
+        };
     }
 
     private static void checkDistinct(List<Element> elements) {
@@ -334,17 +371,5 @@ import java.util.function.Predicate;
         if (now.equals(was)) return;
         if (was != null) files.dropOwnership();
         files.recordCookie(now);
-    }
-
-    /** The value the key holds now per our records, or null when nobody holds it. */
-    private String heldValue(Element e) {
-        String[] k = files.readKey(e);
-        if (k == null || e.value() == null) return null;
-        return k[1].isEmpty() ? null : k[1];
-    }
-
-    private boolean ownedBy(Element e, Owner o) {
-        String[] k = files.readKey(e);
-        return k != null && k[0].equals(o.id());
     }
 }

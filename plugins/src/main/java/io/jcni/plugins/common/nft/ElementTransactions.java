@@ -8,7 +8,6 @@ import io.jcni.linux.nft.Nft;
 import io.jcni.linux.nft.NftException;
 import io.jcni.plugins.common.nft.ElementStore.Element;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Element changes of one table as nf_tables transactions over netlink: the batch (pure, its size
@@ -32,14 +31,17 @@ final class ElementTransactions {
     }
 
     /**
+     * One element to put in place: {@code held} is the value its key is believed to hold now (null:
+     * nobody holds it), {@code comment} names its owner.
+     */
+    record Put(Element element, String held, String comment) {}
+
+    /**
      * The element changes of a transaction, for netlink: the structure's own elements (added, never
      * removed), tolerant removals ({@code add K : V; delete K}), then additions that replace
      * whatever holds the key ({@code add K : HELD; delete K; add K : V}). Pure.
-     *
-     * @param add each element to add, with the value the key is believed to hold now (the new
-     *            value when nobody holds it)
      */
-    static NftBatch batch(String table, Skeleton skel, String comment, List<Element> remove, Map<Element, String> add) {
+    static NftBatch batch(String table, Skeleton skel, List<Element> remove, List<Put> puts) {
         Family family = Family.of(table.substring(0, table.indexOf(' ')));
         String name = table.substring(table.indexOf(' ') + 1);
         NftBatch b = new NftBatch();
@@ -49,13 +51,13 @@ final class ElementTransactions {
             b.addElement(family, name, e.set(), key, skel.data(table, e, e.value()), null, text(e, e.value()));
             b.deleteElement(family, name, e.set(), key, e.key());
         }
-        for (var en : add.entrySet()) {
-            Element e = en.getKey();
-            String held = en.getValue() == null ? e.value() : en.getValue();
+        for (Put p : puts) {
+            Element e = p.element();
+            String held = p.held() == null ? e.value() : p.held();
             byte[] key = skel.key(table, e);
             b.addElement(family, name, e.set(), key, skel.data(table, e, held), null, text(e, held));
             b.deleteElement(family, name, e.set(), key, e.key());
-            b.addElement(family, name, e.set(), key, skel.data(table, e, e.value()), comment, text(e, e.value()));
+            b.addElement(family, name, e.set(), key, skel.data(table, e, e.value()), p.comment(), text(e, e.value()));
         }
         return b;
     }
@@ -67,14 +69,26 @@ final class ElementTransactions {
     /**
      * Sends {@code batch} over netlink once {@code skel}'s structure is in place ({@link
      * StructureCache}). If the kernel says a table or set is missing (ENOENT: a reboot, {@code nft
-     * flush ruleset}), the structure is applied again and the batch resent once.
+     * flush ruleset}), the structure is applied again and the batch resent once. If it says a key
+     * holds another value (EEXIST, EBUSY before 6.x) and {@code applied} is given, that batch is
+     * sent instead: the same changes written for a transaction that went through before a crash
+     * kept its records from being written; if it is refused too, the first error is thrown.
      */
-    void apply(Skeleton skel, NftBatch batch) {
+    void apply(Skeleton skel, NftBatch batch, NftBatch applied) {
         boolean fresh = structures.ensure(skel);
         try (NfTables t = nft.tables()) {
             try {
                 t.apply(batch);
             } catch (NftException e) {
+                if (e.errno() == Errno.EEXIST || e.errno() == Errno.EBUSY) {
+                    if (applied == null) throw e;
+                    try {
+                        t.apply(applied);
+                        return;
+                    } catch (NftException again) {
+                        throw e;
+                    }
+                }
                 if (fresh || e.errno() != Errno.ENOENT) throw e;
                 structures.forget();
                 structures.ensure(skel);

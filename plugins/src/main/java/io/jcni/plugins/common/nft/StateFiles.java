@@ -98,15 +98,41 @@ final class StateFiles {
     // ---- attachment records: att/SCOPE/NET/CID@IFNAME, JSON with the owner and its elements
 
     private Path attFile(Owner o) {
-        return dir.resolve("att").resolve(o.id());
+        return attFile(o.id());
+    }
+
+    private Path attFile(String ownerId) {
+        return dir.resolve("att").resolve(ownerId);
     }
 
     /** The elements {@code o}'s record lists, or an empty list. */
     List<Element> read(Owner o) {
         String s = readOrNull(attFile(o), StandardCharsets.UTF_8);
-        if (s == null) return List.of();
+        return s == null ? List.of() : elements(Json.parseObject(s));
+    }
+
+    /** An attachment's record: who it is and the elements it lists. */
+    record AttRecord(Owner owner, List<Element> elements) {}
+
+    /** The record of the attachment with {@code ownerId} ({@code Owner#id()}), or null when there is none or it is damaged. */
+    AttRecord record(String ownerId) {
+        String s = readOrNull(attFile(ownerId), StandardCharsets.UTF_8);
+        if (s == null) return null;
+        try {
+            Map<String, Object> m = Json.parseObject(s);
+            if (m.get("scope") instanceof String scope && m.get("network") instanceof String net
+                    && m.get("containerId") instanceof String id && m.get("ifname") instanceof String ifname) {
+                return new AttRecord(new Owner(scope, net, id, ifname), elements(m));
+            }
+        } catch (Json.JsonException | ClassCastException e) {
+            // damaged: no claimant we can name
+        }
+        return null;
+    }
+
+    private static List<Element> elements(Map<String, Object> record) {
         List<Element> out = new ArrayList<>();
-        Object els = Json.parseObject(s).get("elements");
+        Object els = record.get("elements");
         if (els instanceof List<?> l) {
             for (Object x : l) {
                 if (x instanceof List<?> t && t.size() >= 2) {
@@ -191,7 +217,7 @@ final class StateFiles {
         return null;
     }
 
-    // ---- key records: key/SET/KEY, "OWNER-ID\nVALUE": who holds a key now
+    // ---- key records: key/SET/KEY, the key's claims in order ({@link KeyClaims})
 
     private Path keyFile(Element e) {
         // Sets of TABLE keep their historical directory; another table's are prefixed with its name.
@@ -199,26 +225,15 @@ final class StateFiles {
         return dir.resolve("key").resolve(fileName(enc(set))).resolve(fileName(enc(e.key())));
     }
 
-    /** {owner id, value} of the key's holder, or null when nobody holds it. */
-    String[] readKey(Element e) {
-        String s = readOrNull(keyFile(e), StandardCharsets.UTF_8);
-        if (s == null) return null;
-        int nl = s.indexOf('\n');
-        return nl < 0 ? new String[] {s, ""} : new String[] {s.substring(0, nl), s.substring(nl + 1)};
+    /** The claims of {@code e}'s key ({@link KeyClaims#NONE} when nobody claims it). */
+    KeyClaims readClaims(Element e) {
+        return KeyClaims.parse(readOrNull(keyFile(e), StandardCharsets.UTF_8));
     }
 
-    void writeKey(Element e, Owner o) {
-        atomicWrite(keyFile(e), o.id() + "\n" + (e.value() == null ? "" : e.value()));
-    }
-
-    /** Puts back a key record as {@link #readKey} read it (null: nobody held it). */
-    void restoreKey(Element e, String[] held) {
-        if (held == null) deleteKey(e);
-        else atomicWrite(keyFile(e), held[0] + "\n" + held[1]);
-    }
-
-    void deleteKey(Element e) {
-        deleteWithTemporary(keyFile(e));
+    /** Records the claims of {@code e}'s key; none removes the record. */
+    void writeClaims(Element e, KeyClaims claims) {
+        if (claims.isEmpty()) deleteWithTemporary(keyFile(e));
+        else atomicWrite(keyFile(e), claims.format());
     }
 
     /**

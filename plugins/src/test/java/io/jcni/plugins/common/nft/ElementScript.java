@@ -1,6 +1,7 @@
 package io.jcni.plugins.common.nft;
 
 import io.jcni.plugins.common.nft.ElementStore.Element;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -20,6 +21,13 @@ public final class ElementScript {
      */
     public static String script(String skeleton, String comment, List<Element> remove, Map<Element, String> add) {
         return script(ElementStore.TABLE, skeleton, comment, remove, add);
+    }
+
+    /** The additions of {@link #script}, all with {@code comment}, for {@link ElementTransactions#batch}. */
+    public static List<ElementTransactions.Put> puts(String comment, Map<Element, String> add) {
+        List<ElementTransactions.Put> out = new ArrayList<>();
+        add.forEach((e, held) -> out.add(new ElementTransactions.Put(e, held, comment)));
+        return out;
     }
 
     /** {@link #script(String, String, List, Map)} for the elements of {@code table}. */
