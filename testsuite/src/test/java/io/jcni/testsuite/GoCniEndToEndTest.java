@@ -210,26 +210,37 @@ class GoCniEndToEndTest {
      */
     @Test
     void twoPodsOnOneHostPortTheFirstKeepsItAndARemoveLeavesTheOther() throws Exception {
+        twoPodsOnOneHostPort(jcni.bin);
+    }
+
+    /** The same calls to the reference plugins (/usr/lib/cni, portmap 1.1.1 on iptables): the behaviour jcni keeps. */
+    @Test
+    void theReferencePluginsShareAHostPortTheSameWay() throws Exception {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/lib/cni/portmap")), "reference plugins not installed");
+        twoPodsOnOneHostPort(Path.of("/usr/lib/cni"));
+    }
+
+    private static void twoPodsOnOneHostPort(Path binDir) throws Exception {
         try (World w = new World()) {
             Net net = Net.create(w);
             String first = "first" + w.id + "=" + w.container(0);
             String second = "second" + w.id + "=" + w.container(1);
-            net.setup(List.of(first));
-            net.setup(List.of(second));
+            net.setup(binDir, List.of(first));
+            net.setup(binDir, List.of(second));
             List<Process> servers = new ArrayList<>();
             try {
                 for (String pod : List.of(first, second)) servers.add(httpd(w, pod));
                 String gateway = net.subnetPrefix + "1";
                 assertEquals(page(first), curl(w, gateway, net.hostPort), "the first pod keeps the port");
 
-                assertEquals(0, net.call("remove", List.of(second)).rc());
+                assertEquals(0, net.call(binDir, "remove", List.of(second)).rc());
                 assertEquals(page(first), curl(w, gateway, net.hostPort), "Remove of the second leaves the first");
-                net.setup(List.of(second));
+                net.setup(binDir, List.of(second));
                 assertEquals(page(first), curl(w, gateway, net.hostPort), "a second setup of the second changes nothing");
 
-                assertEquals(0, net.call("remove", List.of(first)).rc());
+                assertEquals(0, net.call(binDir, "remove", List.of(first)).rc());
                 assertEquals(page(second), curl(w, gateway, net.hostPort), "Remove of the first hands the port on");
-                assertEquals(0, net.call("remove", List.of(second)).rc());
+                assertEquals(0, net.call(binDir, "remove", List.of(second)).rc());
                 assertFalse(net.nftTable().contains("tcp . " + net.hostPort + " "), net.nftTable());
             } finally {
                 for (Process p : servers) {

@@ -21,8 +21,8 @@ import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
- * Set and map elements in jcni's nftables table, each owned by one attachment, added and removed
- * without ever reading the ruleset.
+ * Set and map elements in jcni's nftables table, each held by one attachment at a time, added and
+ * removed without ever reading the ruleset.
  *
  * <p><b>Why not read nft.</b> nft 1.0.6 loads the whole table before {@code get element},
  * {@code list ...} or even {@code list tables} (measured: 5 ms with an empty map, 30 ms with
@@ -30,12 +30,13 @@ import java.util.function.Predicate;
  * {@code add/delete element} to hash sets and maps do not. (Interval sets with concatenated keys
  * do: the kernel's pipapo backend rebuilds its lookup tables on every commit, measured 2 ms to
  * 30 ms per transaction from 0 to 4,000 elements; so per-attachment data never goes into them.)
- * So ownership lives here, in small files, and every change is one write-only transaction whose size depends only on the attachment's own elements, sent to
- * nf_tables over netlink ({@link ElementTransactions}); {@code nft -f} only puts a feature's structure in place
- * when it is not in force ({@link StructureCache}).
+ * So ownership lives here, in small files, and every change is one write-only transaction whose
+ * size depends only on the attachment's own elements, sent to nf_tables over netlink
+ * ({@link ElementTransactions}); {@code nft -f} only puts a feature's structure in place when it is
+ * not in force ({@link StructureCache}).
  *
- * <p><b>Layout</b> ({@link StateFiles}) (one directory per network namespace, named by its inode, so state for a test
- * namespace never mixes with the host's; the host's init namespace has a fixed inode; inodes of
+ * <p><b>Layout</b> ({@link StateFiles}: one directory per network namespace, named by its inode, so
+ * state for a test namespace never mixes with the host's; the host's init namespace has a fixed inode; inodes of
  * namespaces that are gone are reused, so the directory also records the namespace's cookie, and
  * state found under another cookie is dropped; the directory of a namespace that is gone for good
  * is removed by the next {@link #gc} under the same base, see {@link ElementGc}):
