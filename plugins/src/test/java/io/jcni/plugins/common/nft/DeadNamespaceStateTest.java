@@ -103,7 +103,7 @@ class DeadNamespaceStateTest {
         Files.createDirectories(d.resolve("key/set"));
         Files.writeString(d.resolve("att/portmap/net/c@eth0"), "{}");
         Files.writeString(d.resolve("key/set/k"), "portmap/net/c@eth0\n");
-        Files.writeString(d.resolve(ElementStore.COOKIE_FILE), cookie);
+        Files.writeString(d.resolve(StateFiles.COOKIE_FILE), cookie);
         Files.writeString(d.resolve("lock"), "");
         return d;
     }
