@@ -106,7 +106,7 @@ public final class ResultCache {
         Path f = file(network, containerId, ifName);
         String text;
         try {
-            text = Files.readString(f, StandardCharsets.UTF_8);
+            text = DirectoryFile.readUtf8(f.getParent(), f, ENTRY_LIMIT);
         } catch (NoSuchFileException ex) {
             return Optional.empty();
         } catch (IOException ex) {
@@ -120,6 +120,9 @@ public final class ResultCache {
     }
 
     private static final String TMP_MARK = ".tmp-";
+
+    /** A cache entry is a config and a result: a few KiB; a file far larger is not one of ours. */
+    static final int ENTRY_LIMIT = 4 << 20;
 
     /**
      * Removes the temporary files of writers that are no longer running (a runtime killed inside
@@ -195,7 +198,7 @@ public final class ResultCache {
         List<CacheEntry> out = new ArrayList<>();
         for (Path f : files) {
             try {
-                Object v = Json.parse(Files.readString(f, StandardCharsets.UTF_8));
+                Object v = Json.parse(DirectoryFile.readUtf8(f.getParent(), f, ENTRY_LIMIT));
                 if (!(v instanceof Map<?, ?> m) || !CacheEntry.KIND.equals(m.get("kind"))) continue;
                 CacheEntry e = CacheEntry.fromJson(Json.asObject(m), f.toString());
                 if (containerId != null && !containerId.isEmpty() && !e.containerId().equals(containerId)) continue;
