@@ -225,6 +225,18 @@ public final class Checks {
                             .orElse("delete the elements commented \"" + o.comment()
                                     + "\" from table " + nftTable(o) + " (nft -a list table " + nftTable(o) + " shows them)")));
         }
+        for (NodeFacts.Unread u : f.unread()) {
+            if (u.malformed()) {
+                out.add(new Finding(Severity.WARN, "leftovers", u.path().toString(), u.path() + " in " + u.what()
+                        + " is not state jcni can read (" + u.reason() + "); it was skipped, and no runtime should find it there",
+                        "look at it and remove it: rm " + u.path()));
+            } else {
+                boolean denied = u.reason().contains("permission denied");
+                out.add(new Finding(Severity.WARN, "leftovers", u.path().toString(), "could not read " + u.what() + " in "
+                        + u.path() + " (" + u.reason() + "): leftovers there were not checked",
+                        denied ? "run jcni doctor as root" : "check " + u.path()));
+            }
+        }
         if (out.size() == before) {
             out.add(Finding.ok("leftovers", "state", f.cached().size() + " cached attachment(s), " + f.allocations().size()
                     + " allocation(s), " + f.links().size() + " jcni link(s), " + f.nftOwners().size()
