@@ -175,10 +175,12 @@ public final class DiskStore implements Store {
     @Override
     public Optional<IpAddr> lastReservedIp(String rangeId) throws IOException {
         try {
-            String s = Files.readString(dir.resolve(LAST_IP_FILE_PREFIX + rangeId), StandardCharsets.UTF_8);
+            String s = Reservations.readSmall(dir.resolve(LAST_IP_FILE_PREFIX + rangeId), 256);
             return Optional.ofNullable(IpAddr.tryParse(s.strip()));
         } catch (NoSuchFileException e) {
             return Optional.empty();
+        } catch (IOException e) {
+            return Optional.empty(); // only where the search starts: a FIFO or junk there must not stop ADD
         }
     }
 

@@ -75,14 +75,19 @@ public final class Reservations {
      * someone else), without blocking on a FIFO and never more than {@link #LIMIT} bytes.
      */
     static String read(Path f) throws IOException {
+        return ReservationFormat.trimSpace(readSmall(f, LIMIT));
+    }
+
+    /** A small state file of host-local's, as {@link #read} reads it: regular, no symlink, non-blocking, bounded. */
+    static String readSmall(Path f, int limit) throws IOException {
         BasicFileAttributes a = Files.readAttributes(f, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-        if (a.isSymbolicLink()) throw new IOException("is a symlink, not a reservation file the plugin wrote; not read");
+        if (a.isSymbolicLink()) throw new IOException("is a symlink, not a file the plugin wrote; not read");
         if (!a.isRegularFile()) throw new IOException("is not a regular file; not read");
         try {
-            return ReservationFormat.trimSpace(new String(SmallFile.read(f, LIMIT), StandardCharsets.UTF_8));
+            return new String(SmallFile.read(f, limit), StandardCharsets.UTF_8);
         } catch (ErrnoException e) {
             if (e.errno() == Errno.ENOENT) throw new NoSuchFileException(f.toString());
-            if (e.errno() == Errno.EFBIG) throw new IOException("is larger than " + LIMIT + " bytes; not read");
+            if (e.errno() == Errno.EFBIG) throw new IOException("is larger than " + limit + " bytes; not read");
             throw new IOException(Errno.message(e.errno()).toLowerCase(java.util.Locale.ROOT));
         }
     }
