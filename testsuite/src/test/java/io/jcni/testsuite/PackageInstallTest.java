@@ -105,6 +105,11 @@ class PackageInstallTest {
             assertEquals(FOREIGN_SCRIPT, Files.readString(FOREIGN_BRIDGE.resolveSibling("bridge.distrib")), "the foreign bridge is kept");
             assertTrue(Files.mismatch(FOREIGN_BRIDGE, Path.of("/opt/jcni/bin/jcni-shim")) < 0, "/opt/cni/bin/bridge is jcni's shim");
             assertEquals(FOREIGN_SCRIPT, Files.readString(FOREIGN_PLUGIN), "a plugin jcni does not have is left alone");
+            // Again (an upgrade to the same version): the diversions stand, nothing foreign is moved twice.
+            Sh.Run again = inMnt(600, null, "dpkg", "-i", deb.toString()).ok();
+            assertFalse((again.out() + again.err()).contains("is kept as"), again.err());
+            assertEquals(FOREIGN_SCRIPT, Files.readString(FOREIGN_BRIDGE.resolveSibling("bridge.distrib")), "still kept after a reinstall");
+            assertTrue(Files.mismatch(FOREIGN_BRIDGE, Path.of("/opt/jcni/bin/jcni-shim")) < 0, "/opt/cni/bin/bridge is still jcni's");
             assertTrue(Files.isRegularFile(Path.of("/opt/jcni/lib/jcni.aot")), "postinst made the AOT cache");
             assertFalse(Files.exists(Path.of("/run/jcni/jcnid.sock")), "the package starts no daemon");
 
