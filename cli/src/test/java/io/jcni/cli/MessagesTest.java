@@ -129,6 +129,12 @@ class MessagesTest {
                 r.out());
         assertTrue(r.out().contains("fix: run jcni doctor as root"), r.out());
         assertFalse(r.out().contains("every one belongs to a live attachment"), r.out());
+
+        Files.setPosixFilePermissions(conf, PosixFilePermissions.fromString("rwx------"));
+        r = jcniAsNobody("doctor", "--no-kernel", "--socket", tmp.resolve("none.sock").toString());
+        assertEquals(1, r.rc(), r.toString());
+        assertTrue(r.out().contains("FAIL  config    could not read the configuration directory " + conf + " (permission denied)"), r.out());
+        assertFalse(r.out().contains("holds no network configuration"), r.out());
     }
 
     @Test

@@ -128,6 +128,13 @@ public final class Checks {
 
     private static void config(NodeFacts f, List<Finding> out) {
         Path dir = f.confDir();
+        for (NodeFacts.Unread u : f.unread()) {
+            if (!u.path().equals(dir) || !u.what().equals(NodeProbe.CONF_DIR)) continue;
+            out.add(new Finding(Severity.FAIL, "config", dir.toString(), "could not read the configuration directory " + dir + " ("
+                    + u.reason() + "): networks, plugins and addresses were not checked",
+                    u.reason().contains("permission denied") ? "run jcni doctor as root" : "make " + dir + " a readable directory"));
+            return;
+        }
         if (!f.confDirExists()) {
             out.add(new Finding(Severity.WARN, "config", dir.toString(), "the configuration directory " + dir
                     + " does not exist: a runtime finds no network", "mkdir -p " + dir + " and put a .conflist in it"));
@@ -226,6 +233,7 @@ public final class Checks {
                                     + "\" from table " + nftTable(o) + " (nft -a list table " + nftTable(o) + " shows them)")));
         }
         for (NodeFacts.Unread u : f.unread()) {
+            if (u.what().equals(NodeProbe.CONF_DIR)) continue; // reported under config
             if (u.malformed()) {
                 out.add(new Finding(Severity.WARN, "leftovers", u.path().toString(), u.path() + " in " + u.what()
                         + " is not state jcni can read (" + u.reason() + "); it was skipped, and no runtime should find it there",

@@ -48,6 +48,8 @@ public final class NodeProbe {
     /** Where host-local keeps allocations when the config names no dataDir (the reference's default). */
     static final Path HOST_LOCAL_DEFAULT = Path.of("/var/lib/cni/networks");
     private static final int EOPNOTSUPP = 95;
+    /** How an unreadable conf dir is named in {@link Unread#what()}; {@link Checks} reports it under "config". */
+    static final String CONF_DIR = "the configuration directory";
 
     /** What to look at. */
     public record Options(Path confDir, List<Path> cniPath, Path cacheDir, Path socket, Path nftStateBase, boolean kernel) {}
@@ -62,14 +64,21 @@ public final class NodeProbe {
         List<Allocation> allocations = new ArrayList<>();
         List<Unread> unread = new ArrayList<>();
         if (confExists) {
-            listing = ConfigLoader.list(o.confDir());
+            try {
+                listing = ConfigLoader.list(o.confDir());
+            } catch (CniException e) {
+                // A directory this user may not list (a root-only conf dir): said, not thrown.
+                String reason = e.getCause() instanceof java.nio.file.AccessDeniedException ? "permission denied" : e.details();
+                unread.add(new Unread(o.confDir(), CONF_DIR, reason.isEmpty() ? e.msg() : reason, false));
+                listing = new ConfigLoader.Listing(o.confDir(), List.of(), List.of());
+            }
             for (ConfigLoader.Skipped s : listing.skipped()) bad.add(new NodeFacts.BadFile(s.file(), s.reason()));
             for (ConfigLoader.Network n : listing.networks()) {
                 networks.add(network(n, o.cniPath()));
                 allocations.addAll(allocations(n, unread));
             }
         } else if (Files.exists(o.confDir())) {
-            unread.add(new Unread(o.confDir(), "the configuration directory", "not a directory", false));
+            unread.add(new Unread(o.confDir(), CONF_DIR, "not a directory", false));
         }
         List<Cached> cached = cached(o.cacheDir(), unread);
         return new NodeFacts(o.kernel() ? kernel() : List.of(), netlink(), nft(), o.confDir(), confExists, networks, bad,
