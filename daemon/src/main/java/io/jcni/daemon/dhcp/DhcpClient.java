@@ -112,6 +112,7 @@ public final class DhcpClient {
         Map<Integer, byte[]> opts = new LinkedHashMap<>();
         opts.put(DhcpOptions.MESSAGE_TYPE, new byte[] {(byte) type});
         opts.put(DhcpOptions.CLIENT_ID, id.clientIdOption());
+        opts.put(DhcpOptions.MAX_MESSAGE_SIZE, new byte[] {(byte) (Transport.MAX_MESSAGE >>> 8), (byte) Transport.MAX_MESSAGE});
         byte[] prl = new byte[id.requested().size()];
         for (int i = 0; i < prl.length; i++) prl[i] = id.requested().get(i).byteValue();
         if (prl.length > 0) opts.put(DhcpOptions.PARAMETER_REQUEST_LIST, prl);
@@ -124,17 +125,24 @@ public final class DhcpClient {
         return new DhcpMessage(DhcpMessage.BOOTREQUEST, xid, 0, flags, ciaddr, null, null, null, id.mac(), opts);
     }
 
-    /** Sends {@code m} until a reply that {@code wanted} accepts comes, or the deadline passes. */
+    /**
+     * Sends {@code m} until a reply that {@code wanted} accepts comes, or the deadline passes. A
+     * reply meant for this exchange (its xid and chaddr) that cannot be read, too long or broken,
+     * is not a reply, but it is what the failure names: "no offer" would send someone looking for
+     * a server that did answer.
+     */
     private DhcpMessage exchange(DhcpMessage m, byte[] to, Predicate<DhcpMessage> wanted, long deadline, String failure)
             throws DhcpException {
         byte[] bytes = m.encode();
         long wait = FIRST_RESEND_MILLIS;
         int sent = 0;
+        String unreadable = null;
         while (true) {
             long now = clockMillis.getAsLong();
             if (now >= deadline) {
-                throw new DhcpException(DhcpException.Kind.TIMEOUT, failure + " within the timeout ("
-                        + DhcpOptions.typeName(m.type()) + " sent " + sent + (sent == 1 ? " time)" : " times)"));
+                String times = " (" + DhcpOptions.typeName(m.type()) + " sent " + sent + (sent == 1 ? " time)" : " times)");
+                if (unreadable != null) throw new DhcpException(DhcpException.Kind.UNREADABLE, unreadable + times);
+                throw new DhcpException(DhcpException.Kind.TIMEOUT, failure + " within the timeout" + times);
             }
             transport.send(to, bytes);
             sent++;
@@ -143,13 +151,22 @@ public final class DhcpClient {
             while (true) {
                 long left = resendAt - clockMillis.getAsLong();
                 if (left <= 0) break;
-                byte[] raw = transport.receive(left);
+                Transport.Received raw = transport.receive(left);
                 if (raw == null) continue;
                 DhcpMessage reply;
                 try {
-                    reply = DhcpMessage.decode(raw);
+                    if (raw.truncated()) {
+                        throw new IllegalArgumentException("a message of " + raw.length() + " bytes, longer than the "
+                                + Transport.MAX_MESSAGE + " this client accepts (option 57)");
+                    }
+                    reply = DhcpMessage.decode(raw.data());
                 } catch (IllegalArgumentException e) {
-                    continue; // not DHCP, or broken: not ours
+                    DhcpMessage.Glimpse g = DhcpMessage.glimpse(raw.data());
+                    if (g != null && g.op() == DhcpMessage.BOOTREPLY && g.xid() == m.xid() && Arrays.equals(g.chaddr(), id.mac())) {
+                        unreadable = "unreadable " + (g.type() == 0 ? "reply" : DhcpOptions.typeName(g.type())) + " from "
+                                + ip(raw.from()) + ": " + e.getMessage();
+                    }
+                    continue; // not DHCP, or broken: not ours to use
                 }
                 if (reply.op() == DhcpMessage.BOOTREPLY && Arrays.equals(reply.chaddr(), id.mac()) && wanted.test(reply)) return reply;
             }

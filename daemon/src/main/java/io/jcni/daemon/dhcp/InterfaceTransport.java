@@ -92,8 +92,9 @@ final class InterfaceTransport implements Transport {
     }
 
     @Override
-    public byte[] receive(long millis) {
-        return socket.receive((int) Math.min(Integer.MAX_VALUE, Math.max(1, millis)));
+    public Received receive(long millis) {
+        UdpSocket.Datagram d = socket.receive((int) Math.min(Integer.MAX_VALUE, Math.max(1, millis)), MAX_MESSAGE);
+        return d == null ? null : new Received(d.from(), d.data(), d.length());
     }
 
     @Override
