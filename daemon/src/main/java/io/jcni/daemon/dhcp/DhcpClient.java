@@ -93,19 +93,31 @@ public final class DhcpClient {
      * broadcast when the interface has no route to that server any more.
      */
     public void release(IpAddr address, IpAddr server) {
+        byte[] m = releaseMessage(address, server);
+        try {
+            transport.send(server.bytes(), m);
+        } catch (RuntimeException e) {
+            // No route to the server: the interface lost its address (or never got one) before DEL.
+            // A broadcast still leaves through the device, and the server id tells servers whose lease it is.
+            transport.send(Transport.BROADCAST, m);
+        }
+    }
+
+    /**
+     * RELEASE by broadcast, for an address the interface has not been given: a unicast from an
+     * interface without an address may wait on ARP and never leave.
+     */
+    public void releaseUnconfigured(IpAddr address, IpAddr server) {
+        transport.send(Transport.BROADCAST, releaseMessage(address, server));
+    }
+
+    private byte[] releaseMessage(IpAddr address, IpAddr server) {
         Map<Integer, byte[]> opts = new LinkedHashMap<>();
         opts.put(DhcpOptions.MESSAGE_TYPE, new byte[] {DhcpOptions.RELEASE});
         opts.put(DhcpOptions.SERVER_ID, server.bytes());
         opts.put(DhcpOptions.CLIENT_ID, id.clientIdOption());
-        DhcpMessage m = new DhcpMessage(DhcpMessage.BOOTREQUEST, random.nextInt(), 0, 0, address.bytes(), null, null, null,
-                id.mac(), opts);
-        try {
-            transport.send(server.bytes(), m.encode());
-        } catch (RuntimeException e) {
-            // No route to the server: the interface lost its address (or never got one) before DEL.
-            // A broadcast still leaves through the device, and the server id tells servers whose lease it is.
-            transport.send(Transport.BROADCAST, m.encode());
-        }
+        return new DhcpMessage(DhcpMessage.BOOTREQUEST, random.nextInt(), 0, 0, address.bytes(), null, null, null,
+                id.mac(), opts).encode();
     }
 
     private Map<Integer, byte[]> options(int type) {

@@ -136,7 +136,7 @@ public final class DhcpLeases implements AutoCloseable {
                     // The server holds the address for us now: give it back rather than leave it allocated.
                     IpAddr server = DhcpOptions.firstAddress(ack.option(DhcpOptions.SERVER_ID));
                     IpAddr granted = new IpAddr(ack.yiaddr());
-                    if (server != null) c.release(granted, server);
+                    if (server != null) c.releaseUnconfigured(granted, server);
                     String by = server == null ? "the DHCP server" : "the DHCP server " + server;
                     throw new DhcpException(e.kind(), e.kind() == DhcpException.Kind.ZERO_LEASE
                             ? by + " granted " + granted + " for 0 seconds (option 51): refused" + (server == null ? "" : " and released")
@@ -302,7 +302,7 @@ public final class DhcpLeases implements AutoCloseable {
                     // The container keeps the address the runtime was given; jcnid cannot hold that one, and will not
                     // hold another in its name. The new address goes back to the server.
                     IpAddr grantor = DhcpOptions.firstAddress(ack.option(DhcpOptions.SERVER_ID));
-                    if (grantor != null) c.release(granted, grantor);
+                    if (grantor != null) c.releaseUnconfigured(granted, grantor);
                     lose(l, "lost address=" + l.address() + " reason=" + quote("the server now grants " + granted
                             + " instead (network renumbered?); released " + granted + "; the container must be recreated"));
                     return;
