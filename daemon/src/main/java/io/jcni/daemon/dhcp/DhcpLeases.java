@@ -19,8 +19,11 @@ import java.util.random.RandomGenerator;
 
 /**
  * The leases jcnid holds: acquired on ADD, renewed on timers at T1 (unicast to their server) and
- * T2 (broadcast), persisted after every change and reloaded on start, so a restarted jcnid goes
- * on renewing them (the reference daemon keeps them in memory only), and released on DEL or GC.
+ * T2 (broadcast), persisted when they change (see {@link #persistIfChanged}) and reloaded on
+ * start, so a restarted jcnid goes on renewing them (the reference daemon keeps them in memory
+ * only), and released on DEL or GC. A lease the server takes back or moves to another address is
+ * given up and its interface set down (see {@link #lose}): the container never goes on with an
+ * address jcnid does not hold.
  *
  * <p>Exchanges block (up to their timeout), and open their socket inside the container's
  * namespace, so they run on platform threads: those of the ADD/DEL connection, or of the small
@@ -207,9 +210,23 @@ public final class DhcpLeases implements AutoCloseable {
     private void schedule(Lease l, long atMillis) {
         if (atMillis == Long.MAX_VALUE) return; // an infinite lease
         long delay = Math.max(0, atMillis - clock.getAsLong());
-        ScheduledFuture<?> f = timer.schedule(() -> maintain(l.clientId()), delay, TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> f = timer.schedule(() -> maintainOrRetry(l), delay, TimeUnit.MILLISECONDS);
         ScheduledFuture<?> old = timers.put(l.clientId(), f);
         if (old != null && old != f) old.cancel(false);
+    }
+
+    /** A timer's task must not die silently (the executor would swallow it, and the lease would never be renewed again). */
+    private void maintainOrRetry(Lease l) {
+        try {
+            maintain(l.clientId());
+        } catch (Throwable t) {
+            logLine(l, "maintain_failed error=" + quote(String.valueOf(t)) + " retry_in=60s");
+            try {
+                if (leases.get(l.clientId()) != null) schedule(l, clock.getAsLong() + 60_000);
+            } catch (Throwable ignored) {
+                // the executor itself is gone: jcnid is stopping
+            }
+        }
     }
 
     /** One timer firing: renew, rebind or expire, as the lease's times say; then the next timer. */

@@ -46,6 +46,7 @@ import jdk.net.ExtendedSocketOptions;
  * {"op":"gc","network":..,"valid":[["containerId","ifname"],..]}       -> {"ok":true,"released":n}
  * {"op":"status"}                                                      -> {"ok":true,"leases":n}
  * any failure                                                          -> {"ok":false,"error":"..."}
+ * too many requests waiting                                            -> {"ok":false,"error":"...","busy":true}
  * </pre>
  * Only peers of jcnid's own user (root) are served.
  *
@@ -270,7 +271,9 @@ public final class DhcpService implements DaemonService {
                 return;
             }
             if (!waiting.offer(req)) {
-                reply(req.ch(), error("jcnid's DHCP service is busy: " + MAX_WAITING + " requests are waiting; try again"));
+                Map<String, Object> busy = error("jcnid's DHCP service is busy: " + MAX_WAITING + " requests are waiting; try again");
+                busy.put("busy", true);
+                reply(req.ch(), busy);
             }
         }
 

@@ -79,6 +79,36 @@ class DhcpHostileServerTest {
     }
 
     @Test
+    void aOneSecondLeaseIsRenewedInTimeAndAnInfiniteOneNever() throws Exception {
+        byte[] second = {10, 77, 0, 51};
+        try (DnsmasqWorld w = new DnsmasqWorld()) {
+            w.startJcnid();
+            String a = w.container(), b = w.container();
+            Map<Integer, byte[]> oneSecond = ScriptedDhcpServer.options(SERVER, 1, -1, -1);
+            Map<Integer, byte[]> infinite = ScriptedDhcpServer.options(SERVER, 0xffffffffL, -1, -1);
+            try (ScriptedDhcpServer s = server(w, (m, srv) -> {
+                byte[] cid = m.option(DhcpOptions.CLIENT_ID);
+                boolean inf = new String(cid, StandardCharsets.UTF_8).contains("forever/");
+                return srv.grant(m, inf ? second : FIRST, inf ? infinite : oneSecond);
+            })) {
+                DhcpDnsmasqTest.configure(a, w.plugin("ADD", "short", a, conf(w)));
+                DhcpDnsmasqTest.configure(b, w.plugin("ADD", "forever", b, conf(w)));
+                Thread.sleep(4000);
+                List<ScriptedDhcpServer.Received> extensions = s.received(DhcpOptions.REQUEST).stream()
+                        .filter(r -> !Arrays.equals(r.message().ciaddr(), DhcpMessage.ZERO)).toList();
+                assertTrue(extensions.stream().allMatch(r -> Arrays.equals(r.message().ciaddr(), FIRST)),
+                        "the infinite lease is never renewed");
+                assertTrue(extensions.size() >= 4, "the 1 s lease renewed every half second: " + extensions.size());
+                assertTrue(up(a) && up(b), link(a) + link(b));
+                String st = status(w);
+                assertTrue(st.contains(" leases=2 "), st + DnsmasqWorld.read(w.jcnidLog()));
+                assertEquals(0, w.plugin("DEL", "short", a, conf(w)).exit());
+                assertEquals(0, w.plugin("DEL", "forever", b, conf(w)).exit());
+            }
+        }
+    }
+
+    @Test
     void afterRenumberingTheContainerIsNotLeftOnAnAddressJcnidDoesNotHold() throws Exception {
         byte[] renumbered = {10, 77, 0, (byte) 150};
         try (DnsmasqWorld w = new DnsmasqWorld()) {
