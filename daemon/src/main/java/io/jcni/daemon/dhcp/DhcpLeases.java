@@ -153,6 +153,7 @@ public final class DhcpLeases implements AutoCloseable {
                 throw e;
             }
             recorded.put(id, lease);
+            unconfirmed.remove(id);
             leases.put(id, lease);
             schedule(lease, lease.times().renewAt());
             logLine(lease, "acquired address=" + lease.address() + " server=" + lease.server() + " renew_at="

@@ -132,8 +132,9 @@ public final class DhcpService implements DaemonService {
         private UserPrincipal owner;
         private volatile long tick = System.nanoTime();
         private volatile boolean closed;
-        /** {@link #IO_TIMEOUT_MILLIS}, shorter in tests. */
+        /** {@link #IO_TIMEOUT_MILLIS} and {@link #WAIT_STALL_MILLIS}, shorter in tests. */
         long ioTimeoutMillis = IO_TIMEOUT_MILLIS;
+        long waitStallMillis = WAIT_STALL_MILLIS;
 
         /** A connection's request line as it comes in, and when it must have come. */
         private static final class Reading {
@@ -407,7 +408,7 @@ public final class DhcpService implements DaemonService {
             Request oldest = waiting.peek();
             if (oldest != null) {
                 long waited = (System.nanoTime() - oldest.since()) / 1_000_000;
-                if (waited > WAIT_STALL_MILLIS) {
+                if (waited > waitStallMillis) {
                     return waiting.size() + " requests waiting, the oldest for " + waited / 1000 + " s; " + busy.get() + " of "
                             + workers.size() + " workers busy";
                 }

@@ -111,6 +111,49 @@ class DhcpServiceTest {
     }
 
     @Test
+    void workersAllStuckShowAsStalledAndStatusIsStillAnswered() throws Exception {
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        FakeServer fake = new FakeServer();
+        DhcpLeases leases = new DhcpLeases(new LeaseStore(dir.resolve("state")), new PrintStream(logBytes, true), new DhcpLeases.Opener() {
+            @Override
+            public DhcpLeases.Opened open(String netns, String ifname) {
+                try {
+                    release.await(); // an exchange that hangs
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                throw new io.jcni.linux.ErrnoException(2, "open " + netns);
+            }
+
+            @Override
+            public void down(String netns, String ifname) {
+            }
+        }, fake::clock);
+        List<SocketChannel> adds = new ArrayList<>();
+        try (DhcpService.Server s = new DhcpService.Server(dir.resolve("dhcp.sock"), dir.resolve("state"), leases, new PrintStream(logBytes, true))) {
+            s.waitStallMillis = 200;
+            s.bind();
+            for (int i = 0; i < DhcpService.WORKERS + 1; i++) {
+                SocketChannel ch = SocketChannel.open(StandardProtocolFamily.UNIX);
+                ch.connect(UnixDomainSocketAddress.of(dir.resolve("dhcp.sock")));
+                ch.write(ByteBuffer.wrap(("{\"op\":\"add\",\"containerId\":\"c" + i
+                        + "\",\"network\":\"n\",\"ifname\":\"eth0\",\"netns\":\"/x\"}\n").getBytes(StandardCharsets.UTF_8)));
+                adds.add(ch);
+            }
+            for (int i = 0; i < 100 && s.stalled() == null; i++) Thread.sleep(50);
+            assertTrue(String.valueOf(s.stalled()).startsWith("1 requests waiting, the oldest for "), String.valueOf(s.stalled()));
+            assertTrue(s.status().contains(" health=stalled reason=\"1 requests waiting"), s.status());
+            assertEquals(true, call("{\"op\":\"status\"}").get("ok"), "status is answered by the accept loop");
+            release.countDown();
+            for (int i = 0; i < 100 && s.stalled() != null; i++) Thread.sleep(50);
+            assertNull(s.stalled(), "serving again");
+        } finally {
+            release.countDown();
+            for (SocketChannel ch : adds) ch.close();
+        }
+    }
+
+    @Test
     void aBrokenRequestGetsAnErrorAndTheServiceGoesOn() throws Exception {
         try (DhcpService.Server s = start(60_000)) {
             assertEquals(false, call("not json").get("ok"));
