@@ -316,6 +316,9 @@ public final class DhcpService implements DaemonService {
                 return error(e.getMessage());
             } catch (RuntimeException | IOException e) {
                 return error(String.valueOf(e.getMessage() == null ? e : e.getMessage()));
+            } catch (Error e) { // e.g. no thread or memory to be had: the client still gets an answer
+                log.println(Instant.now() + " jcnid dhcp request_error=" + DhcpLeases.quote(String.valueOf(e)));
+                return error("jcnid's DHCP service failed: " + e);
             }
         }
 

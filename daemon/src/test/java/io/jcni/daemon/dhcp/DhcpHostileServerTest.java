@@ -266,6 +266,7 @@ class DhcpHostileServerTest {
                 assertEquals(0, add.exit(), add.stdout());
                 String st = status(w);
                 assertTrue(st.contains(" leases=1 ") && st.contains(" health=ok "), st);
+                System.err.println("jcnid threads: " + threads + " before 2,000 connections and an ADD, " + threads(pid) + " after");
                 assertTrue(threads(pid) <= threads + 12, "threads " + threads + " -> " + threads(pid));
                 for (SocketChannel ch : idle) ch.close();
                 idle.clear();
