@@ -5,6 +5,7 @@ import io.jcni.types.IpAddr;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -52,20 +53,36 @@ public final class LeaseValidator {
     /** @param rejected key → why it was ignored */
     public record Verdict(Map<Cidr, Lease> accepted, Map<String, String> rejected) {}
 
-    private static final Comparator<Candidate> OLDEST_FIRST =
-            Comparator.comparingLong(Candidate::createRevision).thenComparing(Candidate::key);
+    private static final Comparator<Checked> OLDEST_FIRST =
+            Comparator.comparingLong((Checked c) -> c.candidate().createRevision()).thenComparing(c -> c.candidate().key());
+    private static final Cidr LINK_LOCAL = Cidr.parse("169.254.0.0/16");
+
+    /** A candidate with what {@link #problem} found (null: nothing); kept by the agent until what it was checked against changes. */
+    public record Checked(Candidate candidate, String problem) {}
 
     public static Verdict judge(Local local, Collection<Candidate> candidates) {
-        List<Candidate> byAge = new ArrayList<>(candidates);
+        List<Checked> checked = new ArrayList<>(candidates.size());
+        for (Candidate c : candidates) checked.add(new Checked(c, problem(local, c)));
+        return resolve(checked);
+    }
+
+    /**
+     * Accepts, oldest first, each candidate without a problem of its own whose subnet and VtepMAC
+     * no older accepted lease holds. O(n) hash look-ups (plus a sort, linear when the input is
+     * already nearly in creation order, as the agent keeps it).
+     */
+    public static Verdict resolve(Collection<Checked> candidates) {
+        List<Checked> byAge = new ArrayList<>(candidates);
         byAge.sort(OLDEST_FIRST);
         Map<Cidr, Lease> accepted = new LinkedHashMap<>();
-        Map<Cidr, String> subnetOwner = new java.util.HashMap<>();
-        Map<String, String> macOwner = new java.util.HashMap<>();
+        Map<Cidr, String> subnetOwner = new HashMap<>();
+        Map<String, String> macOwner = new HashMap<>();
         Map<String, String> rejected = new LinkedHashMap<>();
-        for (Candidate c : byAge) {
-            String problem = problem(local, c);
+        for (Checked ch : byAge) {
+            Candidate c = ch.candidate();
+            String problem = ch.problem();
             if (problem == null) {
-                // Accepted subnets all have SubnetLen and are aligned: an overlap is an equal subnet.
+                // Subnets without a problem all have SubnetLen and are aligned: an overlap is an equal subnet.
                 String older = subnetOwner.get(c.lease().subnet());
                 if (older != null) problem = "its subnet is already claimed by the older lease " + older;
             }
@@ -123,7 +140,7 @@ public final class LeaseValidator {
         if (first == 127) return "is a loopback address";
         if (first >= 224 && first < 240) return "is a multicast address";
         if (first >= 240) return "is reserved or broadcast";
-        if (Cidr.parse("169.254.0.0/16").contains(ip)) return "is link-local";
+        if (LINK_LOCAL.contains(ip)) return "is link-local";
         if (network.contains(ip)) return "is inside the overlay network " + network;
         for (Cidr u : underlay) {
             if (u.prefix() < 31 && u.contains(ip) && (ip.equals(u.network()) || ip.equals(u.last()))) {

@@ -15,6 +15,7 @@ import io.jcni.plugins.meta.flannel.SubnetFile;
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -25,6 +26,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.Set;
+import java.util.HashSet;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -41,20 +44,33 @@ import java.util.concurrent.TimeUnit;
 public final class OverlayAgent implements AutoCloseable {
     private final AgentOptions opts;
     private final PrintStream log;
-    private final EtcdClient etcd;
     private final Rtnl rt;
     private final Random random = new Random();
     private final CountDownLatch ready = new CountDownLatch(1);
-    private final Map<Cidr, Lease> programmed = new HashMap<>();
     private final Object lock = new Object();
+    // Under lock: the remote leases programmed, every remote lease read (by key, in creation
+    // order) with what the validator found, the host facts they were checked against, what was logged.
+    private final Map<Cidr, Lease> programmed = new HashMap<>();
+    private final Map<String, LeaseValidator.Checked> remote = new LinkedHashMap<>();
+    private final Map<String, String> malformed = new HashMap<>();
+    private final Map<String, String> rejectionsLogged = new HashMap<>();
+    private final Set<Cidr> foreignRoutesLogged = new HashSet<>();
+    private LeaseValidator.Local checkedAgainst;
+    private volatile List<Cidr> underlayNets = List.of();
+    /** Replaced by the watchdog when a call hangs past its deadline (a client that hung once is not trusted again). */
+    private volatile EtcdClient etcd;
+    private final LeaseWatchdog.Clock leaseWork = new LeaseWatchdog.Clock();
+    private final LeaseWatchdog.Clock watchTraffic = new LeaseWatchdog.Clock();
     private volatile boolean closed;
     private volatile AutoCloseable watchStream;
     private volatile long leaseId;
     private volatile Cidr subnet;
+    private volatile int keepAliveGeneration;
     private NetworkConfig cfg;
     private Dataplane dp;
+    private Link underlay;
     private IpAddr publicIp;
-    private Thread syncThread, keepAliveThread, ipamThread;
+    private volatile Thread syncThread, keepAliveThread, ipamThread, watchdogThread;
 
     private OverlayAgent(AgentOptions opts, PrintStream log) {
         this.opts = opts;
@@ -81,19 +97,21 @@ public final class OverlayAgent implements AutoCloseable {
 
     private void run() {
         try {
+            watchdogThread = Thread.ofPlatform().name("overlay-watchdog").daemon().start(this::watchdog);
             cfg = untilDone("read network config " + opts.configKey(), () -> {
-                Optional<KeyValue> kv = etcd.get(opts.configKey());
+                Optional<KeyValue> kv = leaseCall(() -> etcd.get(opts.configKey()));
                 if (kv.isEmpty()) throw new IOException("no network config at " + opts.configKey());
                 return NetworkConfig.parse(kv.get().value());
             });
-            Link underlay = underlay();
+            underlay = underlay();
             publicIp = publicIp(underlay);
+            underlayNets = underlayNetworks();
             dp = switch (cfg.backend()) {
                 case NetworkConfig.Vxlan v -> new Dataplane.Vxlan(rt, v, publicIp, underlay, n -> log("vxlan device", "notice=\"" + n + "\""));
                 case NetworkConfig.HostGw h -> new Dataplane.HostGw(rt, publicIp, underlay);
             };
-            acquire();
-            keepAliveThread = Thread.ofVirtual().name("overlay-keepalive").start(this::keepAlive);
+            acquire(0);
+            startKeepAlive(false);
             if (!opts.ipamReconcile().isZero() && opts.ipamHost() != null) {
                 ipamThread = Thread.ofPlatform().name("overlay-ipam-reconcile").daemon().start(this::ipamReconcileLoop);
             }
@@ -107,7 +125,8 @@ public final class OverlayAgent implements AutoCloseable {
 
     // ------------------------------------------------------------------ our subnet
 
-    private void acquire() throws InterruptedException {
+    /** Leases a subnet; {@code generation}: the keep-alive loop doing it (0: the first lease), which gives up once replaced. */
+    private void acquire(int generation) throws InterruptedException {
         Cidr previous = subnet;
         if (previous == null && Files.isRegularFile(opts.subnetFile())) {
             try {
@@ -117,10 +136,15 @@ public final class OverlayAgent implements AutoCloseable {
             }
         }
         Cidr prev = previous;
-        Lease mine = untilDone("lease a subnet", () -> tryAcquire(prev));
+        Lease mine = untilDone("lease a subnet", () -> {
+            if (generation != 0 && generation != keepAliveGeneration) throw new InterruptedIOException("replaced by the watchdog");
+            return tryAcquire(prev);
+        });
+        if (generation != 0 && generation != keepAliveGeneration) throw new InterruptedException();
         synchronized (lock) {
             subnet = mine.subnet();
             dp.activate(subnet);
+            reconcile(); // our subnet may be another now: what was ours or overlapped it is judged again
         }
         try {
             SubnetEnv.write(opts.subnetFile(), new SubnetFile(cfg.network(), subnet, dp.podMtu(), opts.ipMasq()));
@@ -142,57 +166,150 @@ public final class OverlayAgent implements AutoCloseable {
     private Lease tryAcquire(Cidr previous) throws IOException {
         Map<Cidr, KeyValue> kvs = new LinkedHashMap<>();
         Map<Cidr, Lease> leases = new LinkedHashMap<>();
-        for (KeyValue kv : etcd.getPrefix(Lease.subnetsDir(opts.etcdPrefix())).kvs()) {
+        for (KeyValue kv : leaseCall(() -> etcd.getPrefix(Lease.subnetsDir(opts.etcdPrefix()))).kvs()) {
             Lease l = parse(kv);
             if (l != null) {
                 leases.put(l.subnet(), l);
                 kvs.put(l.subnet(), kv);
             }
         }
-        Optional<Lease> own = SubnetChoice.ownLease(leases.values(), publicIp).filter(l -> cfg.leasable(l.subnet()));
-        long id = etcd.grantLease(opts.leaseTtl().toSeconds());
+        List<Cidr> avoid = underlayNets;
+        Optional<Lease> own = SubnetChoice.ownLease(leases.values(), publicIp)
+                .filter(l -> cfg.leasable(l.subnet()) && !SubnetChoice.overlapsAny(l.subnet(), avoid)
+                        && Lease.key(opts.etcdPrefix(), l.subnet()).equals(kvs.get(l.subnet()).key()));
+        long id = leaseCall(() -> etcd.grantLease(opts.leaseTtl().toSeconds()));
         boolean ok;
         Lease mine;
         if (own.isPresent()) {
             // A restart: take over our own lease (new etcd lease id) unless it changed meanwhile.
             mine = dp.local(own.get().subnet());
-            ok = etcd.putIfModRevision(Lease.key(opts.etcdPrefix(), mine.subnet()), kvs.get(mine.subnet()).modRevision(), mine.value(), id);
+            long rev = kvs.get(mine.subnet()).modRevision();
+            ok = leaseCall(() -> etcd.putIfModRevision(Lease.key(opts.etcdPrefix(), mine.subnet()), rev, mine.value(), id));
         } else {
-            Cidr pick = SubnetChoice.pick(cfg, leases.values(), previous, random)
+            Cidr pick = SubnetChoice.pick(cfg, leases.values(), previous, avoid, random)
                     .orElseThrow(() -> new IOException("no free subnet left in " + cfg.network()));
             mine = dp.local(pick);
-            ok = etcd.putIfAbsent(Lease.key(opts.etcdPrefix(), pick), mine.value(), id);
+            ok = leaseCall(() -> etcd.putIfAbsent(Lease.key(opts.etcdPrefix(), pick), mine.value(), id));
         }
         if (!ok) {
-            etcd.revokeLease(id);
+            leaseCall(() -> {
+                etcd.revokeLease(id);
+                return null;
+            });
             throw new IOException("subnet " + mine.subnet() + " was taken meanwhile");
         }
         leaseId = id;
         return mine;
     }
 
-    private void keepAlive() {
+    /** Starts a keep-alive loop; the one before it (if any) ends at its next step. */
+    private void startKeepAlive(boolean leaseFirst) {
+        int generation = ++keepAliveGeneration;
+        keepAliveThread = Thread.ofPlatform().name("overlay-keepalive-" + generation).daemon().start(() -> keepAlive(generation, leaseFirst));
+    }
+
+    /**
+     * Renews our etcd lease every third of its TTL; takes the subnet again when the lease is gone.
+     * Any Throwable (an Error inside the HTTP client too) is logged and retried with back-off, never
+     * left to end the thread silently; and should the thread end or hang anyway, the watchdog
+     * starts another ({@code leaseFirst}: re-lease before renewing).
+     */
+    private void keepAlive(int generation, boolean leaseFirst) {
         long period = Math.max(500, opts.leaseTtl().toMillis() / 3);
         Backoff backoff = backoff(opts.leaseTtl().dividedBy(3));
         boolean failing = false;
-        while (!closed) {
+        boolean lease = leaseFirst;
+        while (!closed && generation == keepAliveGeneration) {
             try {
+                if (lease) {
+                    acquire(generation);
+                    lease = false;
+                }
                 Thread.sleep(failing ? backoff.nextMillis() : period);
-                long ttl = etcd.keepAlive(leaseId);
+                if (generation != keepAliveGeneration) return;
+                long id = leaseId;
+                long ttl = leaseCall(() -> etcd.keepAlive(id));
                 if (failing) log("etcd reachable again", "");
                 failing = false;
                 backoff.reset();
                 if (ttl <= 0) {
                     log("lease expired; leasing again", "subnet=" + subnet);
-                    acquire();
+                    lease = true;
                 }
             } catch (InterruptedException e) {
-                return;
-            } catch (IOException e) {
-                if (!failing && !closed) log("lease keep-alive failed; retrying", "error=\"" + e.getMessage() + "\"");
+                if (closed || generation != keepAliveGeneration) return;
+            } catch (Throwable e) {
+                if (closed || generation != keepAliveGeneration) return;
+                if (!failing) log("lease keep-alive failed; retrying", "error=\"" + e + "\"");
                 failing = true;
             }
         }
+    }
+
+    /**
+     * Every second: is the lease work (a keep-alive or a leasing step) stuck in one etcd call past
+     * its deadline, has the keep-alive thread ended, has the watch been silent past its deadline?
+     * A stuck call: the etcd client is replaced (the stuck call fails) and the keep-alive starts
+     * over with a re-lease; a silent watch is closed, so the sync loop re-lists and watches again.
+     */
+    private void watchdog() {
+        LeaseWatchdog dog = new LeaseWatchdog(leaseCallDeadline(), watchDeadline());
+        while (!closed) {
+            try {
+                Thread.sleep(1000);
+                long now = System.nanoTime();
+                Thread ka = keepAliveThread;
+                switch (dog.leaseVerdict(leaseWork, ka == null || ka.isAlive(), now)) {
+                    case OK -> {}
+                    case STUCK -> {
+                        log("lease keep-alive stalled; new etcd client, leasing again",
+                                "stuck_ms=" + leaseWork.busyMillis(now) + " deadline_ms=" + leaseCallDeadline().toMillis());
+                        replaceEtcdClient();
+                        if (ka != null) startKeepAlive(true);
+                    }
+                    case DEAD -> {
+                        log("lease keep-alive thread ended; leasing again", "");
+                        startKeepAlive(true);
+                    }
+                }
+                if (dog.watchStalled(watchTraffic, now)) {
+                    log("lease watch silent past its deadline; re-listing", "deadline_s=" + watchDeadline().toSeconds());
+                    watchTraffic.idle();
+                    closeWatch();
+                }
+            } catch (InterruptedException e) {
+                return;
+            } catch (Throwable e) {
+                if (!closed) log("watchdog round failed", "error=\"" + e + "\"");
+            }
+        }
+    }
+
+    private void replaceEtcdClient() {
+        EtcdClient old = etcd;
+        etcd = new EtcdClient(opts.etcdEndpoints(), opts.etcdTimeout());
+        leaseWork.idle();
+        old.abort();
+    }
+
+    /** One etcd call of the lease work, timed for the watchdog. */
+    private <T> T leaseCall(EtcdStep<T> call) throws IOException {
+        long token = leaseWork.busy(System.nanoTime());
+        try {
+            return call.run();
+        } finally {
+            leaseWork.idle(token);
+        }
+    }
+
+    /** How long one etcd call may take before it counts as stuck: each endpoint may use the request timeout twice (connect, answer), plus 2 s. */
+    private Duration leaseCallDeadline() {
+        return opts.etcdTimeout().multipliedBy(2L * opts.etcdEndpoints().size()).plusSeconds(2);
+    }
+
+    /** etcd sends a progress notification on an idle watch every 10 minutes by default; a watch silent for longer is dead. */
+    private Duration watchDeadline() {
+        return opts.watchDeadline();
     }
 
     // ------------------------------------------------------------------ the other hosts
@@ -204,16 +321,25 @@ public final class OverlayAgent implements AutoCloseable {
         while (!closed) {
             try {
                 EtcdClient.RangeResult all = etcd.getPrefix(dir);
-                Map<Cidr, Lease> wanted = new HashMap<>();
-                for (KeyValue kv : all.kvs()) {
-                    Lease l = parse(kv);
-                    if (l != null && isRemote(l)) wanted.put(l.subnet(), l);
+                List<KeyValue> byCreation = new java.util.ArrayList<>(all.kvs());
+                byCreation.sort(java.util.Comparator.comparingLong(KeyValue::createRevision));
+                List<Cidr> nets = underlayNetworks();
+                synchronized (lock) {
+                    underlayNets = nets;
+                    remote.clear();
+                    malformed.clear();
+                    for (KeyValue kv : byCreation) read(kv);
+                    reconcile();
                 }
-                apply(LeaseDiff.between(snapshot(), wanted));
                 if (failing) log("watching again", "revision=" + all.revision());
                 failing = false;
                 backoff.reset();
-                etcd.watch(dir, all.revision() + 1, this::onEvent, s -> watchStream = s);
+                watchTraffic.busy(System.nanoTime());
+                try {
+                    etcd.watch(dir, all.revision() + 1, this::onEvent, s -> watchStream = s, () -> watchTraffic.busy(System.nanoTime()));
+                } finally {
+                    watchTraffic.idle();
+                }
             } catch (IOException | RuntimeException e) {
                 if (closed) return;
                 if (!failing) log("lost the lease watch; re-listing", "error=\"" + e.getMessage() + "\"");
@@ -223,57 +349,87 @@ public final class OverlayAgent implements AutoCloseable {
         }
     }
 
-    /** One key changed: diff just that subnet (O(1) per event, so 1,000 new leases cost 1,000 small steps). */
+    /** One key changed: re-judge the leases (hash look-ups, no kernel work) and program what changed. */
     private void onEvent(WatchEvent ev) {
-        Cidr sn = Lease.subnetOfKey(opts.etcdPrefix(), ev.kv().key());
-        if (sn == null || sn.masked().equals(subnet)) return; // our own lease: the keep-alive looks after it
-        sn = sn.masked();
-        Lease wanted = null;
-        if (!ev.deleted()) {
-            Lease l = parse(ev.kv());
-            if (l != null && isRemote(l)) wanted = l;
-        }
-        Lease have;
         synchronized (lock) {
-            have = programmed.get(sn);
+            if (ev.deleted()) {
+                remote.remove(ev.kv().key());
+                malformed.remove(ev.kv().key());
+            } else {
+                read(ev.kv());
+            }
+            reconcile();
         }
-        apply(LeaseDiff.between(have == null ? Map.of() : Map.of(sn, have), wanted == null ? Map.of() : Map.of(sn, wanted)));
     }
 
-    private boolean isRemote(Lease l) {
-        if (l.publicIp().equals(publicIp) || l.subnet().equals(subnet)) return false;
-        if (!l.backendType().equals(cfg.backend().type())) {
-            log("ignoring a lease of another backend", "subnet=" + l.subnet() + " backend=" + l.backendType());
-            return false;
+    /** Records one key's lease (under lock), checked against this host. Not a subnet key: ignored. */
+    private void read(KeyValue kv) {
+        Cidr keySubnet = Lease.subnetOfKey(opts.etcdPrefix(), kv.key());
+        if (keySubnet == null) return;
+        Lease l;
+        try {
+            l = Lease.parse(keySubnet, kv.value());
+        } catch (IllegalArgumentException e) {
+            remote.remove(kv.key());
+            malformed.put(kv.key(), "malformed: " + e.getMessage());
+            return;
         }
-        return true;
+        malformed.remove(kv.key());
+        var c = new LeaseValidator.Candidate(kv.key(), keySubnet, kv.createRevision(), l);
+        LeaseValidator.Checked old = remote.get(kv.key());
+        if (old != null && old.candidate().createRevision() != c.createRevision()) remote.remove(kv.key()); // re-created: now the newest
+        remote.put(kv.key(), new LeaseValidator.Checked(c, LeaseValidator.problem(local(), c)));
     }
 
-    private Map<Cidr, Lease> snapshot() {
-        synchronized (lock) {
-            return new HashMap<>(programmed);
+    /** What this host is now, for the validator. */
+    private LeaseValidator.Local local() {
+        return new LeaseValidator.Local(cfg, subnet, publicIp, underlayNets, dp.vtepMac());
+    }
+
+    /**
+     * Under lock: judges every remote lease (re-checking each one alone only when this host's facts
+     * changed), logs each new rejection once, and programs the difference.
+     */
+    private void reconcile() {
+        LeaseValidator.Local local = local();
+        String ownKey = subnet == null ? null : Lease.key(opts.etcdPrefix(), subnet);
+        if (!local.equals(checkedAgainst)) {
+            remote.replaceAll((k, ch) -> new LeaseValidator.Checked(ch.candidate(), LeaseValidator.problem(local, ch.candidate())));
+            checkedAgainst = local;
         }
+        List<LeaseValidator.Checked> others = new java.util.ArrayList<>(remote.size());
+        for (var e : remote.entrySet()) {
+            if (!e.getKey().equals(ownKey)) others.add(e.getValue()); // our own: the keep-alive looks after it
+        }
+        LeaseValidator.Verdict v = LeaseValidator.resolve(others);
+        Map<String, String> rejected = new LinkedHashMap<>(malformed);
+        rejected.putAll(v.rejected());
+        LeaseValidator.newlyRejected(rejectionsLogged, rejected)
+                .forEach((key, why) -> log("ignoring a lease", "key=" + key + " reason=\"" + why + "\""));
+        apply(LeaseDiff.between(programmed, v.accepted()));
     }
 
     private void apply(LeaseDiff d) {
-        synchronized (lock) {
-            for (Lease l : d.removes()) {
-                try {
-                    dp.remove(l);
-                    programmed.remove(l.subnet());
-                    log("removed remote", "subnet=" + l.subnet() + " public_ip=" + l.publicIp());
-                } catch (RuntimeException e) {
-                    log("removing a remote failed", "subnet=" + l.subnet() + " error=\"" + e.getMessage() + "\"");
-                }
+        for (Lease l : d.removes()) {
+            try {
+                dp.remove(l);
+                programmed.remove(l.subnet());
+                log("removed remote", "subnet=" + l.subnet() + " public_ip=" + l.publicIp());
+            } catch (RuntimeException e) {
+                log("removing a remote failed", "subnet=" + l.subnet() + " error=\"" + e.getMessage() + "\"");
             }
-            for (Lease l : d.adds()) {
-                try {
-                    dp.add(l);
+        }
+        for (Lease l : d.adds()) {
+            try {
+                if (dp.add(l)) {
                     programmed.put(l.subnet(), l);
+                    foreignRoutesLogged.remove(l.subnet());
                     log("added remote", "subnet=" + l.subnet() + " public_ip=" + l.publicIp());
-                } catch (RuntimeException e) {
-                    log("adding a remote failed", "subnet=" + l.subnet() + " error=\"" + e.getMessage() + "\"");
+                } else if (foreignRoutesLogged.add(l.subnet())) {
+                    log("not adding a remote: a route jcni did not install holds its subnet", "subnet=" + l.subnet() + " public_ip=" + l.publicIp());
                 }
+            } catch (RuntimeException e) {
+                log("adding a remote failed", "subnet=" + l.subnet() + " error=\"" + e.getMessage() + "\"");
             }
         }
     }
@@ -284,8 +440,7 @@ public final class OverlayAgent implements AutoCloseable {
         try {
             return Lease.parse(sn, kv.value());
         } catch (IllegalArgumentException e) {
-            log("ignoring a malformed lease", "key=" + kv.key() + " error=\"" + e.getMessage() + "\"");
-            return null;
+            return null; // the sync loop logs it, once
         }
     }
 
@@ -358,6 +513,16 @@ public final class OverlayAgent implements AutoCloseable {
         return addrs.getFirst().address();
     }
 
+    /** The underlay device's connected networks (its routes without a gateway): no lease may cover one. */
+    private List<Cidr> underlayNetworks() {
+        Set<Cidr> nets = new java.util.LinkedHashSet<>();
+        for (Address a : rt.addresses(underlay.index(), Family.INET)) nets.add(new Cidr(a.address(), a.prefixLength()).masked());
+        for (Route r : rt.routes(Family.INET, Route.TABLE_MAIN)) {
+            if (r.oif() == underlay.index() && r.gateway() == null && r.dst().prefix() > 0) nets.add(r.dst().masked());
+        }
+        return List.copyOf(nets);
+    }
+
     // ------------------------------------------------------------------ plumbing
 
     private interface EtcdStep<T> {
@@ -372,6 +537,8 @@ public final class OverlayAgent implements AutoCloseable {
             if (closed) throw new InterruptedException();
             try {
                 return step.run();
+            } catch (InterruptedIOException e) {
+                throw new InterruptedException(e.getMessage());
             } catch (IOException | IllegalArgumentException e) {
                 if (!logged) log(what + " failed; retrying with back-off", "error=\"" + e.getMessage() + "\"");
                 logged = true;
@@ -392,13 +559,7 @@ public final class OverlayAgent implements AutoCloseable {
         log.println(Instant.now() + " jcnid overlay msg=\"" + msg + "\"" + (fields.isEmpty() ? "" : " " + fields));
     }
 
-    /** Clean shutdown: stop watching, release our subnet (revoke the etcd lease), remove the masquerade chain. Routes stay. */
-    @Override
-    public void close() {
-        closed = true;
-        if (keepAliveThread != null) keepAliveThread.interrupt();
-        if (ipamThread != null) ipamThread.interrupt();
-        syncThread.interrupt();
+    private void closeWatch() {
         AutoCloseable w = watchStream;
         if (w != null) {
             try {
@@ -407,6 +568,17 @@ public final class OverlayAgent implements AutoCloseable {
                 // closing a broken stream
             }
         }
+    }
+
+    /** Clean shutdown: stop watching, release our subnet (revoke the etcd lease), remove the masquerade chain. Routes stay. */
+    @Override
+    public void close() {
+        closed = true;
+        if (watchdogThread != null) watchdogThread.interrupt();
+        if (keepAliveThread != null) keepAliveThread.interrupt();
+        if (ipamThread != null) ipamThread.interrupt();
+        syncThread.interrupt();
+        closeWatch();
         try {
             syncThread.join(2000);
         } catch (InterruptedException e) {

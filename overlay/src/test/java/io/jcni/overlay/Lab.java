@@ -73,6 +73,11 @@ final class Lab implements AutoCloseable {
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("etcd.log").toFile())).start();
     }
 
+    /** SIGSTOP / SIGCONT to etcd (by pid: nsenter execs etcd, so the process is etcd itself). */
+    void freezeEtcd(boolean frozen) throws Exception {
+        sh("kill", frozen ? "-STOP" : "-CONT", Long.toString(etcd.pid()));
+    }
+
     void killEtcd() throws InterruptedException {
         etcd.destroyForcibly();
         etcd.waitFor(10, TimeUnit.SECONDS);
@@ -247,6 +252,13 @@ final class Lab implements AutoCloseable {
 
     @Override
     public void close() {
+        if (etcd != null && etcd.isAlive()) {
+            try {
+                freezeEtcd(false); // a test that failed while etcd was stopped
+            } catch (Exception ignored) {
+                // best effort
+            }
+        }
         for (Process p : agents.values()) p.destroyForcibly();
         for (Process p : agents.values()) {
             try {
