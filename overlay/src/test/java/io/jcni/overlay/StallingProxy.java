@@ -14,14 +14,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * A TCP proxy to etcd listening on 127.0.0.1 inside a host's namespace, which can be told to
  * stall: from then on each response's headers pass and its body does not, the one failure
  * {@code java.net.http}'s request timeout does not cover (it ends with the headers), so the caller
- * waits forever unless something else gives up on it. When the stall ends, held connections are
- * closed (their callers were given up on) and new ones flow normally.
+ * waits forever unless something else gives up on it. When the stall ends, new connections flow
+ * normally; held ones stay held, open and silent, until the proxy closes (as a hung peer would).
  */
 final class StallingProxy implements AutoCloseable {
     private final Netns ns;
     private final InetSocketAddress upstream;
     private final ServerSocketChannel server;
     private final AtomicBoolean stalling = new AtomicBoolean();
+    private volatile boolean closed;
     private final List<SocketChannel> open = new CopyOnWriteArrayList<>();
     private final Thread acceptor;
 
@@ -70,7 +71,7 @@ final class StallingProxy implements AutoCloseable {
                     if (end >= 0) {
                         buf.limit(end);
                         while (buf.hasRemaining()) to.write(buf);
-                        while (stalling.get()) Thread.sleep(50); // the body never comes
+                        while (!closed) Thread.sleep(50); // the body never comes
                         break;
                     }
                 }
@@ -101,6 +102,7 @@ final class StallingProxy implements AutoCloseable {
 
     @Override
     public void close() {
+        closed = true;
         stalling.set(false);
         try {
             server.close();
