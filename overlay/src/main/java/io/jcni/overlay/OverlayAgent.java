@@ -59,6 +59,7 @@ public final class OverlayAgent implements AutoCloseable {
     private volatile List<Cidr> underlayNets = List.of();
     /** Replaced by the watchdog when a call hangs past its deadline (a client that hung once is not trusted again). */
     private volatile EtcdClient etcd;
+    private final Object clientSwap = new Object();
     private final LeaseWatchdog.Clock leaseWork = new LeaseWatchdog.Clock();
     private final LeaseWatchdog.Clock watchTraffic = new LeaseWatchdog.Clock();
     private volatile boolean closed;
@@ -120,6 +121,9 @@ public final class OverlayAgent implements AutoCloseable {
             // closing
         } catch (RuntimeException e) {
             if (!closed) log("fatal", "error=\"" + e + "\"");
+        } catch (Error e) {
+            if (!closed) log("fatal", "error=\"" + e + "\"");
+            throw e;
         }
     }
 
@@ -218,6 +222,7 @@ public final class OverlayAgent implements AutoCloseable {
         long period = Math.max(500, opts.leaseTtl().toMillis() / 3);
         Backoff backoff = backoff(opts.leaseTtl().dividedBy(3));
         boolean failing = false;
+        int failures = 0;
         boolean lease = leaseFirst;
         while (!closed && generation == keepAliveGeneration) {
             try {
@@ -231,6 +236,7 @@ public final class OverlayAgent implements AutoCloseable {
                 long ttl = leaseCall(() -> etcd.keepAlive(id));
                 if (failing) log("etcd reachable again", "");
                 failing = false;
+                failures = 0;
                 backoff.reset();
                 if (ttl <= 0) {
                     log("lease expired; leasing again", "subnet=" + subnet);
@@ -242,6 +248,9 @@ public final class OverlayAgent implements AutoCloseable {
                 if (closed || generation != keepAliveGeneration) return;
                 if (!failing) log("lease keep-alive failed; retrying", "error=\"" + e + "\"");
                 failing = true;
+                // After an Error inside it, or a streak of failures, the client itself is suspect
+                // (an HttpClient whose selector thread died fails every call): a new one is cheap.
+                if (!(e instanceof IOException) || ++failures % 3 == 0) replaceEtcdClient(etcd);
             }
         }
     }
@@ -264,7 +273,7 @@ public final class OverlayAgent implements AutoCloseable {
                     case STUCK -> {
                         log("lease keep-alive stalled; new etcd client, leasing again",
                                 "stuck_ms=" + leaseWork.busyMillis(now) + " deadline_ms=" + leaseCallDeadline().toMillis());
-                        replaceEtcdClient();
+                        replaceEtcdClient(etcd);
                         if (ka != null) startKeepAlive(true);
                     }
                     case DEAD -> {
@@ -285,11 +294,18 @@ public final class OverlayAgent implements AutoCloseable {
         }
     }
 
-    private void replaceEtcdClient() {
-        EtcdClient old = etcd;
-        etcd = new EtcdClient(opts.etcdEndpoints(), opts.etcdTimeout());
+    /** Replaces {@code old} (unless someone already did): calls in flight on it fail, the next ones use a fresh client. */
+    private void replaceEtcdClient(EtcdClient old) {
+        synchronized (clientSwap) {
+            if (etcd != old) return;
+            etcd = new EtcdClient(opts.etcdEndpoints(), opts.etcdTimeout());
+        }
         leaseWork.idle();
-        old.abort();
+        try {
+            old.abort();
+        } catch (Throwable e) {
+            log("aborting the old etcd client failed", "error=\"" + e + "\"");
+        }
     }
 
     /** One etcd call of the lease work, timed for the watchdog. */
@@ -340,10 +356,14 @@ public final class OverlayAgent implements AutoCloseable {
                 } finally {
                     watchTraffic.idle();
                 }
-            } catch (IOException | RuntimeException e) {
+            } catch (InterruptedIOException e) {
                 if (closed) return;
-                if (!failing) log("lost the lease watch; re-listing", "error=\"" + e.getMessage() + "\"");
+            } catch (Throwable e) {
+                // An Error too (out of memory inside the HTTP client): this loop is the only one watching.
+                if (closed) return;
+                if (!failing) log("lost the lease watch; re-listing", "error=\"" + e + "\"");
                 failing = true;
+                if (!(e instanceof IOException)) replaceEtcdClient(etcd);
                 Thread.sleep(backoff.nextMillis());
             }
         }
@@ -543,6 +563,11 @@ public final class OverlayAgent implements AutoCloseable {
                 if (!logged) log(what + " failed; retrying with back-off", "error=\"" + e.getMessage() + "\"");
                 logged = true;
                 Thread.sleep(backoff.nextMillis());
+            } catch (Throwable e) {
+                // An Error inside the HTTP client: logged, a fresh client, and try again.
+                log(what + " failed; retrying with back-off", "error=\"" + e + "\"");
+                replaceEtcdClient(etcd);
+                Thread.sleep(backoff.nextMillis());
             }
         }
     }
@@ -599,7 +624,7 @@ public final class OverlayAgent implements AutoCloseable {
                 log("masquerade teardown failed", "error=\"" + e.getMessage() + "\"");
             }
         }
-        etcd.close();
+        etcd.abort(); // not close(): it would wait for a call that hangs
         rt.close();
     }
 }
