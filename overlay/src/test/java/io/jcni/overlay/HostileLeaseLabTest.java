@@ -178,6 +178,91 @@ class HostileLeaseLabTest {
         }
     }
 
+    /**
+     * Host 1's etcd answers become endless (through the proxy): the agent, with a 64 MB heap, runs
+     * out of memory inside the HTTP client while reading them. The keep-alive is not left parked:
+     * the failure is logged, and when etcd answers normally again host 1 leases the same subnet.
+     */
+    @Test
+    void anOutOfMemoryErrorInsideTheHttpClientDoesNotEndTheKeepAlive() throws Exception {
+        try (Lab lab = new Lab()) {
+            lab.start("{\"Network\":\"10.74.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
+            for (int i = 1; i <= 2; i++) lab.addHost(i);
+            try (StallingProxy proxy = new StallingProxy("/var/run/netns/" + lab.host(1), Lab.ETCD_IP, 2379)) {
+                lab.startAgent(1, "--etcd-endpoints", proxy.endpoint(), "--etcd-timeout", "1");
+                lab.startAgent(2);
+                Map<Integer, SubnetFile> envs = new LinkedHashMap<>();
+                for (int i = 1; i <= 2; i++) envs.put(i, lab.awaitSubnetEnv(i));
+                Map<Integer, String> pods = pods(lab, envs);
+                allPodsReachEachOther(lab, pods);
+                String subnet1 = envs.get(1).subnet().masked().toString();
+                String key1 = Lease.key(lab.prefix, envs.get(1).subnet().masked());
+
+                proxy.flood(true);
+                Lab.waitFor("host 1's lease expiring", Duration.ofSeconds(60), () -> lab.etcdctl("get", key1).stdout().isBlank());
+                Lab.waitFor("host 1 logging the failure\n" + lab.log(1), Duration.ofSeconds(60),
+                        () -> lab.log(1).contains("OutOfMemoryError") || lab.log(1).contains("msg=\"lease keep-alive stalled"));
+                proxy.flood(false);
+
+                Lab.waitFor("host 1 leased again\n" + lab.log(1), Duration.ofSeconds(60), () -> count(lab.log(1), "msg=\"leased\"") >= 2);
+                assertEquals(subnet1, SubnetEnv.read(lab.subnetFile(1)).subnet().masked().toString(), "the same subnet");
+                Thread.sleep(7000); // over two lease TTLs: kept alive now
+                assertTrue(lab.etcdctl("get", key1).stdout().contains(Lab.hostIp(1)), "host 1's lease renewed\n" + lab.log(1));
+                allPodsReachEachOther(lab, pods);
+            }
+        }
+    }
+
+    /**
+     * Thousands of idle connections to the jcnid that hosts the agent, held past two lease TTLs:
+     * the lease is never lost (its key keeps its create_revision) and the subnet stays.
+     */
+    @Test
+    void idleConnectionsFloodingJcnidDoNotCostTheLease() throws Exception {
+        try (Lab lab = new Lab()) {
+            lab.start("{\"Network\":\"10.76.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
+            for (int i = 1; i <= 2; i++) lab.addHost(i);
+            for (int i = 1; i <= 2; i++) lab.startAgent(i);
+            Map<Integer, SubnetFile> envs = new LinkedHashMap<>();
+            for (int i = 1; i <= 2; i++) envs.put(i, lab.awaitSubnetEnv(i));
+            Map<Integer, String> pods = pods(lab, envs);
+            allPodsReachEachOther(lab, pods);
+            String key1 = Lease.key(lab.prefix, envs.get(1).subnet().masked());
+            String created = createRevision(lab, key1);
+
+            List<java.nio.channels.SocketChannel> idle = new ArrayList<>();
+            try {
+                java.net.UnixDomainSocketAddress addr = java.net.UnixDomainSocketAddress.of(lab.socket(1));
+                long end = System.nanoTime() + Duration.ofSeconds(8).toNanos();
+                while (System.nanoTime() < end) {
+                    // 500 more every 200 ms, up to 4,000, each left silent
+                    for (int k = 0; k < 500 && idle.size() < 4000; k++) {
+                        try {
+                            idle.add(java.nio.channels.SocketChannel.open(addr));
+                        } catch (java.io.IOException e) {
+                            break; // backlog full: jcnid is behind, which is the point
+                        }
+                    }
+                    Thread.sleep(200);
+                }
+                System.out.println("idle connections opened to host 1's jcnid: " + idle.size());
+                assertEquals(created, createRevision(lab, key1), "host 1's lease never lost\n" + lab.log(1));
+            } finally {
+                for (var c : idle) c.close();
+            }
+            assertTrue(!lab.log(1).contains("lease expired"), lab.log(1));
+            assertEquals(envs.get(1).subnet().masked(), SubnetEnv.read(lab.subnetFile(1)).subnet().masked());
+            allPodsReachEachOther(lab, pods);
+        }
+    }
+
+    private static String createRevision(Lab lab, String key) throws Exception {
+        String json = lab.etcdctl("get", key, "-w", "json").stdout();
+        var m = java.util.regex.Pattern.compile("\"create_revision\":(\\d+)").matcher(json);
+        assertTrue(m.find(), "no lease at " + key + ": " + json);
+        return m.group(1);
+    }
+
     // ------------------------------------------------------------------ helpers
 
     private static Map<Integer, SubnetFile> bringUp(Lab lab, int n) throws Exception {

@@ -94,7 +94,12 @@ final class Lab implements AutoCloseable {
         Files.createDirectories(dir.resolve(h));
     }
 
-    Path subnetFile(int i) {
+    /** Host i's jcnid socket. */
+    Path socket(int i) {
+        return dir.resolve(host(i)).resolve("jcnid.sock");
+    }
+
+        Path subnetFile(int i) {
         return dir.resolve(host(i)).resolve("subnet.env");
     }
 

@@ -16,12 +16,15 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code java.net.http}'s request timeout does not cover (it ends with the headers), so the caller
  * waits forever unless something else gives up on it. When the stall ends, new connections flow
  * normally; held ones stay held, open and silent, until the proxy closes (as a hung peer would).
+ * Or it can be told to flood: each response becomes an endless body, which a client that reads
+ * answers into memory pays for with an OutOfMemoryError.
  */
 final class StallingProxy implements AutoCloseable {
     private final Netns ns;
     private final InetSocketAddress upstream;
     private final ServerSocketChannel server;
     private final AtomicBoolean stalling = new AtomicBoolean();
+    private final AtomicBoolean flooding = new AtomicBoolean();
     private volatile boolean closed;
     private final List<SocketChannel> open = new CopyOnWriteArrayList<>();
     private final Thread acceptor;
@@ -41,6 +44,10 @@ final class StallingProxy implements AutoCloseable {
 
     void stall(boolean on) {
         stalling.set(on);
+    }
+
+    void flood(boolean on) {
+        flooding.set(on);
     }
 
     private void acceptLoop() {
@@ -66,6 +73,10 @@ final class StallingProxy implements AutoCloseable {
                 buf.clear();
                 if (from.read(buf) < 0) break;
                 buf.flip();
+                if (responses && flooding.get()) {
+                    flood(to);
+                    break;
+                }
                 if (responses && stalling.get()) {
                     int end = headerEnd(buf);
                     if (end >= 0) {
@@ -82,6 +93,19 @@ final class StallingProxy implements AutoCloseable {
         }
         closeQuietly(from);
         closeQuietly(to);
+    }
+
+    /** Headers announcing a 2 GB answer, then bytes until the client goes away or the flood stops. */
+    private void flood(SocketChannel to) throws IOException {
+        to.write(ByteBuffer.wrap("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2000000000\r\n\r\n[\""
+                .getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+        byte[] x = new byte[256 * 1024];
+        java.util.Arrays.fill(x, (byte) 'x');
+        long sent = 0;
+        while (flooding.get() && !closed && sent < 1_500_000_000L) {
+            ByteBuffer b = ByteBuffer.wrap(x);
+            while (b.hasRemaining()) sent += to.write(b);
+        }
     }
 
     /** The index just after the first CRLFCRLF in {@code b}, or -1. */
