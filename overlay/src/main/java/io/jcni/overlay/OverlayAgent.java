@@ -60,6 +60,15 @@ public final class OverlayAgent implements AutoCloseable {
     /** Replaced by the watchdog when a call hangs past its deadline (a client that hung once is not trusted again). */
     private volatile EtcdClient etcd;
     private final Object clientSwap = new Object();
+    /**
+     * Memory held for the watchdog: an etcd answer that fills the heap stays reachable while the
+     * call reading it hangs, and then nothing can be allocated, not even the log line or the new
+     * client that would end it. Freed when lease work is stuck or an Error was caught; taken again
+     * after the next successful keep-alive.
+     */
+    private static final int RESERVE_BYTES = 2 << 20;
+    @SuppressWarnings("unused")
+    private volatile byte[] reserve = new byte[RESERVE_BYTES];
     private final LeaseWatchdog.Clock leaseWork = new LeaseWatchdog.Clock();
     private final LeaseWatchdog.Clock watchTraffic = new LeaseWatchdog.Clock();
     private volatile boolean closed;
@@ -237,6 +246,7 @@ public final class OverlayAgent implements AutoCloseable {
                 if (failing) log("etcd reachable again", "");
                 failing = false;
                 failures = 0;
+                if (reserve == null) reserve = new byte[RESERVE_BYTES];
                 backoff.reset();
                 if (ttl <= 0) {
                     log("lease expired; leasing again", "subnet=" + subnet);
@@ -246,6 +256,7 @@ public final class OverlayAgent implements AutoCloseable {
                 if (closed || generation != keepAliveGeneration) return;
             } catch (Throwable e) {
                 if (closed || generation != keepAliveGeneration) return;
+                if (!(e instanceof IOException)) reserve = null;
                 if (!failing) log("lease keep-alive failed; retrying", "error=\"" + e + "\"");
                 failing = true;
                 // After an Error inside it, or a streak of failures, the client itself is suspect
@@ -271,14 +282,17 @@ public final class OverlayAgent implements AutoCloseable {
                 switch (dog.leaseVerdict(leaseWork, ka == null || ka.isAlive(), now)) {
                     case OK -> {}
                     case STUCK -> {
-                        log("lease keep-alive stalled; new etcd client, leasing again",
-                                "stuck_ms=" + leaseWork.busyMillis(now) + " deadline_ms=" + leaseCallDeadline().toMillis());
+                        long stuckMs = leaseWork.busyMillis(now);
+                        reserve = null; // room to act in, should the heap be full of what the stuck client read
                         replaceEtcdClient(etcd);
                         if (ka != null) startKeepAlive(true);
+                        log("lease keep-alive stalled; new etcd client, leasing again", "stuck_ms=" + stuckMs + " deadline_ms=" + leaseCallDeadline().toMillis());
                     }
                     case DEAD -> {
-                        log("lease keep-alive thread ended; leasing again", "");
+                        reserve = null;
+                        replaceEtcdClient(etcd);
                         startKeepAlive(true);
+                        log("lease keep-alive thread ended; new etcd client, leasing again", "");
                     }
                 }
                 if (dog.watchStalled(watchTraffic, now)) {
@@ -289,6 +303,7 @@ public final class OverlayAgent implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             } catch (Throwable e) {
+                reserve = null;
                 if (!closed) log("watchdog round failed", "error=\"" + e + "\"");
             }
         }
@@ -580,8 +595,13 @@ public final class OverlayAgent implements AutoCloseable {
         return new Backoff(Backoff.FIRST, Backoff.capWithin(bound), random);
     }
 
+    /** Never throws: a log line that cannot be built (heap full) is dropped, not allowed to end the loop that logs it. */
     private void log(String msg, String fields) {
-        log.println(Instant.now() + " jcnid overlay msg=\"" + msg + "\"" + (fields.isEmpty() ? "" : " " + fields));
+        try {
+            log.println(Instant.now() + " jcnid overlay msg=\"" + msg + "\"" + (fields.isEmpty() ? "" : " " + fields));
+        } catch (Throwable ignored) {
+            // out of memory: the watchdog frees its reserve and acts; the next line gets through
+        }
     }
 
     private void closeWatch() {
