@@ -51,7 +51,7 @@ public final class OverlayAgent implements AutoCloseable {
     // Under lock: the remote leases programmed, every remote lease read (by key, in creation
     // order) with what the validator found, the host facts they were checked against, what was logged.
     private final Map<Cidr, Lease> programmed = new HashMap<>();
-    private final Map<String, LeaseValidator.Checked> remote = new LinkedHashMap<>();
+    private final LeaseBook book = new LeaseBook();
     private final Map<String, String> malformed = new HashMap<>();
     private final Map<String, String> rejectionsLogged = new HashMap<>();
     private final Set<Cidr> foreignRoutesLogged = new HashSet<>();
@@ -157,7 +157,10 @@ public final class OverlayAgent implements AutoCloseable {
         synchronized (lock) {
             subnet = mine.subnet();
             dp.activate(subnet);
-            reconcile(); // our subnet may be another now: what was ours or overlapped it is judged again
+            if (checkedAgainst != null && !local().equals(checkedAgainst)) { // our subnet is another now: judge every lease again
+                recheckAll();
+                reconcileAll();
+            }
         }
         try {
             SubnetEnv.write(opts.subnetFile(), new SubnetFile(cfg.network(), subnet, dp.podMtu(), opts.ipMasq()));
@@ -357,10 +360,11 @@ public final class OverlayAgent implements AutoCloseable {
                 List<Cidr> nets = underlayNetworks();
                 synchronized (lock) {
                     underlayNets = nets;
-                    remote.clear();
+                    book.clear();
                     malformed.clear();
+                    checkedAgainst = local();
                     for (KeyValue kv : byCreation) read(kv);
-                    reconcile();
+                    reconcileAll();
                 }
                 if (failing) log("watching again", "revision=" + all.revision());
                 failing = false;
@@ -384,36 +388,50 @@ public final class OverlayAgent implements AutoCloseable {
         }
     }
 
-    /** One key changed: re-judge the leases (hash look-ups, no kernel work) and program what changed. */
+    /** One key changed: re-judge the leases it can conflict with (not the others) and program what changed for their subnets. */
     private void onEvent(WatchEvent ev) {
         synchronized (lock) {
-            if (ev.deleted()) {
-                remote.remove(ev.kv().key());
-                malformed.remove(ev.kv().key());
-            } else {
-                read(ev.kv());
+            if (!local().equals(checkedAgainst)) {
+                recheckAll();
+                if (ev.deleted()) remove(ev.kv().key());
+                else read(ev.kv());
+                reconcileAll();
+                return;
             }
-            reconcile();
+            LeaseBook.Change ch = ev.deleted() ? remove(ev.kv().key()) : read(ev.kv());
+            if (ch != null) reconcile(ch);
         }
     }
 
-    /** Records one key's lease (under lock), checked against this host. Not a subnet key: ignored. */
-    private void read(KeyValue kv) {
+    private LeaseBook.Change remove(String key) {
+        malformed.remove(key);
+        return book.remove(key);
+    }
+
+    /**
+     * Records one key's lease (under lock), checked against this host; returns what changed.
+     * Not a subnet key, or our own: nothing (the keep-alive looks after ours).
+     */
+    private LeaseBook.Change read(KeyValue kv) {
         Cidr keySubnet = Lease.subnetOfKey(opts.etcdPrefix(), kv.key());
-        if (keySubnet == null) return;
+        if (keySubnet == null || isOwnKey(kv.key())) return null;
         Lease l;
         try {
             l = Lease.parse(keySubnet, kv.value());
         } catch (IllegalArgumentException e) {
-            remote.remove(kv.key());
+            LeaseBook.Change ch = book.remove(kv.key());
             malformed.put(kv.key(), "malformed: " + e.getMessage());
-            return;
+            ch.keys().add(kv.key());
+            return ch;
         }
         malformed.remove(kv.key());
         var c = new LeaseValidator.Candidate(kv.key(), keySubnet, kv.createRevision(), l);
-        LeaseValidator.Checked old = remote.get(kv.key());
-        if (old != null && old.candidate().createRevision() != c.createRevision()) remote.remove(kv.key()); // re-created: now the newest
-        remote.put(kv.key(), new LeaseValidator.Checked(c, LeaseValidator.problem(local(), c)));
+        return book.put(new LeaseValidator.Checked(c, LeaseValidator.problem(checkedAgainst, c)));
+    }
+
+    private boolean isOwnKey(String key) {
+        Cidr own = subnet;
+        return own != null && key.equals(Lease.key(opts.etcdPrefix(), own));
     }
 
     /** What this host is now, for the validator. */
@@ -421,27 +439,48 @@ public final class OverlayAgent implements AutoCloseable {
         return new LeaseValidator.Local(cfg, subnet, publicIp, underlayNets, dp.vtepMac());
     }
 
-    /**
-     * Under lock: judges every remote lease (re-checking each one alone only when this host's facts
-     * changed), logs each new rejection once, and programs the difference.
-     */
-    private void reconcile() {
+    /** This host's facts changed (our subnet, the underlay): every lease is checked again, and our own key leaves the book. */
+    private void recheckAll() {
         LeaseValidator.Local local = local();
-        String ownKey = subnet == null ? null : Lease.key(opts.etcdPrefix(), subnet);
-        if (!local.equals(checkedAgainst)) {
-            remote.replaceAll((k, ch) -> new LeaseValidator.Checked(ch.candidate(), LeaseValidator.problem(local, ch.candidate())));
-            checkedAgainst = local;
+        List<LeaseValidator.Checked> all = new java.util.ArrayList<>(book.all());
+        all.sort(java.util.Comparator.comparingLong(ch -> ch.candidate().createRevision()));
+        book.clear();
+        checkedAgainst = local;
+        for (LeaseValidator.Checked ch : all) {
+            if (!isOwnKey(ch.candidate().key())) book.put(new LeaseValidator.Checked(ch.candidate(), LeaseValidator.problem(local, ch.candidate())));
         }
-        List<LeaseValidator.Checked> others = new java.util.ArrayList<>(remote.size());
-        for (var e : remote.entrySet()) {
-            if (!e.getKey().equals(ownKey)) others.add(e.getValue()); // our own: the keep-alive looks after it
-        }
-        LeaseValidator.Verdict v = LeaseValidator.resolve(others);
+    }
+
+    /** Under lock, after a full list or a re-check: logs each new rejection once and programs the whole difference. */
+    private void reconcileAll() {
         Map<String, String> rejected = new LinkedHashMap<>(malformed);
-        rejected.putAll(v.rejected());
+        rejected.putAll(book.rejected());
         LeaseValidator.newlyRejected(rejectionsLogged, rejected)
                 .forEach((key, why) -> log("ignoring a lease", "key=" + key + " reason=\"" + why + "\""));
-        apply(LeaseDiff.between(programmed, v.accepted()));
+        Map<Cidr, Lease> wanted = new HashMap<>();
+        book.accepted().forEach((sn, ch) -> wanted.put(sn, ch.candidate().lease()));
+        apply(LeaseDiff.between(programmed, wanted));
+    }
+
+    /** Under lock, after one change: the same, for the keys and subnets it touched only. */
+    private void reconcile(LeaseBook.Change ch) {
+        for (String key : ch.keys()) {
+            String why = malformed.containsKey(key) ? malformed.get(key) : book.rejected().get(key);
+            if (why == null) {
+                rejectionsLogged.remove(key);
+            } else if (!why.equals(rejectionsLogged.get(key))) {
+                rejectionsLogged.put(key, why);
+                log("ignoring a lease", "key=" + key + " reason=\"" + why + "\"");
+            }
+        }
+        Map<Cidr, Lease> have = new HashMap<>(), wanted = new HashMap<>();
+        for (Cidr sn : ch.subnets()) {
+            Lease h = programmed.get(sn);
+            if (h != null) have.put(sn, h);
+            LeaseValidator.Checked w = book.accepted().get(sn);
+            if (w != null) wanted.put(sn, w.candidate().lease());
+        }
+        apply(LeaseDiff.between(have, wanted));
     }
 
     private void apply(LeaseDiff d) {
