@@ -375,11 +375,10 @@ public final class OverlayAgent implements AutoCloseable {
                 } finally {
                     watchTraffic.idle();
                 }
-            } catch (InterruptedIOException e) {
-                if (closed) return;
             } catch (Throwable e) {
                 // An Error too (out of memory inside the HTTP client): this loop is the only one watching.
                 if (closed) return;
+                if (e instanceof InterruptedIOException) Thread.interrupted(); // not closing: a stray interrupt, not a reason to stop
                 if (!failing) log("lost the lease watch; re-listing", "error=\"" + e + "\"");
                 failing = true;
                 if (!(e instanceof IOException)) replaceEtcdClient(etcd);
