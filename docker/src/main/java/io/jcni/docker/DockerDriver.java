@@ -88,7 +88,8 @@ public final class DockerDriver implements AutoCloseable {
         });
         int cleaned = network.reconcile();
         long t1 = System.nanoTime();
-        PluginSocketServer server = PluginSocketServer.start(o.socket(), new RemoteApi(network, ipam, log));
+        PluginSocketServer server = PluginSocketServer.start(o.socket(), new RemoteApi(network, ipam, log), log,
+                PluginSocketServer.READ_DEADLINE_MILLIS);
         if (log != null) {
             log.println(Instant.now() + " jcnid docker started name=" + o.name() + " socket=" + o.socket() + " networks="
                     + network.networks().size() + " endpoints=" + network.endpoints().size() + " reconciled=" + cleaned
