@@ -384,18 +384,29 @@ class DockerEndToEndTest {
     @Test
     @Order(13)
     void aUserOtherThanRootIsRefusedEvenWhenTheSocketIsOpenToAll() throws Exception {
-        Files.setPosixFilePermissions(SOCKET, java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-rw-"));
+        // dockerd keeps /run/docker 0700; a hard link of the socket in an open directory of the same
+        // file system reaches the same socket without changing the modes of directories others share.
+        Path open = Files.createTempDirectory(SOCKET.getParent().getParent().getParent(), "jcni-peer-");
+        Path link = open.resolve("s.sock");
         try {
+            Files.setPosixFilePermissions(open, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+            Files.setPosixFilePermissions(SOCKET, java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-rw-"));
+            Files.createLink(link, SOCKET);
             Sh.Run r = Sh.run(null, null, 60, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "curl", "-sS", "-m", "20",
-                    "--unix-socket", SOCKET.toString(), "-X", "POST", "-d", "{\"AddressSpace\":\"local_scope\",\"Pool\":\"10.246.0.0/24\"}",
+                    "--unix-socket", link.toString(), "-X", "POST", "-d", "{\"AddressSpace\":\"local_scope\",\"Pool\":\"10.246.0.0/24\"}",
                     "http://x/IpamDriver.RequestPool");
             assertNotEquals(0, r.rc(), r.out());
             assertFalse(r.out().contains("PoolID"), r.out());
-            assertTrue(log().contains("jcnid docker rejected_peer=\"nobody\""), log());
-            String net = "jn" + ID; // root (dockerd) is still served
+            assertTrue(log().contains("jcnid docker rejected_peer=\"nobody\""), "refused by SO_PEERCRED, not by file modes: " + r.err());
+            String asRoot = Sh.run(null, null, 60, "curl", "-sS", "-m", "20", "--unix-socket", link.toString(), "-X", "POST",
+                    "http://x/Plugin.Activate").out();
+            assertTrue(asRoot.contains("IpamDriver"), asRoot);
+            String net = "jn" + ID; // and dockerd is still served
             docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.246.0.0/24", net);
             docker.ok("network", "rm", net);
         } finally {
+            Files.deleteIfExists(link);
+            Files.deleteIfExists(open);
             Files.setPosixFilePermissions(SOCKET, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
         }
     }
