@@ -32,8 +32,8 @@ import java.util.function.Function;
  * attachment (container ID = endpoint ID, netns = SandboxKey), Join is ADD and Leave is DEL.
  * Calls on one network run one at a time; calls on different networks run in parallel, except
  * what must be checked against every network at once: creating and deleting networks (bridge names,
- * subnets) hold one driver-wide lock, publishing ports another (host ports). Locks are taken in the
- * order network-wide lock, then the network's lock, then the ports lock.
+ * subnets) hold one driver-wide lock ({@code topology}), publishing ports another ({@code ports}).
+ * Locks are taken in the order topology, then the network's own lock, then ports.
  *
  * <p>Ownership: the driver deletes only what it made and recorded as its own, so {@code docker
  * network rm} never takes away a bridge, an address or a rule that was there before.
