@@ -1,12 +1,11 @@
 package io.jcni.docker;
 
+import io.jcni.common.AtomicFile;
 import io.jcni.plugins.PluginRegistry;
 import io.jcni.plugins.common.ipam.Delegation;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 
 /**
  * A directory of jcni plugin launchers put first on the driver's CNI path. The driver runs jcni's
@@ -26,10 +25,7 @@ final class Launchers {
             String script = "#!/bin/sh\n# " + Delegation.MARKER + ": written by jcnid's Docker driver\n"
                     + "exec '" + java + "' -Xlog:disable -Xlog:all=warning:stderr --enable-native-access=ALL-UNNAMED -cp '" + cp
                     + "' io.jcni.plugins.PluginMain " + type + "\n";
-            Path tmp = dir.resolve("." + type + ".tmp");
-            Files.writeString(tmp, script);
-            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
-            Files.move(tmp, dir.resolve(type), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            AtomicFile.write(dir.resolve(type), script, AtomicFile.EXECUTABLE, AtomicFile.Durability.ATOMIC_ONLY);
         }
         return dir;
     }

@@ -1,5 +1,6 @@
 package io.jcni.plugins.common.nft;
 
+import io.jcni.common.AtomicFile;
 import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Flock;
 import io.jcni.linux.LiveNetns;
@@ -113,8 +114,10 @@ final class DeadNamespaceState {
             deleteTree(dir.resolve("key"));
             Files.deleteIfExists(dir.resolve(ElementStore.COOKIE_FILE));
             Files.deleteIfExists(dir.resolve(ElementStore.COOKIE_FILE + ".tmp"));
+            AtomicFile.removeTemporaries(dir.resolve(ElementStore.COOKIE_FILE));
             Files.deleteIfExists(dir.resolve(ElementStore.SKELETONS_FILE));
             Files.deleteIfExists(dir.resolve(ElementStore.SKELETONS_FILE + ".tmp"));
+            AtomicFile.removeTemporaries(dir.resolve(ElementStore.SKELETONS_FILE));
             Files.deleteIfExists(dir.resolve("lock")); // still held: a waiter finds it replaced
             try {
                 Files.deleteIfExists(dir);

@@ -25,7 +25,7 @@ class ElementStoreTest {
         assertEquals(shortName, ElementStore.fileName(shortName));
         String longName = ElementStore.enc("c".repeat(4096)) + "@eth0";
         String f = ElementStore.fileName(longName);
-        assertEquals(true, f.length() + ".tmp".length() <= 255, f);
+        assertEquals(true, f.length() + io.jcni.common.AtomicFile.MAX_TEMPORARY_EXTRA <= 255, f);
         assertEquals(f, ElementStore.fileName(longName));
         assertEquals(false, f.equals(ElementStore.fileName(ElementStore.enc("c".repeat(4096)) + "@eth1")));
         assertEquals(-1, ElementStore.enc("~x").indexOf(ElementStore.HASH_MARK), "the hash mark never comes from enc");
