@@ -40,13 +40,12 @@ if [ "$BUILD" = 1 ]; then
   mvn -B -ntp -q -DskipTests package >&2
 fi
 
-VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 D=$DESTDIR  # every write goes to $D$path; every path written into a file is the final one
 LIB="$PREFIX/lib"
 mkdir -p "$D$LIB" "$D$BIN_DIR" "$D$CMD_DIR" "$D$PREFIX/libexec" "$D$PREFIX/bin" "$D$PREFIX/share"
 JARS=()
-for m in types linux etcd runtime plugins daemon overlay docker cli; do
-  jar="$m/target/jcni-$m-$VERSION.jar"
+for m in "${JCNI_MODULES[@]}"; do
+  jar="$m/target/jcni-$m-$JCNI_VERSION.jar"
   [ -f "$jar" ] || { echo "install.sh: $jar missing: build first (drop --no-build)" >&2; exit 1; }
   install -m 0644 "$jar" "$D$LIB/jcni-$m.jar"
   JARS+=("$jar")
@@ -74,8 +73,8 @@ else
   JAVA="$JAVA_HOME/bin/java"
 fi
 
-CP="$LIB/jcni-types.jar:$LIB/jcni-linux.jar:$LIB/jcni-etcd.jar:$LIB/jcni-runtime.jar:$LIB/jcni-plugins.jar"
-FULL_CP="$CP:$LIB/jcni-daemon.jar:$LIB/jcni-overlay.jar:$LIB/jcni-docker.jar:$LIB/jcni-cli.jar$DOCKER_CP"
+CP=$(printf ":$LIB/jcni-%s.jar" "${JCNI_PLUGIN_MODULES[@]}"); CP=${CP#:}
+FULL_CP=$(printf ":$LIB/jcni-%s.jar" "${JCNI_MODULES[@]}")$DOCKER_CP; FULL_CP=${FULL_CP#:}
 # JVM warnings would corrupt the JSON on stdout: send them to stderr. C1 only and the serial GC
 # because a plugin lives for milliseconds.
 # CompileThresholdScaling=10: a plugin call is over before most of what C1 would compile pays off;
@@ -177,4 +176,4 @@ if [ "$AOT" = 1 ]; then
 fi
 [ -n "$DESTDIR" ] && exit 0
 MODE=$([ "$SHIM" = 1 ] && echo "shims (jcnid socket $SOCKET, fallback $PREFIX/libexec)" || echo "standalone launchers")
-echo "jcni $VERSION installed: plugins [$(echo $TYPES)] in $BIN_DIR as $MODE, jcni in $CMD_DIR, jcnid in $PREFIX/bin, Java runtime: $JAVA"
+echo "jcni $JCNI_VERSION installed: plugins [$(echo $TYPES)] in $BIN_DIR as $MODE, jcni in $CMD_DIR, jcnid in $PREFIX/bin, Java runtime: $JAVA"
