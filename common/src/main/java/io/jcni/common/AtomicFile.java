@@ -47,12 +47,17 @@ public final class AtomicFile {
         ATOMIC_ONLY
     }
 
+    // Spelled out with Set.of, not PosixFilePermissions.fromString: its EnumSet reads the enum's
+    // constants by reflection, a millisecond of every standalone plugin (plugins/README.md).
     /** rw------- */
-    public static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rw-------");
+    public static final Set<PosixFilePermission> PRIVATE = Set.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
     /** rw-r--r-- */
-    public static final Set<PosixFilePermission> PUBLIC = PosixFilePermissions.fromString("rw-r--r--");
+    public static final Set<PosixFilePermission> PUBLIC = Set.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE,
+            PosixFilePermission.GROUP_READ, PosixFilePermission.OTHERS_READ);
     /** rwxr-xr-x */
-    public static final Set<PosixFilePermission> EXECUTABLE = PosixFilePermissions.fromString("rwxr-xr-x");
+    public static final Set<PosixFilePermission> EXECUTABLE = Set.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE,
+            PosixFilePermission.OWNER_EXECUTE, PosixFilePermission.GROUP_READ, PosixFilePermission.GROUP_EXECUTE,
+            PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_EXECUTE);
 
     private static final String TMP_MARK = ".tmp-";
     /** The most a temporary name adds to its target's: '.', ".tmp-", a pid of up to 10 digits, '-', 16 hex digits. */
