@@ -103,7 +103,7 @@ public final class Launcher {
         boolean safe = !s.isEmpty();
         for (int i = 0; i < s.length() && safe; i++) {
             char c = s.charAt(i);
-            safe = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || "-_./:=+,%@".indexOf(c) >= 0;
+            safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || "-_./:=+,%@".indexOf(c) >= 0;
         }
         return safe ? s : "'" + s.replace("'", "'\\''") + "'";
     }
