@@ -194,7 +194,7 @@ class JcnidServerTest {
             long t0 = System.nanoTime();
             assertEquals(-1, ch.read(ByteBuffer.allocate(1)));
             long waited = System.nanoTime() - t0;
-            assertTrue(waited >= JcnidServer.IO_TIMEOUT.toNanos() - 500_000_000L, "dropped after " + waited / 1e6 + " ms");
+            assertTrue(waited >= Connections.IO_TIMEOUT.toNanos() - 500_000_000L, "dropped after " + waited / 1e6 + " ms");
             assertEquals(0, d.exec("static", TestDaemon.env("ADD", "c1"), TestDaemon.STATIC_CONF).result().exitCode());
         }
     }
