@@ -74,21 +74,20 @@ public final class DaemonControl {
         }
     }
 
-    /** Runs the daemon in this process until SIGTERM/SIGINT; returns 0 after a graceful stop. */
+    /**
+     * Runs the daemon in this process until SIGTERM/SIGINT; returns 0 after a graceful stop. A
+     * hosted service that fails to start is logged and shown in the health answer; the plugin
+     * socket and the other services keep running (a restart would fail the same way).
+     */
     public static int runForeground(DaemonConfig cfg) throws IOException, InterruptedException {
         PrintStream log = cfg.logFile() == null ? System.err
                 : new PrintStream(new FileOutputStream(cfg.logFile().toFile(), true), true, StandardCharsets.UTF_8);
         // The daemon's stdout is not a CNI channel, but nothing a library prints should pretend to be one.
         System.setOut(log);
-        JcnidServer server = JcnidServer.start(cfg, PluginRegistry::lookup, log);
-        try {
-            server.addServices(DaemonServices.start(cfg.serviceArgs(), log));
-        } catch (Exception e) {
-            log.println("jcnid: a service failed to start: " + e.getMessage());
-            server.shutdown();
-            return 1;
-        }
+        HostedServices services = HostedServices.of(DaemonServices.available(), cfg.serviceArgs());
+        JcnidServer server = JcnidServer.start(cfg, PluginRegistry::lookup, log, JcnidServer.root(), services);
         Runtime.getRuntime().addShutdownHook(new Thread(server::shutdown, "jcnid-shutdown"));
+        services.startAll(log);
         server.awaitTermination();
         return 0;
     }
@@ -146,18 +145,37 @@ public final class DaemonControl {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (System.nanoTime() < deadline) {
             s = status(cfg);
-            if (s.running()) {
-                out.println("jcnid started (pid " + s.pid() + ", socket " + cfg.socket() + ", log " + logFile + ")");
-                return 0;
-            }
+            // Started means answering with every hosted service's start over, failed or not.
+            if (s.running() && !s.health().contains("\nservices starting\n")) return reportStarted(cfg, s, logFile, out, err);
             if (daemon.isEmpty() || !daemon.get().isAlive()) {
                 err.println("jcnid: the daemon exited; see " + logFile);
                 return 1;
             }
             Thread.sleep(10);
         }
-        err.println("jcnid: the daemon did not answer on " + cfg.socket() + " within 30 s; see " + logFile);
+        err.println("jcnid: the daemon did not " + (s.running() ? "finish starting its services" : "answer on " + cfg.socket())
+                + " within 30 s; see " + logFile);
         return 1;
+    }
+
+    /** 0 when every hosted service runs; 1, naming each service that failed and why, when not. */
+    private static int reportStarted(DaemonConfig cfg, Status s, Path logFile, PrintStream out, PrintStream err) {
+        out.println("jcnid started (pid " + s.pid() + ", socket " + cfg.socket() + ", log " + logFile + ")");
+        List<String> failed = failedServices(s.health());
+        for (String f : failed) err.println("jcnid: service " + f);
+        if (failed.isEmpty()) return 0;
+        err.println("jcnid: the plugin fast path" + (s.health().contains(" running\n") ? " and the other services are" : " is")
+                + " running; fix the cause and restart jcnid (jcnid status shows each service)");
+        return 1;
+    }
+
+    /** The "NAME failed: WHY" of each failed service in a health answer. */
+    static List<String> failedServices(String health) {
+        List<String> out = new ArrayList<>();
+        for (String line : health.split("\n")) {
+            if (line.startsWith("service ") && line.indexOf(" failed: ") > 0) out.add(line.substring("service ".length()));
+        }
+        return out;
     }
 
     /** SIGTERMs the daemon named by the pid file and waits for it to finish draining. */

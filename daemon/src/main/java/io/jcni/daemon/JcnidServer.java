@@ -17,7 +17,6 @@ import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -34,7 +33,7 @@ public final class JcnidServer {
     /** Work requests leave for after their answer (deleting retired links). */
     private final DeferredWork deferred;
     private final RequestRunner runner;
-    private final List<DaemonService.Running> services = new CopyOnWriteArrayList<>();
+    private final HostedServices services;
     /** The only user whose connections are served: root (uid 0). */
     private final UserPrincipal peer;
     private final Path socket;
@@ -47,8 +46,9 @@ public final class JcnidServer {
     private volatile boolean stopped;
 
     private JcnidServer(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log, UserPrincipal peer,
-            SocketActivation.Listener inherited) {
+            SocketActivation.Listener inherited, HostedServices services) {
         this.cfg = cfg;
+        this.services = services;
         this.log = new DaemonLog(log);
         this.deferred = new DeferredWork(log);
         this.runner = new RequestRunner(cfg, registry, metrics, this.log, deferred, () -> shuttingDown);
@@ -61,15 +61,29 @@ public final class JcnidServer {
     /** Binds the socket, writes the pid file and starts serving on a background thread. */
     public static JcnidServer start(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log)
             throws IOException {
-        return start(cfg, registry, log, FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName("0"));
+        return start(cfg, registry, log, root());
     }
 
     /** As {@link #start(DaemonConfig, Function, PrintStream)}, serving only peers running as user (tests). */
     static JcnidServer start(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log, UserPrincipal user)
             throws IOException {
-        JcnidServer s = new JcnidServer(cfg, registry, log, user, SocketActivation.inherited());
+        return start(cfg, registry, log, user, HostedServices.none());
+    }
+
+    /**
+     * Binds and serves while {@code services} (declared, not started yet) are started by the caller:
+     * the health answer says "services starting" until they are, so {@code jcnid start} can wait for them.
+     */
+    static JcnidServer start(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log, UserPrincipal user,
+            HostedServices services) throws IOException {
+        JcnidServer s = new JcnidServer(cfg, registry, log, user, SocketActivation.inherited(), services);
         s.bind();
         return s;
+    }
+
+    /** The root user, the only peer served. */
+    static UserPrincipal root() throws IOException {
+        return FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName("0");
     }
 
     public Metrics metrics() {
@@ -134,18 +148,12 @@ public final class JcnidServer {
                 + "\nrequests " + metrics.totalRequests() + "\nin_flight " + metrics.inFlight.get()
                 + "\nplugin_runs " + runner.pluginRuns()
                 + "\ndeferred " + deferred.pending.get()
-                + "\nsocket " + socket + "\n" + serviceStatus();
+                + "\nsocket " + socket + "\n" + services.status();
     }
 
-    /** Hosts started services: their status joins {@link #health}, and {@link #shutdown} stops them first. */
+    /** Hosts services started elsewhere: their status joins {@link #health}, and {@link #shutdown} stops them first. */
     public void addServices(List<DaemonService.Running> started) {
-        services.addAll(started);
-    }
-
-    private String serviceStatus() {
-        StringBuilder sb = new StringBuilder();
-        for (DaemonService.Running s : services) sb.append(s.status());
-        return sb.toString();
+        started.forEach(services::adopt);
     }
 
     /**
@@ -158,7 +166,7 @@ public final class JcnidServer {
         shuttingDown = true;
         log.line("jcnid stopping in_flight=" + connections.open());
         // Services first, while the plugin socket still serves: the overlay releases its lease cleanly.
-        DaemonServices.stop(services, log.out);
+        services.stop(log.out);
         try {
             // An activated socket stays: the service manager keeps listening and starts us again on demand.
             if (!activated) Files.deleteIfExists(socket);
