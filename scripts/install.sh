@@ -89,7 +89,13 @@ JVM_OPTS="-Xlog:disable -Xlog:all=warning:stderr -XX:TieredStopAtLevel=1 -XX:Com
 # first heap is 1/64 of the RAM, and every request's short-lived garbage touches more of its eden
 # until the first collection, so the RSS grew to ~250 MB on a 24 GB machine for nothing live
 # (bench/memory); young collections of 16 MB of almost all garbage take well under a millisecond.
-DAEMON_OPTS="-Xlog:disable -Xlog:all=warning:stderr -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms24m -Xmn12m --enable-native-access=ALL-UNNAMED -Djcni.native.lib=$LIB/libjcni.so"
+# -Xmx128m: jcnid's whole RSS was 66 MB with 1,000 live attachments (heap, metaspace, code and
+# threads together); 128 MB of heap is twice that, and a quarter of it is the budget for request
+# bodies and answers held at once (daemon/README.md). Crash-only on OutOfMemoryError: jcnid exits at
+# once (never half alive), systemd restarts it (Restart=on-failure), the shims run the standalone
+# plugins meanwhile, and all state is on disk. DaemonControl adds the same two flags when it
+# starts a detached jcnid from a JVM that lacks them (`jcni daemon start`: DaemonControl.childJvmFlags).
+DAEMON_OPTS="-Xlog:disable -Xlog:all=warning:stderr -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xms24m -Xmn12m -Xmx128m -XX:+ExitOnOutOfMemoryError --enable-native-access=ALL-UNNAMED -Djcni.native.lib=$LIB/libjcni.so"
 AOT_FILE="$LIB/jcni.aot"
 DAEMON_AOT_FILE="$LIB/jcnid.aot"
 
