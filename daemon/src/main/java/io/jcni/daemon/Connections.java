@@ -11,10 +11,6 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -41,13 +37,17 @@ final class Connections {
     private final Supplier<String> renderMetrics;
     private final BooleanSupplier shuttingDown;
     private final AtomicInteger open = new AtomicInteger();
-    private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(
-            Thread.ofPlatform().name("jcnid-watchdog").daemon().factory());
+    /** Complete requests being handled (what {@code --max-in-flight} bounds). */
+    private final AtomicInteger requests = new AtomicInteger();
+    /** What all connections may hold at once of request bodies and answers. */
+    private final ByteBudget budget;
+    private final Deadlines deadlines = new Deadlines("jcnid-deadlines");
     private Thread acceptor;
 
     Connections(ServerSocketChannel server, UserPrincipal peer, DaemonConfig cfg, RequestRunner runner, Metrics metrics,
-            DaemonLog log, Supplier<String> health, Supplier<String> renderMetrics, BooleanSupplier shuttingDown) {
+            DaemonLog log, Supplier<String> health, Supplier<String> renderMetrics, BooleanSupplier shuttingDown, ByteBudget budget) {
         this.server = server;
+        this.budget = budget;
         this.peer = peer;
         this.cfg = cfg;
         this.runner = runner;
@@ -79,7 +79,7 @@ final class Connections {
     }
 
     void shutdown() {
-        watchdog.shutdownNow();
+        deadlines.close();
     }
 
     private void acceptLoop() {
@@ -115,47 +115,52 @@ final class Connections {
             log.line("jcnid rejected_peer=" + DaemonLog.quote(cred.user().getName()));
             return;
         }
-        int inFlight = metrics.inFlight.incrementAndGet();
+        metrics.inFlight.incrementAndGet();
+        try (ByteBudget.Lease lease = budget.lease()) {
+            Frame f = readFrame(ch, lease);
+            if (f != null) handle(ch, lease, f);
+        } finally {
+            metrics.inFlight.decrementAndGet();
+        }
+    }
+
+    /**
+     * Answers a complete request. {@code --max-in-flight} counts requests, not connections: clients
+     * still sending (or sending nothing) hold no plugin run and little memory, and the deadline drops them.
+     */
+    private void handle(SocketChannel ch, ByteBudget.Lease lease, Frame f) throws IOException {
+        int inFlight = requests.incrementAndGet();
         try {
-            Frame f = readFrame(ch);
-            if (f == null) return;
             switch (f.header().kind()) {
-                case Protocol.KIND_HEALTH -> reply(ch, Protocol.STATUS_RESULT, text(health.get()));
-                case Protocol.KIND_METRICS -> reply(ch, Protocol.STATUS_RESULT, text(renderMetrics.get()));
+                case Protocol.KIND_HEALTH -> reply(ch, lease, Protocol.STATUS_RESULT, text(health.get()));
+                case Protocol.KIND_METRICS -> reply(ch, lease, Protocol.STATUS_RESULT, text(renderMetrics.get()));
                 // Declined only once read, so the client gets its 'F' rather than a broken pipe.
                 case Protocol.KIND_EXEC -> {
                     if (inFlight > cfg.maxInFlight()) decline(ch, "busy");
-                    else exec(ch, f.body());
+                    else exec(ch, lease, f.body());
                 }
                 default -> {
                     protocolError("unknown kind " + f.header().kind());
-                    malformed(ch, "unknown request kind", Integer.toString(f.header().kind()));
+                    malformed(ch, lease, "unknown request kind", Integer.toString(f.header().kind()));
                 }
             }
         } finally {
-            metrics.inFlight.decrementAndGet();
+            requests.decrementAndGet();
         }
     }
 
     /** A request as read: its header and whole body. */
     private record Frame(Protocol.Header header, ByteBuffer body) {}
 
-    /** Reads one frame within the I/O timeout; null when it was answered (or closed on) already. */
-    private Frame readFrame(SocketChannel ch) throws IOException {
-        ScheduledFuture<?> dog = watchdog.schedule(() -> closeQuietly(ch), IO_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-        try {
-            ByteBuffer head = ByteBuffer.allocate(Protocol.HEADER_BYTES);
-            while (head.hasRemaining()) {
-                if (ch.read(head) < 0) {
-                    protocolError("truncated header (" + head.position() + " bytes)");
-                    return null; // nothing parseable: a clean close
-                }
-            }
-            Protocol.Header h = Protocol.parseHeader(head);
-            if (h == null) {
-                protocolError("bad magic");
-                return null;
-            }
+    /**
+     * Reads one frame within the I/O timeout, the body as it arrives and within the budget; null
+     * when it was answered (or closed on) already.
+     */
+    private Frame readFrame(SocketChannel ch, ByteBudget.Lease lease) throws IOException {
+        Deadlines.Armed deadline = deadlines.arm(ch, IO_TIMEOUT);
+        try (deadline) {
+            Protocol.Header h = readHeader(ch);
+            if (h == null) return null;
             if (h.version() != Protocol.VERSION) {
                 decline(ch, "protocol version " + h.version());
                 return null;
@@ -163,30 +168,47 @@ final class Connections {
             if (h.bodyLength() < 0 || h.bodyLength() > Protocol.MAX_BODY) {
                 String size = Integer.toUnsignedString(h.bodyLength());
                 protocolError("body of " + size + " bytes is too large");
-                malformed(ch, "request too large", "body of " + size + " bytes exceeds " + Protocol.MAX_BODY);
+                malformed(ch, lease, "request too large", "body of " + size + " bytes exceeds " + Protocol.MAX_BODY);
                 return null;
             }
-            ByteBuffer body = ByteBuffer.allocate(h.bodyLength());
-            while (body.hasRemaining()) {
-                if (ch.read(body) < 0) {
-                    protocolError("truncated body");
-                    malformed(ch, "truncated request", "got " + body.position() + " of " + h.bodyLength() + " bytes");
-                    return null;
-                }
-            }
-            return new Frame(h, body.flip());
-        } finally {
-            dog.cancel(false);
+            return new Frame(h, ByteBudget.readBody(ch, h.bodyLength(), lease));
+        } catch (ByteBudget.TruncatedException e) {
+            protocolError("truncated body");
+            malformed(ch, lease, "truncated request", e.getMessage());
+            return null;
+        } catch (ByteBudget.OverBudgetException e) {
+            metrics.overBudget.incrementAndGet();
+            decline(ch, "busy: " + e.getMessage()); // nothing ran: the shim runs the standalone plugin
+            return null;
+        } catch (ClosedChannelException e) {
+            if (!deadline.fired()) throw e;
+            metrics.deadlineDrops.incrementAndGet();
+            log.line("jcnid dropped=" + DaemonLog.quote("no complete request within " + IO_TIMEOUT.toSeconds() + " s"));
+            return null;
         }
     }
 
-    private void exec(SocketChannel ch, ByteBuffer body) throws IOException {
+    /** The header; null (the connection is closed without a word) when it is short or not ours. */
+    private Protocol.Header readHeader(SocketChannel ch) throws IOException {
+        ByteBuffer head = ByteBuffer.allocate(Protocol.HEADER_BYTES);
+        while (head.hasRemaining()) {
+            if (ch.read(head) < 0) {
+                protocolError("truncated header (" + head.position() + " bytes)");
+                return null;
+            }
+        }
+        Protocol.Header h = Protocol.parseHeader(head);
+        if (h == null) protocolError("bad magic");
+        return h;
+    }
+
+    private void exec(SocketChannel ch, ByteBudget.Lease lease, ByteBuffer body) throws IOException {
         Protocol.Exec ex;
         try {
             ex = Protocol.parseExec(body);
         } catch (Protocol.ProtocolException e) {
             protocolError(e.getMessage());
-            malformed(ch, "malformed request", e.getMessage());
+            malformed(ch, lease, "malformed request", e.getMessage());
             return;
         }
         runner.run(ex, new RequestRunner.Exchange() {
@@ -202,15 +224,15 @@ final class Connections {
 
             @Override
             public void answer(Protocol.Result result) throws IOException {
-                reply(ch, (byte) 0, result);
+                reply(ch, lease, (byte) 0, result);
             }
         });
     }
 
-    private void malformed(SocketChannel ch, String msg, String details) {
+    private void malformed(SocketChannel ch, ByteBudget.Lease lease, String msg, String details) {
         var o = ExecRequest.errorOutcome("", new CniException(ErrorCode.DECODING_FAILURE, "jcnid: " + msg, details));
         try {
-            reply(ch, Protocol.STATUS_RESULT, new Protocol.Result(o.exitCode(), o.stdout().getBytes(StandardCharsets.UTF_8), new byte[0]));
+            reply(ch, lease, Protocol.STATUS_RESULT, new Protocol.Result(o.exitCode(), o.stdout().getBytes(StandardCharsets.UTF_8), new byte[0]));
         } catch (IOException e) {
             // the peer is gone; nothing to tell
         }
@@ -226,12 +248,33 @@ final class Connections {
         }
     }
 
-    private void reply(SocketChannel ch, byte status, Protocol.Result r) throws IOException {
-        ScheduledFuture<?> dog = watchdog.schedule(() -> closeQuietly(ch), IO_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    /**
+     * Writes an answer once the budget has room for it (waiting up to the I/O timeout for others to
+     * finish theirs), to a client given the I/O timeout to take it; otherwise the connection is
+     * closed without it: after 'A' the shim then answers ADD "try again later" and runs the others standalone.
+     */
+    private void reply(SocketChannel ch, ByteBudget.Lease lease, byte status, Protocol.Result r) throws IOException {
+        long deadlineNanos = System.nanoTime() + IO_TIMEOUT.toNanos();
+        boolean granted;
         try {
-            Protocol.writeFully(ch, Protocol.encodeResult(status, r));
-        } finally {
-            dog.cancel(false);
+            granted = lease.growTo(Protocol.resultBytes(status, r), deadlineNanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            granted = false;
+        }
+        if (!granted) {
+            metrics.overBudget.incrementAndGet();
+            log.line("jcnid dropped=" + DaemonLog.quote("an answer of " + Protocol.resultBytes(status, r) + " bytes found no memory budget"));
+            closeQuietly(ch);
+            return;
+        }
+        Deadlines.Armed deadline = deadlines.arm(ch, Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime())));
+        try (deadline) {
+            Protocol.writeResult(ch, status, r);
+        } catch (ClosedChannelException e) {
+            if (!deadline.fired()) throw e;
+            metrics.deadlineDrops.incrementAndGet();
+            log.line("jcnid dropped=" + DaemonLog.quote("the answer was not taken within " + IO_TIMEOUT.toSeconds() + " s"));
         }
     }
 

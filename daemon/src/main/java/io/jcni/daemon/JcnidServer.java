@@ -33,6 +33,8 @@ public final class JcnidServer {
     /** Work requests leave for after their answer (deleting retired links). */
     private final DeferredWork deferred;
     private final RequestRunner runner;
+    /** What connections may hold at once of request bodies and answers. */
+    private final ByteBudget budget;
     private final HostedServices services;
     /** The only user whose connections are served: root (uid 0). */
     private final UserPrincipal peer;
@@ -46,8 +48,9 @@ public final class JcnidServer {
     private volatile boolean stopped;
 
     private JcnidServer(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log, UserPrincipal peer,
-            SocketActivation.Listener inherited, HostedServices services) {
+            SocketActivation.Listener inherited, HostedServices services, ByteBudget budget) {
         this.cfg = cfg;
+        this.budget = budget;
         this.services = services;
         this.log = new DaemonLog(log);
         this.deferred = new DeferredWork(log);
@@ -76,9 +79,24 @@ public final class JcnidServer {
      */
     static JcnidServer start(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log, UserPrincipal user,
             HostedServices services) throws IOException {
-        JcnidServer s = new JcnidServer(cfg, registry, log, user, SocketActivation.inherited(), services);
+        return start(cfg, registry, log, user, services, new ByteBudget(ioBudget(Runtime.getRuntime().maxMemory())));
+    }
+
+    /** As above, with the budget given (tests). */
+    static JcnidServer start(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log, UserPrincipal user,
+            HostedServices services, ByteBudget budget) throws IOException {
+        JcnidServer s = new JcnidServer(cfg, registry, log, user, SocketActivation.inherited(), services, budget);
         s.bind();
         return s;
+    }
+
+    /**
+     * The budget for request bodies and answers held at once: a quarter of the heap, so the rest
+     * stays for the plugins' own work; at least one largest body and a bit, at most 64 MiB (with
+     * jcnid's -Xmx128m: ~31 MiB).
+     */
+    static long ioBudget(long maxHeap) {
+        return Math.clamp(maxHeap / 4, Protocol.MAX_BODY + (1 << 20), 64L << 20);
     }
 
     /** The root user, the only peer served. */
@@ -92,7 +110,8 @@ public final class JcnidServer {
 
     /** The metrics exposition, with the deferred work's gauges. */
     String renderMetrics() {
-        return metrics.render() + Metrics.deferred(deferred.pending.get(), deferred.done.get(), deferred.failed.get(), deferred.shared.get());
+        return metrics.render() + Metrics.deferred(deferred.pending.get(), deferred.done.get(), deferred.failed.get(), deferred.shared.get())
+                + Metrics.budget(budget.used(), budget.capacity());
     }
 
     public Path socket() {
@@ -108,7 +127,8 @@ public final class JcnidServer {
         if (!activated) bindSocketFile();
         writePidFile();
         if (cfg.metricsPort() > 0) http = MetricsEndpoint.start(cfg.metricsPort(), this::renderMetrics, this::health);
-        connections = new Connections(server, peer, cfg, runner, metrics, log, this::health, this::renderMetrics, () -> shuttingDown);
+        connections = new Connections(server, peer, cfg, runner, metrics, log, this::health, this::renderMetrics, () -> shuttingDown,
+                budget);
         connections.start();
         log.line("jcnid started pid=" + ProcessHandle.current().pid() + " socket=" + DaemonLog.quote(socket.toString())
                 + (activated ? " activated=true" : "")
