@@ -459,6 +459,30 @@ class JcnidServerTest {
         }
     }
 
+    /** The metrics port drops a client that starts a request and never finishes it. */
+    @Test
+    void aSlowHttpClientIsDropped() throws Exception {
+        int port;
+        try (var probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        DaemonConfig cfg = new DaemonConfig(tmp.resolve("s.sock"), tmp.resolve("p.pid"), null, Duration.ofSeconds(5),
+                Duration.ofSeconds(1), 8, port, true, java.util.List.of());
+        JcnidServer s = JcnidServer.start(cfg, PluginRegistry::lookup, new PrintStream(new ByteArrayOutputStream()),
+                java.nio.file.FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName(System.getProperty("user.name")));
+        try (java.net.Socket slow = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), port)) {
+            slow.getOutputStream().write("GET /metrics HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
+            slow.setSoTimeout(60_000); // a bound for the test; the server's limit is 10 s
+            try {
+                assertEquals(-1, slow.getInputStream().read(), "closed without an answer");
+            } catch (java.net.SocketException e) {
+                // reset: closed too
+            }
+        } finally {
+            s.shutdown();
+        }
+    }
+
     private static byte[] header(int version, int kind, int len) {
         return ByteBuffer.allocate(12).put(Protocol.MAGIC).put((byte) version).put((byte) kind).putShort((short) 0).putInt(len).array();
     }
