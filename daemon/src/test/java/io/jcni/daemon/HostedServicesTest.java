@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Timeout;
 class HostedServicesTest {
 
     /** A fake service: start throws what it is given, or runs; status blocks while {@code wedge} is closed. */
-    static final class Fake implements DaemonService {
+    static class Fake implements DaemonService {
         final String flag;
         final Exception failure;
         final CountDownLatch wedge;
@@ -117,6 +117,27 @@ class HostedServicesTest {
         wedge.countDown();
         assertEquals("services ok 2\nservice alpha running\nalpha_line 1\nservice beta running\nbeta_line 1\n", s.status());
         s.stop(log);
+    }
+
+    @Test
+    void aStatusThatThrowsIsShownNotPropagated() {
+        DaemonService throwing = new Fake("--alpha", null, null) {
+            @Override
+            public Running start(java.util.List<String> args, PrintStream log) {
+                return new Running() {
+                    @Override
+                    public String status() {
+                        throw new IllegalStateException("store\nunreadable");
+                    }
+
+                    @Override
+                    public void close() {}
+                };
+            }
+        };
+        HostedServices s = HostedServices.of(List.of(throwing), List.of("--alpha"));
+        s.startAll(log);
+        assertEquals("services ok 1\nservice alpha running\nstatus_error \"store unreadable\"\n", s.status());
     }
 
     @Test
