@@ -39,6 +39,7 @@ final class HostedServices {
         volatile DaemonService.Running running;
         /** The status call still under way; a stalled service gets no second thread. */
         private Future<String> statusCall;
+        private long statusCallStarted;
 
         Hosted(String name) {
             this.name = name;
@@ -152,12 +153,18 @@ final class HostedServices {
     /** The service's own lines; null when it did not answer within {@link #STATUS_TIMEOUT}. */
     private String ownStatus(Hosted h) {
         Future<String> call;
+        long waitNanos;
         synchronized (h) {
-            if (h.statusCall == null || h.statusCall.isDone()) h.statusCall = statusThreads.submit(h.running::status);
+            if (h.statusCall == null || h.statusCall.isDone()) {
+                h.statusCall = statusThreads.submit(h.running::status);
+                h.statusCallStarted = System.nanoTime();
+            }
             call = h.statusCall;
+            // A call already stalled is not waited for again: one stalled service costs status 1 s once, not each time.
+            waitNanos = STATUS_TIMEOUT.toNanos() - (System.nanoTime() - h.statusCallStarted);
         }
         try {
-            return call.get(STATUS_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            return call.get(Math.max(0, waitNanos), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             return null;
         } catch (ExecutionException e) {
