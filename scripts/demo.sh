@@ -56,7 +56,7 @@ trap cleanup EXIT
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 # DEL only retires a veth (down, no addresses, renamed, in device group 0x6a636e69 = 1784901225)
-# before it answers; the kernel's slow deletion follows the answer (docs/performance.md, issue 13).
+# before it answers; the kernel's slow deletion follows the answer (docs/performance.md).
 # await_retired NETNS: waits (at most 10 s) until that namespace has no retired link left.
 await_retired() {
   local i t0=$EPOCHREALTIME n

@@ -4,7 +4,7 @@
 JCNI_JAVA_HOME_DEFAULT=/usr/lib/jvm/temurin-25-jdk-amd64
 export JAVA_HOME="${JCNI_JAVA_HOME:-${JAVA_HOME_25:-$JCNI_JAVA_HOME_DEFAULT}}"
 if [ ! -x "$JAVA_HOME/bin/java" ] || ! "$JAVA_HOME/bin/java" -version 2>&1 | grep -q 'version "2[5-9]'; then
-  echo "jcni: needs a Java 25 JDK; none at $JAVA_HOME (set JCNI_JAVA_HOME to one)" >&2
+  echo "jcni: needs a Java 25 JDK; none at $JAVA_HOME. Debian 12 has none: install temurin-25-jdk from Eclipse Adoptium's Debian repository, or set JCNI_JAVA_HOME to any JDK 25" >&2
   exit 1
 fi
 export PATH="$JAVA_HOME/bin:$PATH"

@@ -6,8 +6,22 @@ cd "$(dirname "$0")/.."
 . scripts/env.sh
 need_packages "${JCNI_BUILD_PACKAGES[@]}" "${JCNI_TEST_PACKAGES[@]}"
 need_command mvn maven
+excluded=()
+if [ "${1:-}" = "--fast" ]; then
+  # The local loop: unit tests and the real-namespace tests of the modules, without the interop
+  # tests (tag "interop": a peer beside jcni) and the end-to-end modules (testsuite, chaos).
+  shift
+  set -- -pl '!testsuite,!chaos' "$@"
+  excluded+=(interop)
+fi
 if [ "$(id -u)" -ne 0 ]; then
   echo "jcni: not root; running only the tests that need no privileges" >&2
-  set -- -DexcludedGroups=root "$@"
+  excluded+=(root)
+else
+  # The peers were installed above: an interop test that cannot find one fails instead of skipping.
+  set -- -Djcni.require.interop=true "$@"
+fi
+if [ ${#excluded[@]} -gt 0 ]; then
+  set -- "-DexcludedGroups=$(IFS=,; echo "${excluded[*]}")" "$@"
 fi
 exec mvn -B -ntp -e verify "$@"

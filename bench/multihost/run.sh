@@ -8,7 +8,7 @@
 #      (routes seen by `ip route`; also the agent's own first..last "added remote" log span);
 #      then one lease deleted -> its route gone on host 1 (median of R deletions).
 #   3. cluster-ipam: 1,000 allocations from the N hosts at once (16 in flight per host), allocations/s.
-# Goals (issue 12): convergence <= 1 s; 1,000 peers <= 2 s; one change <= 100 ms; 0 duplicates.
+# Goals: convergence <= 1 s; 1,000 peers <= 2 s; one change <= 100 ms; 0 duplicates.
 # Needs root. Build first: mvn -B -ntp -q -pl overlay -am package -DskipTests
 # Usage: bench/multihost/run.sh [-n HOSTS(5)] [-l LEASES(1000)] [-r DELETIONS(9)]
 set -euo pipefail

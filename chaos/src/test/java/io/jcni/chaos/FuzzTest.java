@@ -117,7 +117,7 @@ class FuzzTest {
                 failures.size() + " of " + cases + " fuzz cases failed (all in chaos/target/fuzz-report.txt)");
     }
 
-    /** Issue 14, defect 9: hostile input is refused with code 6/7, never an unexpected exception (999 with a trace). */
+    /** Hostile input is refused with code 6/7, never an unexpected exception (999 with a trace). */
     @Test
     void noFuzzedInputEndsInAnUncaughtException() {
         assertEquals(List.of(), uncaught.stream().limit(25).toList(),

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 14: {@code CNI_IFNAME=eth%d}. The kernel expands {@code %d} in a new link's name, so the
+ * {@code CNI_IFNAME=eth%d}. The kernel expands {@code %d} in a new link's name, so the
  * container interface would get a name the plugin never asked for; through jcnid that leaked the
  * host veth. jcni refuses '%' in interface names (code 4 from the environment, code 7 from a
  * config): nothing may be created, in the standalone plugin and through jcnid alike.

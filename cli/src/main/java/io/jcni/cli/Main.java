@@ -166,18 +166,25 @@ public final class Main {
             List<String> types = new ArrayList<>();
             for (PluginConf p : n.config().plugins()) types.add(p.type());
             String v = n.config().cniVersion().isEmpty() ? "0.1.0" : n.config().cniVersion();
-            out.printf("  %-" + w + "s  %-6s  %-40s  %s%n", n.name(), v, String.join(",", types), n.file());
+            out.printf("  %-" + w + "s  %-6s  %-40s  %s%n", n.name(), Names.printable(v), Names.printable(String.join(",", types)),
+                    Names.printable(n.file().toString()));
         }
+        // File names and reasons come from the directory: shown with control characters escaped,
+        // so a file cannot add lines to this listing.
         if (!l.skipped().isEmpty()) {
             out.println("Skipped files:");
-            for (ConfigLoader.Skipped s : l.skipped()) out.println("  " + s.file() + ": " + s.reason());
+            for (ConfigLoader.Skipped s : l.skipped()) out.println("  " + Names.printable(s.file() + ": " + s.reason()));
         }
-        List<CacheEntry> cached = new ResultCache(cacheDir(o)).list(null);
-        if (!cached.isEmpty()) {
+        ResultCache.Scan cached = new ResultCache(cacheDir(o)).scan(null);
+        if (cached.unreadable() != null) {
+            out.println("Cached attachments in " + cacheDir(o) + ": not read (" + cached.unreadable() + ")");
+        } else if (!cached.entries().isEmpty() || !cached.refused().isEmpty()) {
             out.println("Cached attachments in " + cacheDir(o) + ":");
-            for (CacheEntry e : cached) {
-                out.println("  " + e.networkName() + "  " + e.containerId() + "  " + e.ifName() + (e.netns().isEmpty() ? "" : "  " + e.netns()));
+            for (CacheEntry e : cached.entries()) {
+                out.println("  " + e.networkName() + "  " + e.containerId() + "  " + e.ifName()
+                        + (e.netns().isEmpty() ? "" : "  " + Names.printable(e.netns())));
             }
+            for (Map.Entry<Path, String> r : cached.refused()) out.println("  skipped " + Names.printable(r.getKey() + ": " + r.getValue()));
         }
         return EXIT_OK;
     }

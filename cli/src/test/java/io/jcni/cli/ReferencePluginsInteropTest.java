@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.jcni.runtime.Cni;
+import io.jcni.testfixtures.Peers;
 import io.jcni.types.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.Test;
  * configs, the result cache and host-local's dataDir.
  */
 @Tag("root")
+@Tag("interop")
 class ReferencePluginsInteropTest {
 
     static final Path REF = Path.of("/usr/lib/cni");
@@ -53,7 +55,7 @@ class ReferencePluginsInteropTest {
     @BeforeAll
     static void createWorld() throws Exception {
         assumeTrue("root".equals(System.getProperty("user.name")), "needs root");
-        assumeTrue(Files.isExecutable(REF.resolve("bridge")), "needs the reference plugins in /usr/lib/cni");
+        Peers.requireExecutable(REF.resolve("bridge"), "containernetworking-plugins");
         String id = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
         host = "jrt-host-" + id;
         ctr = "jrt-ctr-" + id;

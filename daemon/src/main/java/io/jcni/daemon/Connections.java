@@ -11,11 +11,10 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.attribute.UserPrincipal;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
-import jdk.net.ExtendedSocketOptions;
-import jdk.net.UnixDomainPrincipal;
 
 /**
  * The plugin socket's connections: accepts them, one virtual thread each, checks the peer, reads
@@ -109,10 +108,10 @@ final class Connections {
     }
 
     private void serve(SocketChannel ch) throws IOException {
-        UnixDomainPrincipal cred = ch.getOption(ExtendedSocketOptions.SO_PEERCRED);
-        if (!peer.equals(cred.user())) {
+        Optional<String> refused = PeerCredentials.refused(ch, peer);
+        if (refused.isPresent()) {
             metrics.rejectedPeers.incrementAndGet();
-            log.line("jcnid rejected_peer=" + DaemonLog.quote(cred.user().getName()));
+            log.line("jcnid rejected_peer=" + DaemonLog.quote(refused.get()));
             return;
         }
         metrics.inFlight.incrementAndGet();

@@ -20,8 +20,9 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>Their lines in the health answer: {@code services starting} until every start has returned,
  * then {@code services ok N} or {@code services failed N of M}; per service
- * {@code service NAME running} (followed by the service's own lines), {@code service NAME failed: WHY}
- * or {@code service NAME stalled}. {@code jcnid start} waits for the start to end and reports failures.
+ * {@code service NAME running} or {@code service NAME stalled: WHY} (its own
+ * {@link DaemonService.Running#stalled}, or a status that did not answer), each followed by the
+ * service's own lines, or {@code service NAME failed: WHY}. {@code jcnid start} waits for the start to end and reports failures.
  *
  * <p>An OutOfMemoryError is not caught here: jcnid is crash-only on it (daemon/README.md).
  */
@@ -38,7 +39,7 @@ final class HostedServices {
         volatile String why = "";
         volatile DaemonService.Running running;
         /** The status call still under way; a stalled service gets no second thread. */
-        private Future<String> statusCall;
+        private Future<Answer> statusCall;
         private long statusCallStarted;
 
         Hosted(String name) {
@@ -144,19 +145,28 @@ final class HostedServices {
         return b.toString();
     }
 
+    /** What a running service says of itself: why it stalled (null while it serves) and its own lines. */
+    private record Answer(String stalled, String lines) {}
+
     private void runningStatus(Hosted h, StringBuilder b) {
-        String own = ownStatus(h);
-        if (h.name != null) b.append("service ").append(h.name).append(own == null ? " stalled\n" : " running\n");
-        if (own != null) b.append(own);
+        Answer own = ownStatus(h);
+        if (h.name != null) {
+            b.append("service ").append(h.name);
+            if (own == null) b.append(" stalled: its status did not answer within ").append(STATUS_TIMEOUT.toSeconds()).append(" s\n");
+            else if (own.stalled() != null) b.append(" stalled: ").append(causeOf(new Exception(own.stalled()))).append('\n');
+            else b.append(" running\n");
+        }
+        if (own != null) b.append(own.lines());
     }
 
-    /** The service's own lines; null when it did not answer within {@link #STATUS_TIMEOUT}. */
-    private String ownStatus(Hosted h) {
-        Future<String> call;
+    /** The service's own word; null when it did not answer within {@link #STATUS_TIMEOUT}. */
+    private Answer ownStatus(Hosted h) {
+        Future<Answer> call;
         long waitNanos;
         synchronized (h) {
             if (h.statusCall == null || h.statusCall.isDone()) {
-                h.statusCall = statusThreads.submit(h.running::status);
+                DaemonService.Running r = h.running;
+                h.statusCall = statusThreads.submit(() -> new Answer(r.stalled(), r.status()));
                 h.statusCallStarted = System.nanoTime();
             }
             call = h.statusCall;
@@ -168,7 +178,7 @@ final class HostedServices {
         } catch (TimeoutException e) {
             return null;
         } catch (ExecutionException e) {
-            return "status_error " + DaemonLog.quote(causeOf(e.getCause())) + "\n";
+            return new Answer(null, "status_error " + DaemonLog.quote(causeOf(e.getCause())) + "\n");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return null;

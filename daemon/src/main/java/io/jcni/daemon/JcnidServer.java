@@ -64,7 +64,7 @@ public final class JcnidServer {
     /** Binds the socket, writes the pid file and starts serving on a background thread. */
     public static JcnidServer start(DaemonConfig cfg, Function<String, Supplier<Plugin>> registry, PrintStream log)
             throws IOException {
-        return start(cfg, registry, log, root());
+        return start(cfg, registry, log, PeerCredentials.root());
     }
 
     /** As {@link #start(DaemonConfig, Function, PrintStream)}, serving only peers running as user (tests). */
@@ -99,10 +99,6 @@ public final class JcnidServer {
         return Math.clamp(maxHeap / 4, Protocol.MAX_BODY + (1 << 20), 64L << 20);
     }
 
-    /** The root user, the only peer served. */
-    static UserPrincipal root() throws IOException {
-        return FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName("0");
-    }
 
     public Metrics metrics() {
         return metrics;

@@ -104,17 +104,20 @@ class HostedServicesTest {
     }
 
     @Test
-    void aServiceWhoseStatusHangsIsStalledAndHoldsNothingElseUp() {
+    void aServiceWhoseStatusHangsIsStalledAndHoldsNothingElseUp() throws InterruptedException {
         CountDownLatch wedge = new CountDownLatch(1);
         Fake hung = new Fake("--alpha", null, wedge);
         Fake ok = new Fake("--beta", null, null);
         HostedServices s = HostedServices.of(List.of(hung, ok), List.of("--alpha", "--beta"));
         s.startAll(log);
         for (int i = 0; i < 3; i++) {
-            assertEquals("services ok 2\nservice alpha stalled\nservice beta running\nbeta_line 1\n", s.status());
+            assertEquals("services ok 2\nservice alpha stalled: its status did not answer within 1 s\nservice beta running\nbeta_line 1\n",
+                    s.status());
         }
         assertEquals(1, hung.statusCalls.get(), "a stalled status gets no second thread");
         wedge.countDown();
+        // The pending call ends a moment after the wedge opens; until then it is still stalled.
+        for (int i = 0; i < 500 && s.status().contains("stalled"); i++) Thread.sleep(10);
         assertEquals("services ok 2\nservice alpha running\nalpha_line 1\nservice beta running\nbeta_line 1\n", s.status());
         s.stop(log);
     }
@@ -138,6 +141,32 @@ class HostedServicesTest {
         HostedServices s = HostedServices.of(List.of(throwing), List.of("--alpha"));
         s.startAll(log);
         assertEquals("services ok 1\nservice alpha running\nstatus_error \"store unreadable\"\n", s.status());
+    }
+
+    @Test
+    void aServiceThatSaysItStalledIsShownStalled() {
+        DaemonService stuck = new Fake("--alpha", null, null) {
+            @Override
+            public Running start(java.util.List<String> args, PrintStream log) {
+                return new Running() {
+                    @Override
+                    public String status() {
+                        return "alpha_line 1\n";
+                    }
+
+                    @Override
+                    public String stalled() {
+                        return "3 requests waiting, the oldest for 12 s";
+                    }
+
+                    @Override
+                    public void close() {}
+                };
+            }
+        };
+        HostedServices s = HostedServices.of(List.of(stuck), List.of("--alpha"));
+        s.startAll(log);
+        assertEquals("services ok 1\nservice alpha stalled: 3 requests waiting, the oldest for 12 s\nalpha_line 1\n", s.status());
     }
 
     @Test

@@ -59,7 +59,7 @@ class FlockTest {
     }
 
     /**
-     * The jcnid deadlock (issue 14): a virtual thread holds the lock and parks (as it does waiting
+     * A jcnid deadlock found by the red team: a virtual thread holds the lock and parks (as it does waiting
      * for its nft child) while more virtual threads than there are carriers wait for the lock. If a
      * waiter pinned its carrier inside flock(2), the holder could never be mounted again to release.
      */

@@ -14,7 +14,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Bounded reads of files named by configuration (issue 14: FIFOs, /dev/zero, 3 GB files). */
+/** Bounded reads of files named by configuration (FIFOs, /dev/zero, 3 GB files). */
 class SmallFileTest {
     private static final Duration BOUND = Duration.ofSeconds(30);
 

@@ -17,14 +17,15 @@ import java.util.Set;
  * @param ipamHost       this host's name in cluster-ipam's index (its {@code host}); null: no reconcile
  * @param ipamReconcile  how often the reconcile runs; zero: never
  * @param ipamGrace      an allocation younger than this is never released (its ADD may be running)
+ * @param watchDeadline  a lease watch silent for longer is taken for dead and re-listed (etcd sends progress every 10 min when idle)
  */
 public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String iface, String publicIp, Path subnetFile,
         boolean ipMasq, Duration leaseTtl, Duration etcdTimeout, String ipamPrefix, String ipamHost, Duration ipamReconcile,
-        Duration ipamGrace) {
+        Duration ipamGrace, Duration watchDeadline) {
 
     public static final Set<String> VALUE_FLAGS = Set.of("--etcd-endpoints", "--etcd-prefix", "--iface", "--public-ip",
             "--subnet-file", "--subnet-lease-ttl", "--etcd-timeout", "--ipam-prefix", "--ipam-host", "--ipam-reconcile-every",
-            "--ipam-grace");
+            "--ipam-grace", "--watch-deadline");
     public static final Set<String> SWITCH_FLAGS = Set.of("--ip-masq");
 
     public static AgentOptions parse(List<String> args) {
@@ -34,7 +35,7 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
         boolean masq = false;
         Duration ttl = Duration.ofSeconds(60), timeout = Duration.ofSeconds(5);
         String ipamPrefix = "/jcni/ipam", ipamHost = null;
-        Duration reconcile = Duration.ofSeconds(60), grace = Duration.ofSeconds(120);
+        Duration reconcile = Duration.ofSeconds(60), grace = Duration.ofSeconds(120), watchDeadline = Duration.ofSeconds(900);
         List<String> rest = new ArrayList<>(args);
         while (!rest.isEmpty()) {
             String a = rest.removeFirst();
@@ -60,12 +61,13 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
                 }
                 case "--ipam-reconcile-every" -> reconcile = Duration.ofSeconds(seconds(a, v, 0));
                 case "--ipam-grace" -> grace = Duration.ofSeconds(seconds(a, v, 1));
+                case "--watch-deadline" -> watchDeadline = Duration.ofSeconds(seconds(a, v, 1));
                 default -> throw new AssertionError(a);
             }
         }
         if (eps.isEmpty()) throw new IllegalArgumentException("--etcd-endpoints: no endpoint");
         if (ipamHost == null) ipamHost = io.jcni.plugins.ipam.clusteripam.ClusterIpamConfig.hostname(); // cluster-ipam's default
-        return new AgentOptions(eps, prefix, iface, pub, subnetFile, masq, ttl, timeout, ipamPrefix, ipamHost, reconcile, grace);
+        return new AgentOptions(eps, prefix, iface, pub, subnetFile, masq, ttl, timeout, ipamPrefix, ipamHost, reconcile, grace, watchDeadline);
     }
 
     private static long seconds(String flag, String v, long min) {

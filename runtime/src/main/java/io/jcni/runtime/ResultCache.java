@@ -8,10 +8,12 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -106,7 +108,7 @@ public final class ResultCache {
         Path f = file(network, containerId, ifName);
         String text;
         try {
-            text = Files.readString(f, StandardCharsets.UTF_8);
+            text = DirectoryFile.readUtf8(f.getParent(), f, ENTRY_LIMIT);
         } catch (NoSuchFileException ex) {
             return Optional.empty();
         } catch (IOException ex) {
@@ -120,6 +122,9 @@ public final class ResultCache {
     }
 
     private static final String TMP_MARK = ".tmp-";
+
+    /** A cache entry is a config and a result: a few KiB; a file far larger is not one of ours. */
+    static final int ENTRY_LIMIT = 4 << 20;
 
     /**
      * Removes the temporary files of writers that are no longer running (a runtime killed inside
@@ -178,34 +183,65 @@ public final class ResultCache {
      * those of one container. Unreadable, legacy and incomplete files are skipped.
      */
     public List<CacheEntry> list(String containerId) {
+        Scan s = scan(containerId);
+        if (s.unreadable() != null) {
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to list cached results in " + resultsDir(), s.unreadable());
+        }
+        return s.entries();
+    }
+
+    /**
+     * What {@link #list} found, and what it passed over that a checker should hear of.
+     *
+     * @param refused    files that are no cache entry and were not read (a FIFO, a device, a symlink out of
+     *                   the directory, an oversized file), each with the reason; legacy and incomplete
+     *                   entries are not in it (libcni skips them too)
+     * @param unreadable why the directory could not be listed (permission denied, say), or null
+     */
+    public record Scan(List<CacheEntry> entries, List<Map.Entry<Path, String>> refused, String unreadable) {}
+
+    /** As {@link #list}, reporting instead of throwing; a missing directory holds nothing. */
+    public Scan scan(String containerId) {
         List<Path> files = new ArrayList<>();
+        List<Map.Entry<Path, String>> refused = new ArrayList<>();
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(resultsDir())) {
             for (Path p : ds) {
                 String n = p.getFileName().toString();
-                if (n.startsWith(".") || !Files.isRegularFile(p)) continue;
+                if (n.startsWith(".") || Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) continue;
                 if (containerId != null && !containerId.isEmpty() && !n.contains("~") && !n.contains("-" + containerId + "-")) continue;
                 files.add(p);
             }
         } catch (NoSuchFileException ex) {
-            return List.of();
+            return new Scan(List.of(), List.of(), null);
+        } catch (AccessDeniedException ex) {
+            return new Scan(List.of(), List.of(), "permission denied");
         } catch (IOException ex) {
-            throw new CniException(ErrorCode.IO_FAILURE, "failed to list cached results in " + resultsDir(), String.valueOf(ex.getMessage()), ex);
+            return new Scan(List.of(), List.of(), String.valueOf(ex.getMessage()));
         }
         files.sort((a, b) -> a.getFileName().toString().compareTo(b.getFileName().toString()));
         List<CacheEntry> out = new ArrayList<>();
         for (Path f : files) {
+            String text;
             try {
-                Object v = Json.parse(Files.readString(f, StandardCharsets.UTF_8));
+                text = DirectoryFile.readUtf8(f.getParent(), f, ENTRY_LIMIT);
+            } catch (NoSuchFileException ex) {
+                continue;
+            } catch (IOException ex) {
+                refused.add(Map.entry(f, ex instanceof AccessDeniedException ? "permission denied" : String.valueOf(ex.getMessage())));
+                continue;
+            }
+            try {
+                Object v = Json.parse(text);
                 if (!(v instanceof Map<?, ?> m) || !CacheEntry.KIND.equals(m.get("kind"))) continue;
                 CacheEntry e = CacheEntry.fromJson(Json.asObject(m), f.toString());
                 if (containerId != null && !containerId.isEmpty() && !e.containerId().equals(containerId)) continue;
                 if (e.ifName().isEmpty() || e.networkName().isEmpty()) continue;
                 out.add(e);
-            } catch (IOException | RuntimeException ignored) {
+            } catch (RuntimeException ignored) {
                 // skipped, as libcni does
             }
         }
-        return out;
+        return new Scan(out, refused, null);
     }
 
     private static void createDirs(Path dir) throws IOException {

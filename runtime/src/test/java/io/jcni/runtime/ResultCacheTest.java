@@ -72,7 +72,7 @@ class ResultCacheTest {
         assertTrue(c.get("n", "ctr", "net1").isEmpty());
     }
 
-    /** Issue 14 (chaos kill points): a runtime killed between writing the temporary file and renaming it. */
+    /** Found by chaos kill points: a runtime killed between writing the temporary file and renaming it. */
     @Test
     void removeTakesTheTemporaryFilesAKilledPutLeft() throws Exception {
         ResultCache c = new ResultCache(dir);
@@ -87,7 +87,7 @@ class ResultCacheTest {
     }
 
     /**
-     * Issue 14 (chaos kill points through GC): the temporary file of a writer that is gone is
+     * Found by chaos kill points through GC: the temporary file of a writer that is gone is
      * removed by GC, whose attachment may never see a DEL; a live writer's and an unnamed one stay.
      */
     @Test
@@ -133,7 +133,7 @@ class ResultCacheTest {
         assertEquals(ResultCache.DEFAULT_DIR, new ResultCache(null).cacheDir());
     }
 
-    /** Issue 14: names libcni would splice into a path unchecked are refused; long ones (the reference accepts them) fit NAME_MAX. */
+    /** Names libcni would splice into a path unchecked are refused; long ones (the reference accepts them) fit NAME_MAX. */
     @Test
     void hostileNamesAreRefusedAndLongOnesAreHashed() {
         ResultCache c = new ResultCache(dir);

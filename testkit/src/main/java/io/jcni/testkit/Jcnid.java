@@ -39,7 +39,7 @@ public final class Jcnid implements AutoCloseable {
     }
 
     /**
-     * Waits until the work DELs left behind (the retired links' deletion, issue 13) is done:
+     * Waits until the work DELs left behind (the retired links' deletion) is done:
      * tests that count links right after a DEL served by jcnid wait for this first.
      */
     public void awaitDeferredIdle() {

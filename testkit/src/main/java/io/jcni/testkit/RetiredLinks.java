@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Links a DEL retired and left to be deleted a moment after its answer (issue 13): by jcnid's
+ * Links a DEL retired and left to be deleted a moment after its answer: by jcnid's
  * deferred work, or by the detached process a standalone plugin leaves behind. They wait in one
  * device group; a test that counts links right after a DEL waits for that group to empty first.
  * What DEL promises before its answer (addresses, allocations and rules gone; the name free) is

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 14, defects 4 and 6: paths from the request that would block or exhaust a plugin. A FIFO
+ * Paths from the request that would block or exhaust a plugin. A FIFO
  * as {@code CNI_NETNS} or {@code resolvConf} used to hang in open(2) (and, through jcnid, CPU-count
  * of them silenced the daemon); {@code resolvConf} = /dev/zero or a 3 GB file used to fill the
  * heap. Each must fail with a CNI error, standalone and through jcnid, and jcnid must go on

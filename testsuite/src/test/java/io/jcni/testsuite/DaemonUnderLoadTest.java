@@ -28,7 +28,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Issue 14, defect 1: jcnid under concurrent nftables work. jcnid runs inside the test's host
+ * jcnid under concurrent nftables work. jcnid runs inside the test's host
  * namespace, as on a node (the caller's namespace is then its own and plugins run directly on
  * jcnid's threads). N concurrent requests through the installed shims, a third each bridge with
  * {@code ipMasq}, portmap and firewall (all three write the one nft state under its flock), then

@@ -2,6 +2,7 @@ package io.jcni.testsuite;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import io.jcni.testfixtures.Peers;
 import io.jcni.testkit.RetiredLinks;
 import io.jcni.testkit.Installed;
 import io.jcni.testkit.Sh;
@@ -16,7 +17,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
  * reference plugins (/usr/lib/cni) under the same calls give the baseline the qdiscs are compared with.
  */
 @Tag("root")
+@Tag("interop")
 class GoCniEndToEndTest {
     static final String RATE_IN = "10Mbit";
     static final String RATE_OUT = "5Mbit";
@@ -37,7 +38,7 @@ class GoCniEndToEndTest {
 
     @BeforeAll
     static void setUp() throws Exception {
-        Assumptions.assumeTrue(GoCni.available(), "golang-go and golang-github-containerd-go-cni-dev are not installed");
+        Peers.require(GoCni.available(), "golang-go and golang-github-containerd-go-cni-dev are not installed");
         jcni = Installed.get();
         gocni = GoCni.get();
     }
@@ -203,12 +204,73 @@ class GoCniEndToEndTest {
         }
     }
 
+    /**
+     * Two pods publishing one host port, set up one after the other as containerd does: the first
+     * keeps the port (as the reference portmap); Remove of the second leaves the first reachable,
+     * Remove of the first hands the port to the second.
+     */
+    @Test
+    void twoPodsOnOneHostPortTheFirstKeepsItAndARemoveLeavesTheOther() throws Exception {
+        twoPodsOnOneHostPort(jcni.bin);
+    }
+
+    /** The same calls to the reference plugins (/usr/lib/cni, portmap 1.1.1 on iptables): the behaviour jcni keeps. */
+    @Test
+    void theReferencePluginsShareAHostPortTheSameWay() throws Exception {
+        Peers.requireExecutable(Path.of("/usr/lib/cni/portmap"), "containernetworking-plugins");
+        twoPodsOnOneHostPort(Path.of("/usr/lib/cni"));
+    }
+
+    private static void twoPodsOnOneHostPort(Path binDir) throws Exception {
+        try (World w = new World()) {
+            Net net = Net.create(w);
+            String first = "first" + w.id + "=" + w.container(0);
+            String second = "second" + w.id + "=" + w.container(1);
+            net.setup(binDir, List.of(first));
+            net.setup(binDir, List.of(second));
+            List<Process> servers = new ArrayList<>();
+            try {
+                for (String pod : List.of(first, second)) servers.add(httpd(w, pod));
+                String gateway = net.subnetPrefix + "1";
+                assertEquals(page(first), curl(w, gateway, net.hostPort), "the first pod keeps the port");
+
+                assertEquals(0, net.call(binDir, "remove", List.of(second)).rc());
+                assertEquals(page(first), curl(w, gateway, net.hostPort), "Remove of the second leaves the first");
+                net.setup(binDir, List.of(second));
+                assertEquals(page(first), curl(w, gateway, net.hostPort), "a second setup of the second changes nothing");
+
+                assertEquals(0, net.call(binDir, "remove", List.of(first)).rc());
+                assertEquals(page(second), curl(w, gateway, net.hostPort), "Remove of the first hands the port on");
+                assertEquals(0, net.call(binDir, "remove", List.of(second)).rc());
+                assertFalse(net.nftTable().contains("tcp . " + net.hostPort + " "), net.nftTable());
+            } finally {
+                for (Process p : servers) {
+                    p.destroy();
+                    p.waitFor();
+                }
+            }
+        }
+    }
+
+    private static String page(String pod) {
+        return "hello from " + pod.split("=")[0] + "\n";
+    }
+
+    /** busybox httpd on port 80 in the pod's namespace, answering {@link #page}. */
+    private static Process httpd(World w, String pod) throws Exception {
+        Path www = w.dir.resolve("www-" + pod.split("=")[0]);
+        Files.createDirectories(www);
+        Files.writeString(www.resolve("index.html"), page(pod));
+        return new ProcessBuilder("ip", "netns", "exec", Path.of(pod.split("=")[1]).getFileName().toString(),
+                "busybox", "httpd", "-f", "-p", "80", "-h", www.toString()).start();
+    }
+
     private static String reference;
 
     /** What the reference plugins (/usr/lib/cni) do under the same go-cni calls, once per run. */
     private static synchronized String referenceShaping() throws Exception {
         if (reference != null) return reference;
-        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/lib/cni/bandwidth")), "reference plugins not installed");
+        Peers.requireExecutable(Path.of("/usr/lib/cni/bandwidth"), "containernetworking-plugins");
         try (World w = new World()) {
             Net net = Net.create(w);
             String pod = "ref" + w.id;

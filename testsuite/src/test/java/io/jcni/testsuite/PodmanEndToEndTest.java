@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * there; it removes the bridge, its containers and images, and restores ip_forward afterwards.
  */
 @Tag("root")
+@Tag("interop")
 class PodmanEndToEndTest {
     static final String ID = HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
     static final String NET = "jcnie2e" + ID;

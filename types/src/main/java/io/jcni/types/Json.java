@@ -83,7 +83,7 @@ public final class Json {
      * instanceof chains, not pattern switches, here and in Fields: a switch on types is linked at
      * run time by SwitchBootstraps (class generation through method handles) and the AOT cache
      * does not keep that linkage, so every standalone plugin process paid it again, ~5 ms of its
-     * ~20 ms of work (docs/performance.md, issue 13).
+     * ~20 ms of work (docs/performance.md).
      */
     private static void write(StringBuilder sb, Object v, String indent, int depth) {
         if (v == null) {

@@ -128,6 +128,13 @@ public final class Checks {
 
     private static void config(NodeFacts f, List<Finding> out) {
         Path dir = f.confDir();
+        for (NodeFacts.Unread u : f.unread()) {
+            if (!u.path().equals(dir) || !u.what().equals(NodeProbe.CONF_DIR)) continue;
+            out.add(new Finding(Severity.FAIL, "config", dir.toString(), "could not read the configuration directory " + dir + " ("
+                    + u.reason() + "): networks, plugins and addresses were not checked",
+                    u.reason().contains("permission denied") ? "run jcni doctor as root" : "make " + dir + " a readable directory"));
+            return;
+        }
         if (!f.confDirExists()) {
             out.add(new Finding(Severity.WARN, "config", dir.toString(), "the configuration directory " + dir
                     + " does not exist: a runtime finds no network", "mkdir -p " + dir + " and put a .conflist in it"));
@@ -224,6 +231,19 @@ public final class Checks {
                     (o.recorded() ? gc11Command(f, o.network()) : java.util.Optional.<String>empty())
                             .orElse("delete the elements commented \"" + o.comment()
                                     + "\" from table " + nftTable(o) + " (nft -a list table " + nftTable(o) + " shows them)")));
+        }
+        for (NodeFacts.Unread u : f.unread()) {
+            if (u.what().equals(NodeProbe.CONF_DIR)) continue; // reported under config
+            if (u.malformed()) {
+                out.add(new Finding(Severity.WARN, "leftovers", u.path().toString(), u.path() + " in " + u.what()
+                        + " is not state jcni can read (" + u.reason() + "); it was skipped, and no runtime should find it there",
+                        "look at it and remove it: rm " + u.path()));
+            } else {
+                boolean denied = u.reason().contains("permission denied");
+                out.add(new Finding(Severity.WARN, "leftovers", u.path().toString(), "could not read " + u.what() + " in "
+                        + u.path() + " (" + u.reason() + "): leftovers there were not checked",
+                        denied ? "run jcni doctor as root" : "check " + u.path()));
+            }
         }
         if (out.size() == before) {
             out.add(Finding.ok("leftovers", "state", f.cached().size() + " cached attachment(s), " + f.allocations().size()

@@ -5,6 +5,7 @@ import io.jcni.runtime.ConfigLoader;
 import io.jcni.runtime.PluginExec;
 import io.jcni.runtime.ResultCache;
 import io.jcni.types.Json;
+import io.jcni.types.Names;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -100,8 +101,10 @@ public final class Doctor {
                 case WARN -> "WARN";
                 case FAIL -> "FAIL";
             };
-            b.append(tag).append("  ").append(String.format("%-9s", f.check())).append(" ").append(f.message()).append('\n');
-            if (!f.fix().isEmpty() && f.severity() != Finding.Severity.OK) b.append("      fix: ").append(f.fix()).append('\n');
+            // Messages quote names and reasons that came from files: a control character is shown
+            // escaped, so no file can start a line of this report.
+            b.append(tag).append("  ").append(String.format("%-9s", f.check())).append(" ").append(Names.printable(f.message())).append('\n');
+            if (!f.fix().isEmpty() && f.severity() != Finding.Severity.OK) b.append("      fix: ").append(Names.printable(f.fix())).append('\n');
         }
         long problems = findings.stream().filter(f -> f.severity().problem()).count();
         b.append(problems == 0 ? "jcni doctor: all is well\n" : "jcni doctor: " + problems + " problem" + (problems == 1 ? "" : "s") + " found\n");

@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
  * restarted, RELEASE on DEL, GC, DEL without the netns, and the errors without a server or jcnid.
  */
 @Tag("root")
+@Tag("interop")
 class DhcpDnsmasqTest {
 
     static String conf(DnsmasqWorld w, String ipamExtra) {

@@ -3,8 +3,8 @@ package io.jcni.daemon.dhcp;
 import static io.jcni.daemon.dhcp.DnsmasqWorld.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.jcni.testfixtures.Peers;
 import io.jcni.types.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,12 +22,13 @@ import org.junit.jupiter.api.Test;
  * The differences are listed in plugins/.../ipam/dhcp/README.md.
  */
 @Tag("root")
+@Tag("interop")
 class DhcpReferenceSideBySideTest {
     static final Path REFERENCE = Path.of("/usr/lib/cni/dhcp");
 
     @Test
     void restartKeepsJcnisLeaseAndLosesTheReferences() throws Exception {
-        assumeTrue(Files.isExecutable(REFERENCE), "the reference plugins (containernetworking-plugins) are not installed");
+        Peers.requireExecutable(REFERENCE, "containernetworking-plugins");
         try (DnsmasqWorld w = new DnsmasqWorld()) {
             w.startDnsmasq();
             w.startJcnid();

@@ -13,16 +13,22 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.regex.Pattern;
 
 /**
  * {@link StateStore} as one small file per document, {@code DIR/KIND/KEY.json}, written to a
  * temporary file, fsynced and renamed over the old one. A few hundred documents of a few hundred
  * bytes need no database; a crash leaves the old or the new file, and at worst a stray
- * {@code .tmp} that the next start removes.
+ * {@code .tmp} that the next start removes. A file that is not JSON is reported by name
+ * ({@link DamagedStateException}); {@link #quarantine} renames it aside.
  */
 public final class FileStore implements StateStore {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.:-]{0,200}");
@@ -60,7 +66,7 @@ public final class FileStore implements StateStore {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (Json.JsonException e) {
-            throw new DriverException("state file " + file(kind, key) + " is damaged: " + e.getMessage());
+            throw new DamagedStateException(file(kind, key).toString(), "not a JSON object: " + e.getMessage());
         }
     }
 
@@ -92,8 +98,8 @@ public final class FileStore implements StateStore {
     }
 
     @Override
-    public Map<String, Map<String, Object>> list(String kind) {
-        Map<String, Map<String, Object>> out = new TreeMap<>();
+    public List<String> keys(String kind) {
+        List<String> out = new ArrayList<>();
         Path d = dir.resolve(kind);
         if (!Files.isDirectory(d)) return out;
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(d)) {
@@ -101,14 +107,32 @@ public final class FileStore implements StateStore {
                 String n = p.getFileName().toString();
                 if (n.endsWith(".json.tmp")) {
                     Files.deleteIfExists(p); // a write that a crash interrupted; the old file is still there
-                } else if (n.endsWith(".json")) {
-                    String key = n.substring(0, n.length() - 5);
-                    get(kind, key).ifPresent(doc -> out.put(key, doc));
+                } else if (n.endsWith(".json") && NAME.matcher(n.substring(0, n.length() - 5)).matches()) {
+                    out.add(n.substring(0, n.length() - 5));
                 }
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        Collections.sort(out);
         return out;
+    }
+
+    @Override
+    public String location(String kind, String key) {
+        return file(kind, key).toString();
+    }
+
+    @Override
+    public String quarantine(String kind, String key) {
+        Path f = file(kind, key);
+        String stamp = DateTimeFormatter.ofPattern("uuuuMMdd'T'HHmmss.SSS'Z'").withZone(ZoneOffset.UTC).format(Instant.now());
+        Path aside = f.resolveSibling(f.getFileName() + ".damaged-" + stamp);
+        try {
+            Files.move(f, aside, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot move " + f + " aside", e);
+        }
+        return aside.toString();
     }
 }

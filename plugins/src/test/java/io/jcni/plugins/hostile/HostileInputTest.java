@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 14 defect 9: hostile values that used to end as code 999 with a stack trace now get the
+ * Hostile values that used to end as code 999 with a stack trace now get the
  * spec's codes (6 for what cannot be decoded, 7 for an invalid config), and DEL still works.
  */
 @Tag("root")
@@ -109,7 +109,7 @@ class HostileInputTest {
         assertEquals(7, code("firewall", w.env("ADD", "c1", c, "eth0"), bad));
     }
 
-    /** Issue 14 defect 5: nft cannot quote chain names, so a keyword is refused, and DEL never renders it. */
+    /** nft cannot quote chain names, so a keyword is refused, and DEL never renders it. */
     @Test
     void firewallAdminChainsThatAreNftKeywordsAreCode7AndLeaveNoState() throws Exception {
         String c = w.container();
@@ -134,7 +134,7 @@ class HostileInputTest {
         assertEquals(0, code("firewall", w.env("DEL", "c1", c, "eth0"), ok));
     }
 
-    /** Issue 14 defect 7: a 4,096-character container ID (the reference accepts it) works with firewall and portmap. */
+    /** A 4,096-character container ID (the reference accepts it) works with firewall and portmap. */
     @Test
     void aVeryLongContainerIdWorksWithFirewallAndPortmap() {
         String c = w.container();

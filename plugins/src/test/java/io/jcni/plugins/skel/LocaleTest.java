@@ -19,7 +19,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Issue 14 defect 8: the standalone plugin answers the same whatever locale it is started in
+ * The standalone plugin answers the same whatever locale it is started in
  * (runtimes and systemd often set none), and as jcnid (which runs the same skeleton) does: a
  * network name the reference refuses is code 7 before anything touches the disk.
  */

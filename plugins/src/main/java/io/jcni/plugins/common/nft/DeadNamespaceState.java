@@ -111,10 +111,10 @@ final class DeadNamespaceState {
             if (!isGarbage(readCookie(dir), liveness.apply(inodeOf(dir)))) return false;
             deleteTree(dir.resolve("att"));
             deleteTree(dir.resolve("key"));
-            Files.deleteIfExists(dir.resolve(ElementStore.COOKIE_FILE));
-            Files.deleteIfExists(dir.resolve(ElementStore.COOKIE_FILE + ".tmp"));
-            Files.deleteIfExists(dir.resolve(ElementStore.SKELETONS_FILE));
-            Files.deleteIfExists(dir.resolve(ElementStore.SKELETONS_FILE + ".tmp"));
+            Files.deleteIfExists(dir.resolve(StateFiles.COOKIE_FILE));
+            Files.deleteIfExists(dir.resolve(StateFiles.COOKIE_FILE + ".tmp"));
+            Files.deleteIfExists(dir.resolve(StateFiles.SKELETONS_FILE));
+            Files.deleteIfExists(dir.resolve(StateFiles.SKELETONS_FILE + ".tmp"));
             Files.deleteIfExists(dir.resolve("lock")); // still held: a waiter finds it replaced
             try {
                 Files.deleteIfExists(dir);
@@ -129,7 +129,7 @@ final class DeadNamespaceState {
 
     private static String readCookie(Path dir) {
         try {
-            return Files.readString(dir.resolve(ElementStore.COOKIE_FILE), StandardCharsets.US_ASCII).strip();
+            return Files.readString(dir.resolve(StateFiles.COOKIE_FILE), StandardCharsets.US_ASCII).strip();
         } catch (NoSuchFileException e) {
             return null;
         } catch (IOException e) {

@@ -10,9 +10,7 @@ import io.jcni.types.IpAddr;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.TreeSet;
 
 /**
@@ -64,7 +62,7 @@ public final class Masquerade {
      */
     public static Masquerade in(Netns ns, Path dataDir) {
         Nft nft = ns == null ? Nft.current() : Nft.in(ns);
-        return new Masquerade(new ElementStore(nft, dataDir == null ? ElementStore.DEFAULT_BASE : dataDir));
+        return new Masquerade(ElementStore.at(nft, dataDir, ElementStore.TABLE));
     }
 
     /** Masquerades traffic from each of {@code ips} (address with its subnet's prefix) leaving its subnet. */
@@ -80,7 +78,7 @@ public final class Masquerade {
     /** Whether the attachment's elements are recorded and present in nftables (for CHECK). */
     public boolean check(String network, String containerId, String ifname, List<Cidr> ips) {
         Owner o = new Owner(SCOPE, network, containerId, ifname);
-        if (!new HashSet<>(store.elements(o)).containsAll(elements(ips))) return false;
+        if (!store.missing(o, elements(ips)).isEmpty()) return false;
         try {
             store.verifyPresent(o, Masquerade::skeleton);
             return true;
@@ -91,8 +89,7 @@ public final class Masquerade {
 
     /** Tears down every attachment of {@code network} not in {@code valid}; returns how many. */
     public int gc(String network, Collection<Attachment> valid) {
-        Set<Attachment> keep = new HashSet<>(valid);
-        return store.gc(SCOPE, network, o -> keep.contains(new Attachment(o.containerId(), o.ifname())), Masquerade::skeleton).size();
+        return store.gc(SCOPE, network, valid, Masquerade::skeleton).size();
     }
 
     /** The structure the given elements need (one chain and two sets per family and prefix length); idempotent. */

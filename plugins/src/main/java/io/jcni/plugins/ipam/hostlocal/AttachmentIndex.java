@@ -101,7 +101,7 @@ final class AttachmentIndex {
 
     private static Entry read(Path f) {
         try {
-            Map<String, Object> json = Json.parseObject(Files.readString(f, StandardCharsets.UTF_8));
+            Map<String, Object> json = Json.parseObject(Reservations.readSmall(f, 1 << 16));
             String id = (String) json.get("containerID");
             String ifname = (String) json.get("ifname");
             List<IpAddr> ips = new ArrayList<>();

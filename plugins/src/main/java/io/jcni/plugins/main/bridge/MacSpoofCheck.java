@@ -12,10 +12,8 @@ import io.jcni.types.CniException;
 import io.jcni.types.ErrorCode;
 import io.jcni.types.Fields;
 import java.nio.file.Path;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * {@code macspoofchk: true}: frames entering the bridge from the container's host veth must carry
@@ -54,7 +52,7 @@ final class MacSpoofCheck {
     private final ElementStore store;
 
     private MacSpoofCheck(Path dataDir) {
-        this.store = new ElementStore(Nft.current(), dataDir == null ? ElementStore.DEFAULT_BASE : dataDir, TABLE);
+        this.store = ElementStore.at(Nft.current(), dataDir, TABLE);
     }
 
     /** ADD: the config's {@code dataDir} (jcni extension, as for ipMasq and portmap), strictly typed. */
@@ -98,9 +96,7 @@ final class MacSpoofCheck {
     int gc(String network, List<Attachment> valid) {
         try {
             if (store.owners(SCOPE, network).isEmpty()) return 0;
-            Set<Attachment> keep = new HashSet<>(valid);
-            return store.gc(SCOPE, network, o -> keep.contains(new Attachment(o.containerId(), o.ifname())),
-                    MacSpoofCheck::skeleton).size();
+            return store.gc(SCOPE, network, valid, MacSpoofCheck::skeleton).size();
         } catch (RuntimeException e) {
             throw new CniException(ErrorCode.INTERNAL, "failed to collect spoof-check elements", e.getMessage(), e);
         }

@@ -8,12 +8,10 @@ import io.jcni.plugins.common.nft.ElementStore.Owner;
 import io.jcni.plugins.common.nft.ElementStore;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
-import io.jcni.types.Attachment;
 import io.jcni.types.CniException;
 import io.jcni.types.ErrorCode;
 import io.jcni.types.Names;
 import io.jcni.types.Result;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
@@ -78,12 +76,8 @@ public final class FirewallPlugin implements Plugin {
         FirewallConfig c = FirewallConfig.parse(req.conf());
         Result prev = req.requirePrevResult();
         ElementStore store = store(c);
-        Set<Element> want = new HashSet<>(FirewallRules.elements(prev));
-        Set<Element> have = new HashSet<>(store.elements(owner(req)));
-        if (!have.containsAll(want)) {
-            want.removeAll(have);
-            throw new CniException(ErrorCode.INTERNAL, "firewall: container addresses not allowed", "missing: " + want);
-        }
+        Set<Element> missing = store.missing(owner(req), FirewallRules.elements(prev));
+        if (!missing.isEmpty()) throw new CniException(ErrorCode.INTERNAL, "firewall: container addresses not allowed", "missing: " + missing);
         try {
             store.verifyPresent(owner(req), els -> FirewallRules.skeleton(c.adminChain(), null));
         } catch (NftException e) {
@@ -94,9 +88,7 @@ public final class FirewallPlugin implements Plugin {
     @Override
     public void gc(PluginRequest req) {
         FirewallConfig c = FirewallConfig.parse(req.conf());
-        Set<Attachment> valid = new HashSet<>(req.validAttachments());
-        store(c).gc(SCOPE, req.networkName(), o -> valid.contains(new Attachment(o.containerId(), o.ifname())),
-                els -> FirewallRules.removalSkeleton());
+        store(c).gc(SCOPE, req.networkName(), req.validAttachments(), els -> FirewallRules.removalSkeleton());
     }
 
     static Owner owner(PluginRequest req) {
@@ -104,10 +96,6 @@ public final class FirewallPlugin implements Plugin {
     }
 
     static ElementStore store(FirewallConfig c) {
-        try {
-            return new ElementStore(Nft.current(), c.dataDir() == null ? ElementStore.DEFAULT_BASE : c.dataDir());
-        } catch (RuntimeException e) {
-            throw new CniException(ErrorCode.INTERNAL, "firewall: cannot use nftables", e);
-        }
+        return ElementStore.forPlugin("firewall", c.dataDir(), ElementStore.TABLE);
     }
 }

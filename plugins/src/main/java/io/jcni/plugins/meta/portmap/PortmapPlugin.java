@@ -6,21 +6,18 @@ import io.jcni.linux.Family;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.Sysctl;
-import io.jcni.linux.nft.Nft;
 import io.jcni.linux.nft.NftException;
 import io.jcni.plugins.common.nft.ElementStore.Element;
 import io.jcni.plugins.common.nft.ElementStore.Owner;
 import io.jcni.plugins.common.nft.ElementStore;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
-import io.jcni.types.Attachment;
 import io.jcni.types.Cidr;
 import io.jcni.types.CniException;
 import io.jcni.types.ErrorCode;
 import io.jcni.types.IpAddr;
 import io.jcni.types.Result;
 import java.nio.file.Path;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
@@ -92,13 +89,9 @@ public final class PortmapPlugin implements Plugin {
         if (c.mappings().isEmpty()) return;
         Cidr[] ips = PortmapConfig.containerIps(prev, req.ifname());
         String[] ifs = hostInterfaces(c, ips);
-        Set<Element> want = new HashSet<>(PortmapRules.elements(c, ips[0], ifs[0], ips[1], ifs[1]));
         ElementStore store = store(c);
-        Set<Element> have = new HashSet<>(store.elements(owner(req)));
-        if (!have.containsAll(want)) {
-            want.removeAll(have);
-            throw new CniException(ErrorCode.INTERNAL, "portmap: missing port mappings", "not set up: " + want);
-        }
+        Set<Element> missing = store.missing(owner(req), PortmapRules.elements(c, ips[0], ifs[0], ips[1], ifs[1]));
+        if (!missing.isEmpty()) throw new CniException(ErrorCode.INTERNAL, "portmap: missing port mappings", "not set up: " + missing);
         try {
             store.verifyPresent(owner(req), els -> PortmapRules.skeleton());
         } catch (NftException e) {
@@ -109,9 +102,7 @@ public final class PortmapPlugin implements Plugin {
     @Override
     public void gc(PluginRequest req) {
         PortmapConfig c = PortmapConfig.parse(req.conf());
-        Set<Attachment> valid = new HashSet<>(req.validAttachments());
-        store(c).gc(SCOPE, req.networkName(), o -> valid.contains(new Attachment(o.containerId(), o.ifname())),
-                els -> PortmapRules.skeleton());
+        store(c).gc(SCOPE, req.networkName(), req.validAttachments(), els -> PortmapRules.skeleton());
     }
 
     static Owner owner(PluginRequest req) {
@@ -123,11 +114,7 @@ public final class PortmapPlugin implements Plugin {
     }
 
     static ElementStore store(Path dataDir) {
-        try {
-            return new ElementStore(Nft.current(), dataDir == null ? ElementStore.DEFAULT_BASE : dataDir);
-        } catch (RuntimeException e) {
-            throw new CniException(ErrorCode.INTERNAL, "portmap: cannot use nftables", e);
-        }
+        return ElementStore.forPlugin("portmap", dataDir, ElementStore.TABLE);
     }
 
     /** The host interfaces routing to the container's IPv4 and IPv6 address (null when unknown or not needed). */

@@ -61,7 +61,7 @@ class DeadNamespaceStateTest {
         assertTrue(sweeper.stillAtPath());
         java.util.concurrent.CompletableFuture<Flock> waiter = java.util.concurrent.CompletableFuture.supplyAsync(() -> Flock.lock(lock),
                 r -> Thread.ofPlatform().start(r));
-        Thread.sleep(100);
+        awaitBlockedOn(lock);
         Files.delete(lock);
         sweeper.close();
         try (Flock w = waiter.get()) {
@@ -70,6 +70,24 @@ class DeadNamespaceStateTest {
         try (Flock fresh = Flock.lock(lock)) {
             assertTrue(fresh.stillAtPath());
         }
+    }
+
+    /**
+     * Waits until some thread of this process waits in flock(2) on the file: /proc/locks lists each
+     * waiter as "N: -> FLOCK ADVISORY WRITE PID MAJ:MIN:INODE ...", so the test knows the waiter is
+     * blocked before it removes the file, instead of guessing with a sleep.
+     */
+    private static void awaitBlockedOn(Path file) throws Exception {
+        long inode = (Long) Files.getAttribute(file, "unix:ino");
+        String pid = Long.toString(ProcessHandle.current().pid());
+        for (int i = 0; i < 2_000; i++) {
+            for (String line : Files.readAllLines(Path.of("/proc/locks"))) {
+                String[] f = line.trim().split("\\s+");
+                if (f.length > 6 && f[1].equals("->") && f[5].equals(pid) && f[6].endsWith(":" + inode)) return;
+            }
+            Thread.sleep(5);
+        }
+        throw new AssertionError("no thread of this process waited for the lock on " + file + " within 10 s");
     }
 
     @Test
@@ -85,7 +103,7 @@ class DeadNamespaceStateTest {
         Files.createDirectories(d.resolve("key/set"));
         Files.writeString(d.resolve("att/portmap/net/c@eth0"), "{}");
         Files.writeString(d.resolve("key/set/k"), "portmap/net/c@eth0\n");
-        Files.writeString(d.resolve(ElementStore.COOKIE_FILE), cookie);
+        Files.writeString(d.resolve(StateFiles.COOKIE_FILE), cookie);
         Files.writeString(d.resolve("lock"), "");
         return d;
     }

@@ -70,7 +70,7 @@ class ElementStoreNetlinkTest {
                 new Change(ElementStore.TABLE, new Owner("masq", "net", "c1", "eth0"), Masquerade::skeleton, masq),
                 new Change(BRIDGE_TABLE, new Owner("macspoofchk", "net", "c1", "eth0"), els -> BRIDGE_SKELETON,
                         List.of(new Element("msc_ports", "\"veth1\"", null), new Element("msc_macs", "\"veth1\" . 0a:58:0a:00:00:02", null))),
-                // a second owner takes over one port mapping (last writer wins)
+                // a second owner claims one port mapping: it waits (the first claimant keeps it)
                 new Change(ElementStore.TABLE, new Owner("portmap", "net", "c2", "eth0"), els -> PortmapRules.skeleton(),
                         List.of(new Element("pm4", "tcp . 8080", "10.0.0.3 . 80"))));
     }
@@ -81,22 +81,26 @@ class ElementStoreNetlinkTest {
         String b = uniqueName();
         try (Netns nsA = Netns.create(a); Netns nsB = Netns.create(b)) {
             Nft nftA = Nft.in(nsA);
-            Map<String, String> held = new LinkedHashMap<>(); // set\0key -> value, as ElementStore's key files say
-            for (Change c : changes()) {
+            List<Change> changes = changes();
+            for (Change c : changes.subList(0, changes.size() - 1)) {
                 Map<Element, String> add = new LinkedHashMap<>();
-                for (Element e : c.elements()) add.put(e, held.get(e.set() + "\0" + e.key()));
-                nftA.run(ElementStore.script(c.table(), c.skeleton().apply(c.elements()), c.owner().comment(), List.of(), add));
-                for (Element e : c.elements()) held.put(e.set() + "\0" + e.key(), e.value());
-
+                for (Element e : c.elements()) add.put(e, null);
+                nftA.run(ElementScript.script(c.table(), c.skeleton().apply(c.elements()), c.owner().comment(), List.of(), add));
                 new ElementStore(Nft.in(nsB), base, c.table()).put(c.owner(), c.skeleton(), c.elements());
             }
+            // c2 waits for tcp . 8080: nothing of it reaches nftables.
+            Change c2 = changes.getLast();
+            new ElementStore(Nft.in(nsB), base).put(c2.owner(), c2.skeleton(), c2.elements());
             assertSameRuleset(a, b);
+            assertTrue(list(b).contains("tcp . 8080 comment \"portmap net c1 eth0\" : 10.0.0.2 . 80"), list(b));
 
-            // DEL of c1's portmap: the element c2 took over stays, in both.
-            Change pm = changes().get(0);
-            List<Element> c1Still = new ArrayList<>(pm.elements().subList(1, pm.elements().size()));
-            nftA.run(ElementStore.script(ElementStore.TABLE, PortmapRules.skeleton(), pm.owner().comment(), c1Still, Map.of()));
-            assertEquals(c1Still, new ElementStore(Nft.in(nsB), base).remove(pm.owner(), pm.skeleton()));
+            // DEL of c1's portmap: its elements go, tcp . 8080 goes to c2 (its value over c1's), in both.
+            Change pm = changes.get(0);
+            List<Element> c1Rest = new ArrayList<>(pm.elements().subList(1, pm.elements().size()));
+            Map<Element, String> handOver = Map.of(c2.elements().get(0), pm.elements().get(0).value());
+            nftA.run(ElementScript.script(ElementStore.TABLE, PortmapRules.skeleton(), "", c1Rest, Map.of()));
+            nftA.run(ElementScript.script(ElementStore.TABLE, "", c2.owner().comment(), List.of(), handOver));
+            assertEquals(pm.elements(), new ElementStore(Nft.in(nsB), base).remove(pm.owner(), pm.skeleton()));
             assertSameRuleset(a, b);
             assertTrue(list(b).contains("tcp . 8080 comment \"portmap net c2 eth0\" : 10.0.0.3 . 80"), list(b));
         } finally {
@@ -113,7 +117,7 @@ class ElementStoreNetlinkTest {
             ElementStore store = new ElementStore(Nft.in(ns), base);
             Change fw = changes().get(1);
             store.put(fw.owner(), fw.skeleton(), fw.elements());
-            assertTrue(Files.isRegularFile(store.dir().resolve(ElementStore.SKELETONS_FILE)));
+            assertTrue(Files.isRegularFile(store.dir().resolve(StateFiles.SKELETONS_FILE)));
             Nft.in(ns).run("flush ruleset\n");
             store.put(new Owner("firewall", "net", "c9", "eth0"), fw.skeleton(), List.of(new Element("fw4", "10.0.0.9", null)));
             String out = list(n);

@@ -52,7 +52,7 @@ class ElementStoreNetnsTest {
             assertEquals(List.of(), inB.elements(dead), "the dead namespace's state is gone");
             assertEquals(List.of(), inB.owners("test", "net").stream().filter(o -> o.equals(dead)).toList());
             assertEquals(List.of(new ElementStore.Element("es_test", "10.0.0.2", null)), inB.elements(alive));
-            assertEquals(Long.toString(cookieB), read(dirB.resolve(ElementStore.COOKIE_FILE)));
+            assertEquals(Long.toString(cookieB), read(dirB.resolve(StateFiles.COOKIE_FILE)));
 
             // A's own state is untouched, and a second store on A keeps it.
             ElementStore again = new ElementStore(Nft.in(nsA), base);
@@ -179,6 +179,57 @@ class ElementStoreNetnsTest {
             Netns.delete(alive);
             Netns.delete(gcHere);
         }
+    }
+
+    private static final String MAP_SKELETON = "add table inet jcni\nadd map inet jcni es_map { type inet_service : ipv4_addr; }\n";
+
+    private static ElementStore.Element port(String ip) {
+        return new ElementStore.Element("es_map", "8080", ip);
+    }
+
+    /** A DEL killed after its transaction handed the key on, before its records: the next DEL completes it. */
+    @Test
+    void aDelKilledAfterItsTransactionIsCompletedByTheNextDel() {
+        String n = uniqueName();
+        ElementStore.Owner a = new ElementStore.Owner("test", "net", "a", "eth0");
+        ElementStore.Owner b = new ElementStore.Owner("test", "net", "b", "eth0");
+        try (Netns ns = Netns.create(n)) {
+            ElementStore store = new ElementStore(Nft.in(ns), base);
+            store.put(a, els -> MAP_SKELETON, List.of(port("10.0.0.2")));
+            store.put(b, els -> MAP_SKELETON, List.of(port("10.0.0.3")));
+            assertTrue(listMap(n).contains("8080 comment \"test net a eth0\" : 10.0.0.2"), listMap(n));
+            // What a's DEL sends, applied without its records being written (killed in between).
+            Nft.in(ns).run(ElementScript.script("", b.comment(), List.of(), java.util.Map.of(port("10.0.0.3"), "10.0.0.2")));
+
+            assertEquals(List.of(port("10.0.0.2")), store.remove(a, els -> MAP_SKELETON));
+            assertTrue(listMap(n).contains("8080 comment \"test net b eth0\" : 10.0.0.3"), listMap(n));
+            assertEquals(List.of(port("10.0.0.3")), store.elements(b));
+            assertEquals(List.of(port("10.0.0.3")), store.remove(b, els -> MAP_SKELETON));
+            assertFalse(listMap(n).contains("8080"), listMap(n));
+        } finally {
+            Netns.delete(n);
+        }
+    }
+
+    /** GC of the holder and of the next claimant: the key goes straight to the claimant that stays. */
+    @Test
+    void gcHandsTheKeyToTheClaimantThatStays() {
+        String n = uniqueName();
+        try (Netns ns = Netns.create(n)) {
+            ElementStore store = new ElementStore(Nft.in(ns), base);
+            String[] ips = {"10.0.0.2", "10.0.0.3", "10.0.0.4"};
+            for (int i = 0; i < 3; i++) store.put(new ElementStore.Owner("test", "net", "c" + i, "eth0"), els -> MAP_SKELETON, List.of(port(ips[i])));
+            List<ElementStore.Owner> gone = store.gc("test", "net", o -> o.containerId().equals("c2"), els -> MAP_SKELETON);
+            assertEquals(2, gone.size());
+            assertTrue(listMap(n).contains("8080 comment \"test net c2 eth0\" : 10.0.0.4"), listMap(n));
+            assertEquals(List.of(port("10.0.0.4")), store.elements(new ElementStore.Owner("test", "net", "c2", "eth0")));
+        } finally {
+            Netns.delete(n);
+        }
+    }
+
+    private static String listMap(String ns) {
+        return exec(List.of("ip", "netns", "exec", ns, "nft", "list", "map", "inet", "jcni", "es_map"));
     }
 
     private static String uniqueName() {

@@ -12,8 +12,8 @@ class ElementStoreTest {
     @Test
     void namesRoundTripAndAreSafe() {
         for (String s : new String[] {"", ".", "..", "a/b", "net-1.x", "é\"\\ @%", "tcp . 8080"}) {
-            String e = ElementStore.enc(s);
-            assertEquals(s, ElementStore.dec(e));
+            String e = StateFiles.enc(s);
+            assertEquals(s, StateFiles.dec(e));
             assertEquals(-1, e.indexOf('/'), e);
             assertEquals(false, e.equals(".") || e.equals(".."), e);
         }
@@ -21,14 +21,14 @@ class ElementStoreTest {
 
     @Test
     void longNamesBecomeHashedFileNamesThatFitNameMax() {
-        String shortName = ElementStore.enc("c1@eth0");
-        assertEquals(shortName, ElementStore.fileName(shortName));
-        String longName = ElementStore.enc("c".repeat(4096)) + "@eth0";
-        String f = ElementStore.fileName(longName);
+        String shortName = StateFiles.enc("c1@eth0");
+        assertEquals(shortName, StateFiles.fileName(shortName));
+        String longName = StateFiles.enc("c".repeat(4096)) + "@eth0";
+        String f = StateFiles.fileName(longName);
         assertEquals(true, f.length() + ".tmp".length() <= 255, f);
-        assertEquals(f, ElementStore.fileName(longName));
-        assertEquals(false, f.equals(ElementStore.fileName(ElementStore.enc("c".repeat(4096)) + "@eth1")));
-        assertEquals(-1, ElementStore.enc("~x").indexOf(ElementStore.HASH_MARK), "the hash mark never comes from enc");
+        assertEquals(f, StateFiles.fileName(longName));
+        assertEquals(false, f.equals(StateFiles.fileName(StateFiles.enc("c".repeat(4096)) + "@eth1")));
+        assertEquals(-1, StateFiles.enc("~x").indexOf(StateFiles.HASH_MARK), "the hash mark never comes from enc");
     }
 
     @Test
@@ -52,7 +52,7 @@ class ElementStoreTest {
                 add element inet jcni m { tcp . 1 : 10.0.0.1 . 2 }
                 delete element inet jcni m { tcp . 1 }
                 add element inet jcni m { tcp . 1 comment "x" : 10.0.0.1 . 2 }
-                """, ElementStore.script("add table inet jcni", "x", List.of(), add));
+                """, ElementScript.script("add table inet jcni", "x", List.of(), add));
     }
 
     @Test

@@ -102,7 +102,7 @@ class SkeletonTest {
         Skeleton s = Skeleton.parse(T, PortmapRules.skeleton());
         Element held = new Element("pm4", "tcp . 8080", "10.0.0.2 . 80");
         Element gone = new Element("pm_local4", "10.0.0.9", null);
-        NftBatch b = ElementStore.batch(T, s, "portmap n c eth0", List.of(gone), Map.of(held, "10.0.0.7 . 80"));
+        NftBatch b = ElementTransactions.batch(T, s, List.of(gone), ElementScript.puts("portmap n c eth0", Map.of(held, "10.0.0.7 . 80")));
         assertEquals(List.of(
                 "add element inet jcni pm_local4 { 10.0.0.9 }",
                 "delete element inet jcni pm_local4 { 10.0.0.9 }",

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 14 defect 3: an ADD that runs out of disk space (ENOSPC) part way leaves no reservation
+ * An ADD that runs out of disk space (ENOSPC) part way leaves no reservation
  * and no temporary index file. The data directory is a small tmpfs of its own, filled so that the
  * disk runs out at each successive write of a two-range-set ADD in turn.
  */

@@ -3,16 +3,17 @@ package io.jcni.plugins.ipam.hostlocal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.jcni.plugins.skel.Skel;
 import io.jcni.plugins.testutil.PluginCall;
+import io.jcni.testfixtures.Peers;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -21,8 +22,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * jcni's host-local against the reference Go binary (Debian's containernetworking-plugins): same
  * output for the same input, and each takes over the other's state. host-local touches no
- * namespace, so running it needs no privileges. Skipped when the binary is not installed.
+ * namespace, so running it needs no privileges. Without the binary it fails where peers are
+ * required (scripts/test.sh as root) and is skipped elsewhere (testfixtures Peers).
  */
+@Tag("interop")
 class GoInteropTest {
     static final Path GO = Path.of("/usr/lib/cni/host-local");
 
@@ -31,7 +34,7 @@ class GoInteropTest {
 
     @BeforeAll
     static void needsTheReferencePlugin() {
-        assumeTrue(Files.isExecutable(GO), GO + " not installed (apt-get install containernetworking-plugins)");
+        Peers.requireExecutable(GO, "containernetworking-plugins");
     }
 
     String conf(Path dataDir, String version, String extraIpam) {

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 14, defects 4 and 6: a {@code resolvConf} naming a FIFO used to hang in open(2), one
+ * A {@code resolvConf} naming a FIFO used to hang in open(2), one
  * naming /dev/zero or a 3 GB file filled the heap. Each is now a config error (7) before anything
  * is reserved. The timeout only bounds a regression; nothing asserts on speed.
  */

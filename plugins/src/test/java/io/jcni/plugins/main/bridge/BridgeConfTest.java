@@ -29,7 +29,7 @@ class BridgeConfTest {
         assertNull(c.dns());
     }
 
-    /** Issue 14 item 11: Go refuses these for an int field (or as JSON), so jcni does too, with code 6. */
+    /** Go refuses these for an int field (or as JSON), so jcni does too, with code 6. */
     @org.junit.jupiter.params.ParameterizedTest
     @org.junit.jupiter.params.provider.ValueSource(strings = {"01500", "1500.0", "1.5e3", "\"1500\"", "-01"})
     void mtuMustBeAnIntegralLiteral(String mtu) {
@@ -77,7 +77,7 @@ class BridgeConfTest {
         assertTrue(assertThrows(CniException.class, () -> load("{\"vlan\":7}").rejectUnsupported()).msg().startsWith("vlan "));
         assertTrue(assertThrows(CniException.class, () -> load("{\"vlanTrunk\":[{\"id\":7}]}").rejectUnsupported()).msg().startsWith("vlanTrunk "));
         BridgeConf spoof = load("{\"macspoofchk\":true}");
-        spoof.rejectUnsupported(); // supported since issue 14 (nftables, see MacSpoofCheck)
+        spoof.rejectUnsupported(); // supported (nftables, see MacSpoofCheck)
         assertTrue(spoof.macSpoofChk());
         assertTrue(assertThrows(CniException.class, () -> load("{\"macspoofchk\":\"yes\"}")).msg().contains("macspoofchk"));
         load("{\"ipMasq\":true,\"vlan\":0}").rejectUnsupported();

@@ -3,7 +3,7 @@ package io.jcni.plugins.main.bridge;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.jcni.linux.MacAddress;
-import io.jcni.plugins.common.nft.ElementStore;
+import io.jcni.plugins.common.nft.ElementScript;
 import io.jcni.plugins.common.nft.ElementStore.Element;
 import io.jcni.linux.nft.NftSyntax;
 import java.util.LinkedHashMap;
@@ -40,7 +40,7 @@ class MacSpoofCheckTest {
     void theTransactionNamesTheBridgeTableAndOnlyTheAttachmentsElements() {
         Map<Element, String> add = new LinkedHashMap<>();
         for (Element e : MacSpoofCheck.elements("veth0011aabb", MAC)) add.put(e, null);
-        String script = ElementStore.script(MacSpoofCheck.TABLE, "", "macspoofchk n c eth0", List.of(), add);
+        String script = ElementScript.script(MacSpoofCheck.TABLE, "", "macspoofchk n c eth0", List.of(), add);
         assertEquals("""
                 add element bridge jcni msc_ports { "veth0011aabb" }
                 delete element bridge jcni msc_ports { "veth0011aabb" }
@@ -49,7 +49,7 @@ class MacSpoofCheckTest {
                 delete element bridge jcni msc_macs { "veth0011aabb" . 0a:58:0a:32:00:02 }
                 add element bridge jcni msc_macs { "veth0011aabb" . 0a:58:0a:32:00:02 comment "macspoofchk n c eth0" }
                 """, script);
-        String del = ElementStore.script(MacSpoofCheck.TABLE, "", "c", MacSpoofCheck.elements("veth0011aabb", MAC), Map.of());
+        String del = ElementScript.script(MacSpoofCheck.TABLE, "", "c", MacSpoofCheck.elements("veth0011aabb", MAC), Map.of());
         assertEquals(4, del.lines().count());
         assertFalse(del.contains("inet jcni"));
     }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jcni.linux.Netns;
 import io.jcni.plugins.testutil.PluginCall;
+import io.jcni.testfixtures.Peers;
 import io.jcni.types.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,7 +16,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -287,8 +287,9 @@ class BandwidthPluginTest {
     }
 
     @Test
+    @Tag("interop")
     void matchesTheReferencePluginAndInteroperatesWithIt() {
-        Assumptions.assumeTrue(Files.isExecutable(Path.of(GO_BANDWIDTH)), "reference bandwidth plugin not installed");
+        Peers.requireExecutable(Path.of(GO_BANDWIDTH), "containernetworking-plugins");
         try (World go = World.create(); World j = World.create()) {
             String cg = container(go);
             String cj = container(j);
@@ -328,8 +329,9 @@ class BandwidthPluginTest {
      */
     @ParameterizedTest
     @ValueSource(longs = {100_000, 10_000_000, 1_000_000_000})
+    @Tag("interop")
     void containerdsBandwidthGivesTheSameQdiscsAsTheReferencePlugin(long rate) {
-        Assumptions.assumeTrue(Files.isExecutable(Path.of(GO_BANDWIDTH)), "reference bandwidth plugin not installed");
+        Peers.requireExecutable(Path.of(GO_BANDWIDTH), "containernetworking-plugins");
         try (World go = World.create(); World j = World.create()) {
             String cg = container(go);
             String cj = container(j);

@@ -119,13 +119,66 @@ class PortmapNetnsTest {
     }
 
     @Test
-    void lastWriterWinsAndTheEarlierDelLeavesTheNewOwnersMapping() throws Exception {
+    void aSecondAddOfTheSameAttachmentsPortAfterALostDelKeepsItUntilTheLastDel() throws Exception {
         call("ADD", "old", conf(MAP_8080, ""));
         call("ADD", "new", conf(MAP_8080, "")); // same IP, same port: e.g. a lost DEL
         call("DEL", "old", conf(MAP_8080, ""));
-        assertEquals("hello-c1", w.curl(w.host, "http://10.77.0.1:8080/"), "DEL of the earlier owner must not remove it");
+        assertEquals("hello-c1", w.curl(w.host, "http://10.77.0.1:8080/"), "DEL of the earlier owner hands the port on");
         call("DEL", "new", conf(MAP_8080, ""));
         assertNull(w.curl(w.host, "http://10.77.0.1:8080/"));
+    }
+
+    /** c2 as a second server: its own prevResult, namespace and page. */
+    String confC2(String mappings) {
+        return conf(mappings, "").replace(w.nsPath(c1), w.nsPath(c2)).replace("10.77.0.2/24", "10.77.0.3/24")
+                .replace("fd77::2/64", "fd77::3/64").replace("\"vc1\"", "\"vc2\"");
+    }
+
+    Map<String, Object> callC2(String cmd, String id, String conf) {
+        return w.hostNs.run(() -> new PluginCall("portmap").env("CNI_CONTAINERID", id).env("CNI_NETNS", w.nsPath(c2)).ok(cmd, conf));
+    }
+
+    /** Two pods publish host port 8080: the first keeps it (as the reference); when it goes, the second gets it. */
+    @Test
+    void theFirstPodHoldsASharedHostPortAndItsDelHandsItToTheSecond() throws Exception {
+        w.httpd(c2, 80, "hello-c2", tmp.resolve("www2"));
+        call("ADD", "first", conf(MAP_8080, ""));
+        callC2("ADD", "second", confC2(MAP_8080));
+        assertEquals("hello-c1", w.curl(w.host, "http://10.77.0.1:8080/"), "first wins");
+        assertEquals("hello-c1", w.curl(w.host, "http://[fd77::1]:8080/"), "first wins, IPv6");
+        callC2("CHECK", "second", confC2(MAP_8080)); // a waiting claim is set up, as the reference's shadowed rules
+        call("DEL", "first", conf(MAP_8080, ""));
+        assertEquals("hello-c2", w.curl(w.host, "http://10.77.0.1:8080/"), "the next claimant takes the port");
+        assertEquals("hello-c2", w.curl(w.host, "http://[fd77::1]:8080/"));
+        callC2("CHECK", "second", confC2(MAP_8080));
+        callC2("DEL", "second", confC2(MAP_8080));
+        assertNull(w.curl(w.host, "http://10.77.0.1:8080/"));
+        assertFalse(w.nft("list", "table", "inet", "jcni").contains("8080"));
+    }
+
+    /** DEL of the second pod, while the first runs: the first stays reachable. */
+    @Test
+    void delOfTheSecondPodLeavesTheFirstReachable() throws Exception {
+        w.httpd(c2, 80, "hello-c2", tmp.resolve("www2"));
+        call("ADD", "first", conf(MAP_8080, ""));
+        callC2("ADD", "second", confC2(MAP_8080));
+        callC2("DEL", "second", confC2(MAP_8080));
+        assertEquals("hello-c1", w.curl(w.host, "http://10.77.0.1:8080/"));
+        assertEquals("hello-c1", w.curl(c2, "http://10.77.0.1:8080/"), "from a neighbour too");
+        call("DEL", "first", conf(MAP_8080, ""));
+        assertNull(w.curl(w.host, "http://10.77.0.1:8080/"));
+    }
+
+    /** GC of the first pod (gone without a DEL): the second, still listed, gets the port. */
+    @Test
+    void gcOfTheHolderHandsThePortToAValidClaimant() throws Exception {
+        w.httpd(c2, 80, "hello-c2", tmp.resolve("www2"));
+        call("ADD", "first", conf(MAP_8080, ""));
+        callC2("ADD", "second", confC2(MAP_8080));
+        String gc = "{\"cniVersion\":\"1.1.0\",\"name\":\"pmnet\",\"type\":\"portmap\",\"dataDir\":\"" + tmp.resolve("state") + "\","
+                + "\"cni.dev/valid-attachments\":[{\"containerID\":\"second\",\"ifname\":\"eth0\"}]}";
+        w.hostNs.run(() -> new PluginCall("portmap").ok("GC", gc));
+        assertEquals("hello-c2", w.curl(w.host, "http://10.77.0.1:8080/"));
     }
 
     @Test

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jcni.plugins.common.nft.ElementStore.Element;
-import io.jcni.plugins.common.nft.ElementStore;
+import io.jcni.plugins.common.nft.ElementScript;
 import io.jcni.plugins.testutil.PluginCall;
 import io.jcni.types.Cidr;
 import io.jcni.types.CniException;
@@ -128,7 +128,7 @@ class PortmapRulesTest {
         PortmapConfig c = parse(withMappings("[{\"hostPort\":8080,\"containerPort\":80}]", ""));
         Map<Element, String> add = new LinkedHashMap<>();
         for (Element e : PortmapRules.elements(c, Cidr.parse("10.1.2.3/16"), "br0", null, null)) add.put(e, null);
-        String script = ElementStore.script(PortmapRules.skeleton(), "portmap n ctr eth0", List.of(), add);
+        String script = ElementScript.script(PortmapRules.skeleton(), "portmap n ctr eth0", List.of(), add);
         // The skeleton plus three lines per element; the same text for any table content.
         assertEquals(PortmapRules.skeleton().lines().count() + 3L * add.size(), script.lines().count());
         assertTrue(script.contains("add element inet jcni pm4 { tcp . 8080 comment \"portmap n ctr eth0\" : 10.1.2.3 . 80 }"));
@@ -141,7 +141,7 @@ class PortmapRulesTest {
         Element e = new Element("pm4", "tcp . 1", "10.0.0.2 . 80");
         Map<Element, String> add = new LinkedHashMap<>();
         add.put(e, "10.0.0.9 . 80");
-        String s = ElementStore.script("", "c", List.of(new Element("pm_local4", "10.0.0.3", null)), add);
+        String s = ElementScript.script("", "c", List.of(new Element("pm_local4", "10.0.0.3", null)), add);
         assertEquals("""
                 add element inet jcni pm_local4 { 10.0.0.3 }
                 delete element inet jcni pm_local4 { 10.0.0.3 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jcni.plugins.meta.bandwidth.World;
 import io.jcni.plugins.testutil.PluginCall;
+import io.jcni.testfixtures.Peers;
 import io.jcni.types.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,7 +14,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -101,7 +101,7 @@ class SbrPluginTest {
         }
     }
 
-    /** Issue 14 (chaos fuzz): a CNI_NETNS that is a directory is a CNI error, not an escaped ErrnoException with a trace. */
+    /** Found by the chaos fuzzer: a CNI_NETNS that is a directory is a CNI error, not an escaped ErrnoException with a trace. */
     @Test
     void netnsThatIsADirectoryIsRefusedWithoutAStackTrace() throws Exception {
         Path dir = Files.createTempDirectory("sbr-not-a-netns-");
@@ -195,8 +195,9 @@ class SbrPluginTest {
     }
 
     @Test
+    @Tag("interop")
     void matchesTheReferencePluginAndInteroperatesWithIt() {
-        Assumptions.assumeTrue(Files.isExecutable(Path.of(GO_SBR)), "reference sbr plugin not installed");
+        Peers.requireExecutable(Path.of(GO_SBR), "containernetworking-plugins");
         try (World go = World.create(); World j = World.create()) {
             String cg = container(go, "");
             String cj = container(j, "");

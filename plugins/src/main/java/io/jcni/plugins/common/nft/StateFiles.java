@@ -1,0 +1,351 @@
+package io.jcni.plugins.common.nft;
+
+import io.jcni.linux.Flock;
+import io.jcni.plugins.common.nft.ElementStore.Element;
+import io.jcni.plugins.common.nft.ElementStore.Owner;
+import io.jcni.types.Json;
+import io.jcni.types.Names;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * The files of one namespace's element ownership ({@code BASE/NSINODE/}, see {@link ElementStore}
+ * for the layout): where each record lives, how it is encoded, and the lock that serialises every
+ * change. Every write is write-then-rename under the lock, so a {@code .tmp} sibling found under the
+ * lock is what a writer killed between the two left.
+ */
+final class StateFiles {
+    /** Holds the cookie of the namespace the state belongs to. */
+    static final String COOKIE_FILE = "netns-cookie";
+    /** Records which structures are in force ({@link StructureCache}). */
+    static final String SKELETONS_FILE = "skeletons";
+    /** Longest file name used as is: NAME_MAX is 255 bytes, and ".tmp" is appended while writing. */
+    static final int MAX_FILE_NAME = 200;
+    /** Marks a hashed name ({@link Names#shortened}); {@link #enc} never produces it. */
+    static final char HASH_MARK = '~';
+
+    private final Path dir;
+    private final String table;
+
+    /** The files under {@code dir}, with key files of {@code table} ({@code inet jcni}, {@code bridge jcni}). */
+    StateFiles(Path dir, String table) {
+        this.dir = dir;
+        this.table = table;
+    }
+
+    Path dir() {
+        return dir;
+    }
+
+    /** Takes the namespace's lock, on the lock file that is at its path once taken. */
+    Flock lock() {
+        createDirectories(dir);
+        Flock lock = Flock.lock(dir.resolve("lock"));
+        // The lock file may have been deleted while we waited (a sweep of a dead namespace's
+        // state, DeadNamespaceState): lock the file that is there now.
+        for (int i = 0; !lock.stillAtPath(); i++) {
+            lock.close();
+            if (i == 100) throw new IllegalStateException("lock file " + dir.resolve("lock") + " keeps being replaced");
+            createDirectories(dir);
+            lock = Flock.lock(dir.resolve("lock"));
+        }
+        return lock;
+    }
+
+    /** The namespace cookie the state was recorded under, or null when none is recorded. */
+    String recordedCookie() {
+        String s = readOrNull(dir.resolve(COOKIE_FILE), StandardCharsets.US_ASCII);
+        return s == null ? null : s.strip();
+    }
+
+    void recordCookie(String cookie) {
+        atomicWrite(dir.resolve(COOKIE_FILE), cookie);
+    }
+
+    /** Drops every attachment and key record and the structure records (a dead namespace's). */
+    void dropOwnership() {
+        deleteTree(dir.resolve("att"));
+        deleteTree(dir.resolve("key"));
+        deleteWithTemporary(dir.resolve(SKELETONS_FILE));
+    }
+
+    /** The structure records, or null when there are none. */
+    String readSkeletons() {
+        return readOrNull(dir.resolve(SKELETONS_FILE), StandardCharsets.UTF_8);
+    }
+
+    void writeSkeletons(String content) {
+        atomicWrite(dir.resolve(SKELETONS_FILE), content);
+    }
+
+    void forgetSkeletons() {
+        deleteWithTemporary(dir.resolve(SKELETONS_FILE));
+    }
+
+    // ---- attachment records: att/SCOPE/NET/CID@IFNAME, JSON with the owner and its elements
+
+    private Path attFile(Owner o) {
+        return attFile(o.id());
+    }
+
+    private Path attFile(String ownerId) {
+        return dir.resolve("att").resolve(ownerId);
+    }
+
+    /** The elements {@code o}'s record lists, or an empty list. */
+    List<Element> read(Owner o) {
+        String s = readOrNull(attFile(o), StandardCharsets.UTF_8);
+        return s == null ? List.of() : elements(Json.parseObject(s));
+    }
+
+    /** An attachment's record: who it is and the elements it lists. */
+    record AttRecord(Owner owner, List<Element> elements) {}
+
+    /** The record of the attachment with {@code ownerId} ({@code Owner#id()}), or null when there is none or it is damaged. */
+    AttRecord record(String ownerId) {
+        String s = readOrNull(attFile(ownerId), StandardCharsets.UTF_8);
+        if (s == null) return null;
+        try {
+            Map<String, Object> m = Json.parseObject(s);
+            if (m.get("scope") instanceof String scope && m.get("network") instanceof String net
+                    && m.get("containerId") instanceof String id && m.get("ifname") instanceof String ifname) {
+                return new AttRecord(new Owner(scope, net, id, ifname), elements(m));
+            }
+        } catch (Json.JsonException | ClassCastException e) {
+            // damaged: no claimant we can name
+        }
+        return null;
+    }
+
+    private static List<Element> elements(Map<String, Object> record) {
+        List<Element> out = new ArrayList<>();
+        Object els = record.get("elements");
+        if (els instanceof List<?> l) {
+            for (Object x : l) {
+                if (x instanceof List<?> t && t.size() >= 2) {
+                    out.add(new Element((String) t.get(0), (String) t.get(1), t.size() > 2 ? (String) t.get(2) : null));
+                }
+            }
+        }
+        return out;
+    }
+
+    void write(Owner o, List<Element> elements) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("scope", o.scope());
+        m.put("network", o.network());
+        m.put("containerId", o.containerId());
+        m.put("ifname", o.ifname());
+        List<Object> els = new ArrayList<>();
+        for (Element e : elements) {
+            List<Object> t = new ArrayList<>(List.of(e.set(), e.key()));
+            if (e.value() != null) t.add(e.value());
+            els.add(t);
+        }
+        m.put("elements", els);
+        atomicWrite(attFile(o), Json.write(m));
+    }
+
+    void deleteAttFile(Owner o) {
+        deleteWithTemporary(attFile(o));
+    }
+
+    /** Every attachment with a record, of every scope and network. */
+    List<Owner> owners() {
+        List<Owner> out = new ArrayList<>();
+        Path att = dir.resolve("att");
+        if (!Files.isDirectory(att)) return out;
+        try (DirectoryStream<Path> scopes = Files.newDirectoryStream(att, Files::isDirectory)) {
+            for (Path scope : scopes) {
+                try (DirectoryStream<Path> nets = Files.newDirectoryStream(scope, Files::isDirectory)) {
+                    for (Path net : nets) out.addAll(owners(dec(scope.getFileName().toString()), dec(net.getFileName().toString())));
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+
+    /** The attachments of {@code scope} in {@code network} with a record. */
+    List<Owner> owners(String scope, String network) {
+        Path d = dir.resolve("att").resolve(enc(scope)).resolve(fileName(enc(network)));
+        List<Owner> out = new ArrayList<>();
+        if (!Files.isDirectory(d)) return out;
+        try (DirectoryStream<Path> ds = Files.newDirectoryStream(d)) {
+            for (Path p : ds) {
+                String n = p.getFileName().toString();
+                if (n.endsWith(".tmp")) continue;
+                if (n.indexOf(HASH_MARK) >= 0) {
+                    // A hashed name: the owner is only in the file (written with it).
+                    Owner o = ownerIn(p, scope, network);
+                    if (o != null) out.add(o);
+                    continue;
+                }
+                int at = n.indexOf('@');
+                if (at < 0) continue;
+                out.add(new Owner(scope, network, dec(n.substring(0, at)), dec(n.substring(at + 1))));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return out;
+    }
+
+    private static Owner ownerIn(Path f, String scope, String network) throws IOException {
+        try {
+            Map<String, Object> m = Json.parseObject(Files.readString(f, StandardCharsets.UTF_8));
+            if (m.get("containerId") instanceof String id && m.get("ifname") instanceof String ifname) {
+                return new Owner(scope, network, id, ifname);
+            }
+        } catch (NoSuchFileException | Json.JsonException e) {
+            // gone meanwhile, or damaged: not an owner we can name
+        }
+        return null;
+    }
+
+    // ---- key records: key/SET/KEY, the key's claims in order ({@link KeyClaims})
+
+    private Path keyFile(Element e) {
+        // Sets of TABLE keep their historical directory; another table's are prefixed with its name.
+        String set = table.equals(ElementStore.TABLE) ? e.set() : table + " " + e.set();
+        return dir.resolve("key").resolve(fileName(enc(set))).resolve(fileName(enc(e.key())));
+    }
+
+    /** The claims of {@code e}'s key ({@link KeyClaims#NONE} when nobody claims it). */
+    KeyClaims readClaims(Element e) {
+        return KeyClaims.parse(readOrNull(keyFile(e), StandardCharsets.UTF_8));
+    }
+
+    /** Records the claims of {@code e}'s key; none removes the record. */
+    void writeClaims(Element e, KeyClaims claims) {
+        if (claims.isEmpty()) deleteWithTemporary(keyFile(e));
+        else atomicWrite(keyFile(e), claims.format());
+    }
+
+    /**
+     * Under the lock: the temporary files of attachment and key records, which only a writer killed
+     * between write and rename leaves (every write holds the lock). One killed before its first
+     * rename leaves no record by which GC would find the attachment (chaos KillPointsTest).
+     */
+    void deleteAbandonedTemporaries() {
+        for (String sub : List.of("att", "key")) {
+            Path root = dir.resolve(sub);
+            if (!Files.isDirectory(root)) continue;
+            try (Stream<Path> files = Files.walk(root)) {
+                for (Path p : files.filter(f -> f.getFileName().toString().endsWith(".tmp")).toList()) Files.deleteIfExists(p);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    // ---- mechanics
+
+    private static String readOrNull(Path p, java.nio.charset.Charset cs) {
+        try {
+            return Files.readString(p, cs);
+        } catch (NoSuchFileException e) {
+            return null;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void createDirectories(Path p) {
+        try {
+            Files.createDirectories(p);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Deletes a state file and its temporary sibling: every write holds the lock, so a temporary
+     * file found under it is what a writer killed between write and rename left.
+     */
+    private static void deleteWithTemporary(Path p) {
+        try {
+            Files.deleteIfExists(p.resolveSibling(p.getFileName() + ".tmp"));
+            Files.deleteIfExists(p);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void deleteTree(Path root) {
+        try (Stream<Path> s = Files.walk(root)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
+        } catch (NoSuchFileException e) {
+            // nothing there
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static void atomicWrite(Path p, String content) {
+        try {
+            Files.createDirectories(p.getParent());
+            Path tmp = p.resolveSibling(p.getFileName() + ".tmp");
+            Files.writeString(tmp, content, StandardCharsets.UTF_8);
+            Files.move(tmp, p, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    // ---- names
+
+    /** %-encodes everything but [A-Za-z0-9_-] and non-leading dots, so any string is one safe file name. */
+    static String enc(String s) {
+        StringBuilder b = new StringBuilder();
+        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; i < bytes.length; i++) {
+            int c = bytes[i] & 0xff;
+            boolean plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
+                    || c == '-' || (c == '.' && i > 0);
+            if (plain) b.append((char) c);
+            else b.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
+                    .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
+        }
+        if (b.isEmpty()) b.append("%");
+        return b.toString();
+    }
+
+    static String dec(String s) {
+        if (s.equals("%")) return "";
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '%' && i + 2 < s.length()) {
+                out.write(Integer.parseInt(s.substring(i + 1, i + 3), 16));
+                i += 2;
+            } else {
+                out.write(c);
+            }
+        }
+        return out.toString(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * {@code encoded} (an {@link #enc} result) as one file name: as is when short enough, else its
+     * first characters, {@value #HASH_MARK} and its SHA-256, so long container IDs and network
+     * names (which the reference accepts) still get a file of their own.
+     */
+    static String fileName(String encoded) {
+        return Names.shortened(encoded, MAX_FILE_NAME);
+    }
+}
