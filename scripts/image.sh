@@ -86,7 +86,7 @@ done
 # Debian's /lib and /lib64 are where the loader path /lib64/ld-linux-x86-64.so.2 points; keep the
 # paths the copied files were found under (merged /usr or not, as on this host).
 {
-  for f in "$NFT" "$(readlink -f "$(command -v busybox)")" "${!libs[@]}"; do
+  for f in "$NFT" /bin/busybox "${!libs[@]}"; do
     dpkg -S "$(readlink -f "$f")" 2>/dev/null || dpkg -S "$f" 2>/dev/null || true
   done
 } | cut -d: -f1 | sort -u | while read -r p; do
