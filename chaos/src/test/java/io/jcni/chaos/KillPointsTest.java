@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("root")
 class KillPointsTest {
+    private static final int PROGRESS_EVERY = 50;
     static Installed jcni;
 
     @BeforeAll
@@ -95,6 +96,12 @@ class KillPointsTest {
                                 + (left.links() != 0 ? " host links now: " + links : "")
                                 + (r.rc() != 0 ? " cleanup exit " + r.rc() + ": " + r.err().strip() : ""));
                         base = Leaks.count(net, List.of(bystander)); // judge the next point on its own
+                        System.out.printf("chaos kill points (%s): leak %s%n", mode, leaks.getLast());
+                    }
+                    // A long run shows how far it got, so a run cut short still reports exact counts.
+                    if (attempts % PROGRESS_EVERY == 0) {
+                        System.out.printf("chaos kill points (%s): %d kills so far (%d attempts), %d leaks, %s%n",
+                                mode, hits, attempts, leaks.size(), Chaos.seconds(t0));
                     }
                     w.deleteNamespace(name(netns));
                     if (killDaemon) {
