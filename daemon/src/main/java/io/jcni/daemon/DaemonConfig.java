@@ -92,7 +92,7 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
             switch (f.name()) {
                 case "--foreground" -> fg = f.switchValue();
                 case "--log-phases" -> phases = f.switchValue();
-                case "--defer-link-deletion" -> defer = f.switchValue(); // the default since issue 13; still accepted
+                case "--defer-link-deletion" -> defer = f.switchValue(); // deferral is the default now; the flag is still accepted
                 case "--delete-links-now" -> defer = !f.switchValue();
                 case "--socket" -> socket = f.path();
                 case "--pid-file" -> pid = f.path();

@@ -250,7 +250,7 @@ class JcnidServerTest {
     }
 
     /**
-     * Issue 14: runs blocked in a system call (open(2) of a FIFO), more of them than CPUs, stop
+     * Runs blocked in a system call (open(2) of a FIFO), more of them than CPUs, stop
      * neither other requests nor status; their attachment's next request is answered 11 at once.
      */
     @Test
