@@ -319,8 +319,12 @@ static void exec_daemon(const char *jcnid, const char *sock, const char *log, in
     int out = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (out < 0) out = open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (null < 0 || out < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 || dup2(lock_fd, 3) < 0) _exit(127);
-    for (int fd = 4; fd < 65536; fd++) {
-        if (fcntl(fd, F_GETFD) >= 0) close(fd); /* whatever the runtime leaked to its plugin */
+    /* dup2 onto the same number keeps O_CLOEXEC (the lock is usually fd 3 already): clear it. */
+    for (int fd = 0; fd <= 3; fd++) {
+        if (fcntl(fd, F_SETFD, 0) < 0) _exit(127);
+    }
+    if (close_range(4, ~0U, 0) != 0) { /* whatever the runtime leaked to its plugin */
+        for (int fd = 4; fd < 65536; fd++) close(fd);
     }
     char *const argv[] = {"jcnid", "start", "--foreground", "--socket", (char *)sock, "--log-file", (char *)log, NULL};
     char *const envp[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
@@ -385,7 +389,7 @@ static int autostart(const struct sockaddr_un *addr) {
             autostart_failed(dir, log, "jcnid, started by another call, did not answer in time");
             return -1;
         }
-        sleep_ms(5);
+        sleep_ms(10);
     }
     if ((fd = connect_to(addr)) >= 0 || (stat(marker, &st) == 0 && now - st.st_mtime < AUTOSTART_BACKOFF_S)) {
         close(lock);

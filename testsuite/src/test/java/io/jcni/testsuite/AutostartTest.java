@@ -85,6 +85,7 @@ class AutostartTest {
                 assertTrue(environ.stream().anyMatch(e -> e.startsWith("PATH=")), environ.toString());
                 assertEquals(Path.of("/dev/null"), Files.readSymbolicLink(proc.resolve("fd/0")));
                 assertEquals(sock.resolveSibling("jcnid.log"), Files.readSymbolicLink(proc.resolve("fd/1")));
+                assertEquals(sock.resolveSibling("jcnid.autostart.lock"), Files.readSymbolicLink(proc.resolve("fd/3")), "jcnid holds the start lock");
                 String cgroups = Files.readString(proc.resolve("cgroup"));
                 assertTrue(cgroups.lines().anyMatch(l -> l.endsWith("/" + cgroup)), "moved into " + cgroup + ": " + cgroups);
                 assertFalse(Files.readString(Path.of("/proc/self/cgroup")).contains(cgroup));
