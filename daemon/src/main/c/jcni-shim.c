@@ -213,7 +213,7 @@ static void read_stdin(void) {
 static int autostart_enabled(void) {
     const char *v = getenv("JCNI_AUTOSTART");
     if (!v || !*v) {
-        static char line[256];
+        static char line[256], value[32];
         v = NULL;
         FILE *f = fopen(JCNI_CONF, "re");
         while (f && fgets(line, sizeof line, f)) {
@@ -224,7 +224,8 @@ static int autostart_enabled(void) {
             k++;
             k += strspn(k, " \t");
             k[strcspn(k, " \t\r\n#")] = 0;
-            v = k; /* the last such line wins */
+            snprintf(value, sizeof value, "%s", k); /* the last such line wins */
+            v = value;
         }
         if (f) fclose(f);
         if (!v) return 1;
