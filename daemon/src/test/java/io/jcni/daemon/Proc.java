@@ -46,6 +46,7 @@ final class Proc {
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().clear();
         pb.environment().putAll(env);
+        pb.environment().putIfAbsent("JCNI_AUTOSTART", "0"); // a shim with no daemon falls back; it starts none
         Process p = pb.start();
         try {
             ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();

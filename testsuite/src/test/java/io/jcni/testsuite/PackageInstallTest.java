@@ -170,6 +170,7 @@ class PackageInstallTest {
         Map<String, String> env = World.cniEnv(command, "pkg-" + w.id, netns, "eth0", "/opt/cni/bin");
         // No daemon listens here: the shim runs the standalone plugin on the package's Java runtime.
         env.put("JCNI_SOCKET", w.dir.resolve("none.sock").toString());
+        env.put("JCNI_AUTOSTART", "0"); // and it starts none (env -i drops surefire's setting)
         return env;
     }
 
