@@ -21,9 +21,8 @@ while [ $# -gt 0 ]; do
 done
 need_command dpkg-deb dpkg-dev
 
-POM_VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 # A Maven snapshot sorts before its release: 0.1.0-SNAPSHOT -> 0.1.0~snapshot (a native package: no revision).
-VERSION=$(echo "$POM_VERSION" | sed 's/-SNAPSHOT$/~snapshot/; s/-/./g')
+VERSION=$(echo "$JCNI_VERSION" | sed 's/-SNAPSHOT$/~snapshot/; s/-/./g')
 ARCH=amd64
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/jcni-deb.XXXXXX")
 trap 'rm -rf "$STAGE"' EXIT

@@ -2,6 +2,7 @@ package io.jcni.daemon;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.jcni.common.AtomicFile;
 import io.jcni.linux.Netns;
 import io.jcni.plugins.common.ipam.Delegation;
 import io.jcni.plugins.skel.Phases;
@@ -29,7 +30,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
@@ -196,9 +196,7 @@ public final class JcnidServer {
     private void writePidFile() throws IOException {
         Path pid = cfg.pidFile().toAbsolutePath();
         Files.createDirectories(pid.getParent());
-        Path tmp = pid.resolveSibling(pid.getFileName() + ".tmp");
-        Files.writeString(tmp, ProcessHandle.current().pid() + "\n");
-        Files.move(tmp, pid, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        AtomicFile.write(pid, ProcessHandle.current().pid() + "\n", AtomicFile.PUBLIC, AtomicFile.Durability.ATOMIC_ONLY);
     }
 
     private void startHttp() throws IOException {

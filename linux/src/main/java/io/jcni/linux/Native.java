@@ -1,5 +1,6 @@
 package io.jcni.linux;
 
+import io.jcni.common.AtomicFile;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URISyntaxException;
@@ -7,7 +8,6 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
@@ -209,12 +209,10 @@ final class Native {
                         requirePrivate(target);
                         return target;
                     }
-                    Path tmp = Files.createTempFile(dir, ".libjcni", ".tmp");
+                    AtomicFile.removeAbandoned(dir);
                     try (InputStream in = zip.getInputStream(entry)) {
-                        Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
-                        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                    } finally {
-                        Files.deleteIfExists(tmp);
+                        // Not fsynced: a copy lost to a crash is extracted again.
+                        AtomicFile.write(target, in.readAllBytes(), AtomicFile.PRIVATE, AtomicFile.Durability.ATOMIC_ONLY);
                     }
                     return target;
                 } catch (IOException e) {

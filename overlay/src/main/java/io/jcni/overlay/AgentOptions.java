@@ -1,5 +1,6 @@
 package io.jcni.overlay;
 
+import io.jcni.common.Flags;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -39,35 +40,38 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
         Duration reconcile = Duration.ofSeconds(60), grace = Duration.ofSeconds(120), watchDeadline = Duration.ofSeconds(900);
         List<String> ifaces = new ArrayList<>(), regexes = new ArrayList<>(); // flanneld's repeatable flags
         String canReach = "";
-        List<String> rest = new ArrayList<>(args);
-        while (!rest.isEmpty()) {
-            String a = rest.removeFirst();
+        Flags f = new Flags(args);
+        while (f.next()) {
+            String a = f.name();
             if (a.equals("--ip-masq")) {
-                masq = true;
+                masq = f.switchValue();
                 continue;
             }
-            if (!VALUE_FLAGS.contains(a)) throw new IllegalArgumentException("overlay: unknown option " + a);
-            if (rest.isEmpty()) throw new IllegalArgumentException(a + " needs a value");
-            String v = rest.removeFirst();
+            if (!VALUE_FLAGS.contains(a)) throw new IllegalArgumentException("overlay: unknown option " + f.token());
             switch (a) {
-                case "--etcd-endpoints" -> eps = io.jcni.etcd.EtcdClient.splitEndpoints(v);
-                case "--etcd-prefix" -> prefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
-                case "--iface" -> ifaces.add(v);
-                case "--iface-regex" -> regexes.add(v);
-                case "--iface-can-reach" -> canReach = v;
-                case "--public-ip" -> pub = v;
-                case "--subnet-file" -> subnetFile = Path.of(v);
-                case "--subnet-lease-ttl" -> ttl = Duration.ofSeconds(seconds(a, v, 2));
-                case "--etcd-timeout" -> timeout = Duration.ofSeconds(seconds(a, v, 1));
-                case "--ipam-prefix" -> ipamPrefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
-                case "--ipam-host" -> {
-                    if (!io.jcni.types.Names.isCniName(v)) throw new IllegalArgumentException(a + ": letters, digits, '.', '-' and '_' only: " + v);
-                    ipamHost = v;
+                case "--subnet-lease-ttl" -> ttl = f.duration(Duration.ofSeconds(2), MAX_PERIOD);
+                case "--etcd-timeout" -> timeout = f.duration(Duration.ofSeconds(1), MAX_PERIOD);
+                case "--ipam-reconcile-every" -> reconcile = f.duration(Duration.ZERO, MAX_PERIOD);
+                case "--ipam-grace" -> grace = f.duration(Duration.ofSeconds(1), MAX_PERIOD);
+                case "--watch-deadline" -> watchDeadline = f.duration(Duration.ofSeconds(1), MAX_PERIOD);
+                case "--subnet-file" -> subnetFile = f.path();
+                default -> {
+                    String v = f.value();
+                    switch (a) {
+                        case "--etcd-endpoints" -> eps = io.jcni.etcd.EtcdClient.splitEndpoints(v);
+                        case "--etcd-prefix" -> prefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
+                        case "--iface" -> ifaces.add(v);
+                        case "--iface-regex" -> regexes.add(v);
+                        case "--iface-can-reach" -> canReach = v;
+                        case "--public-ip" -> pub = v;
+                        case "--ipam-prefix" -> ipamPrefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
+                        case "--ipam-host" -> {
+                            if (!io.jcni.types.Names.isCniName(v)) throw new IllegalArgumentException(a + ": letters, digits, '.', '-' and '_' only: " + v);
+                            ipamHost = v;
+                        }
+                        default -> throw new AssertionError(a);
+                    }
                 }
-                case "--ipam-reconcile-every" -> reconcile = Duration.ofSeconds(seconds(a, v, 0));
-                case "--ipam-grace" -> grace = Duration.ofSeconds(seconds(a, v, 1));
-                case "--watch-deadline" -> watchDeadline = Duration.ofSeconds(seconds(a, v, 1));
-                default -> throw new AssertionError(a);
             }
         }
         if (eps.isEmpty()) throw new IllegalArgumentException("--etcd-endpoints: no endpoint");
@@ -77,15 +81,8 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
                 new UnderlayChoice(ifaces, regexes, canReach));
     }
 
-    private static long seconds(String flag, String v, long min) {
-        try {
-            long n = Long.parseLong(v);
-            if (n < min || n > 86400 * 7) throw new NumberFormatException();
-            return n;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(flag + ": not a whole number of seconds >= " + min + ": " + v);
-        }
-    }
+    /** The longest period any of the agent's durations takes: a week. */
+    private static final Duration MAX_PERIOD = Duration.ofDays(7);
 
     public String configKey() {
         return etcdPrefix + "/config";

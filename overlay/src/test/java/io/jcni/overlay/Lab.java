@@ -182,8 +182,8 @@ final class Lab implements AutoCloseable {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         for (String t : List.of("bridge", "host-local", "flannel", "loopback")) {
             Path f = bin.resolve(t);
-            Files.writeString(f, "#!/bin/sh\n# jcni-launcher\nexec " + java + " -Xlog:disable -Xlog:all=warning:stderr --enable-native-access=ALL-UNNAMED -cp '"
-                    + System.getProperty("java.class.path") + "' io.jcni.plugins.PluginMain " + t + "\n");
+            Files.writeString(f, io.jcni.common.Launcher.script(io.jcni.common.Launcher.Kind.PLUGIN, "the overlay lab", java,
+                    System.getProperty("java.class.path"), null, null, "io.jcni.plugins.PluginMain " + t));
             f.toFile().setExecutable(true);
         }
         return bin;

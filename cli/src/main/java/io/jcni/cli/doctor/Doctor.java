@@ -1,5 +1,6 @@
 package io.jcni.cli.doctor;
 
+import io.jcni.common.Flags;
 import io.jcni.plugins.common.nft.ElementStore;
 import io.jcni.runtime.ConfigLoader;
 import io.jcni.runtime.PluginExec;
@@ -37,8 +38,9 @@ public final class Doctor {
         Path conf = pathEnv(env, "NETCONFPATH", ConfigLoader.DEFAULT_DIR);
         Path cache = pathEnv(env, "JCNI_CACHE_DIR", ResultCache.DEFAULT_DIR);
         Path socket = pathEnv(env, "JCNI_SOCKET", Path.of("/run/jcni/jcnid.sock"));
-        for (int i = 0; i < args.size(); i++) {
-            String a = args.get(i);
+        Flags f = new Flags(args);
+        while (f.next()) {
+            String a = f.name();
             switch (a) {
                 case "--json" -> json = true;
                 case "--no-kernel" -> kernel = false;
@@ -47,17 +49,19 @@ public final class Doctor {
                     return 0;
                 }
                 case "--conf-dir", "--cache-dir", "--socket" -> {
-                    if (i + 1 >= args.size()) {
-                        err.println("jcni doctor: " + a + " needs a value");
+                    Path p;
+                    try {
+                        p = f.path();
+                    } catch (IllegalArgumentException e) {
+                        err.println("jcni doctor: " + e.getMessage());
                         return 2;
                     }
-                    Path p = Path.of(args.get(++i));
                     if (a.equals("--conf-dir")) conf = p;
                     else if (a.equals("--cache-dir")) cache = p;
                     else socket = p;
                 }
                 default -> {
-                    err.println("jcni doctor: unknown option \"" + a + "\"");
+                    err.println("jcni doctor: unknown option \"" + f.token() + "\"");
                     err.print(USAGE);
                     return 2;
                 }

@@ -1,5 +1,6 @@
 package io.jcni.daemon.dhcp;
 
+import io.jcni.common.Flags;
 import io.jcni.daemon.StaleSocket;
 
 import io.jcni.daemon.DaemonService;
@@ -97,12 +98,13 @@ public final class DhcpService implements DaemonService {
     public Running start(List<String> args, PrintStream log) throws Exception {
         Path socket = Path.of(DEFAULT_SOCKET);
         Path state = Path.of(DEFAULT_STATE_DIR);
-        for (int i = 0; i < args.size(); i++) {
-            switch (args.get(i)) {
+        Flags f = new Flags(args);
+        while (f.next()) {
+            switch (f.name()) {
                 case "--dhcp" -> { }
-                case "--dhcp-socket" -> socket = Path.of(args.get(++i));
-                case "--dhcp-state-dir" -> state = Path.of(args.get(++i));
-                default -> throw new IllegalArgumentException("unknown dhcp flag " + args.get(i));
+                case "--dhcp-socket" -> socket = f.path();
+                case "--dhcp-state-dir" -> state = f.path();
+                default -> throw new IllegalArgumentException("unknown dhcp flag " + f.token());
             }
         }
         DhcpLeases leases = new DhcpLeases(new LeaseStore(state), log);

@@ -1,17 +1,16 @@
 package io.jcni.docker.store;
 
+import io.jcni.common.AtomicFile;
 import io.jcni.docker.api.DriverException;
 import io.jcni.types.Json;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -27,8 +26,8 @@ import java.util.regex.Pattern;
  * {@link StateStore} as one small file per document, {@code DIR/KIND/KEY.json}, written to a
  * temporary file, fsynced and renamed over the old one. A few hundred documents of a few hundred
  * bytes need no database; a crash leaves the old or the new file, and at worst a stray
- * {@code .tmp} that the next start removes. A file that is not JSON is reported by name
- * ({@link DamagedStateException}); {@link #quarantine} renames it aside.
+ * temporary file ({@link AtomicFile}) that the next listing removes. A file that is not JSON is
+ * reported by name ({@link DamagedStateException}); {@link #quarantine} renames it aside.
  */
 public final class FileStore implements StateStore {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.:-]{0,200}");
@@ -73,16 +72,10 @@ public final class FileStore implements StateStore {
     @Override
     public void put(String kind, String key, Map<String, Object> doc) {
         Path f = file(kind, key);
-        Path tmp = f.resolveSibling(f.getFileName() + ".tmp");
         try {
             Files.createDirectories(f.getParent());
             byte[] bytes = (Json.writePretty(doc) + "\n").getBytes(StandardCharsets.UTF_8);
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    StandardOpenOption.TRUNCATE_EXISTING)) {
-                ch.write(java.nio.ByteBuffer.wrap(bytes));
-                ch.force(true);
-            }
-            Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            AtomicFile.write(f, bytes, AtomicFile.PRIVATE, AtomicFile.Durability.DURABLE);
         } catch (IOException e) {
             throw new UncheckedIOException("writing " + f, e);
         }
@@ -103,6 +96,7 @@ public final class FileStore implements StateStore {
         Path d = dir.resolve(kind);
         if (!Files.isDirectory(d)) return out;
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(d)) {
+            AtomicFile.removeAbandoned(d);
             for (Path p : ds) {
                 String n = p.getFileName().toString();
                 if (n.endsWith(".json.tmp")) {

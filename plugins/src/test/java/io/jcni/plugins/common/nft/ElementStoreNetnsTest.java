@@ -137,7 +137,8 @@ class ElementStoreNetnsTest {
             store.put(owner, els -> SKELETON, List.of(new ElementStore.Element("es_test", "10.0.0.4", null)));
             Path att = store.dir().resolve("att/test/net/killed@eth0");
             assertTrue(Files.isRegularFile(att), att.toString());
-            Files.writeString(att.resolveSibling(att.getFileName() + ".tmp"), "{");
+            Files.writeString(att.resolveSibling(att.getFileName() + ".tmp"), "{"); // as earlier versions named it
+            Files.writeString(att.resolveSibling(io.jcni.common.AtomicFile.temporaryPrefix(att) + "4194304-ab"), "{");
             assertEquals(1, store.remove(owner, els -> SKELETON).size());
             try (var files = Files.walk(store.dir().resolve("att"))) {
                 assertEquals(List.of(), files.filter(Files::isRegularFile).toList());
