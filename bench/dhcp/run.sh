@@ -50,7 +50,7 @@ ip netns exec "$SRV" dnsmasq --keep-in-foreground --conf-file=/dev/null --port=0
   --dhcp-option=option:router,10.78.0.1 --dhcp-leasefile="$W/leases" --pid-file="$W/dnsmasq.pid" \
   --log-facility="$W/dnsmasq.log" &
 PIDS+=($!)
-"$JAVA" "${JOPTS[@]}" io.jcni.daemon.Jcnid start --foreground --socket "$W/jcnid.sock" --pid-file "$W/jcnid.pid" \
+"$JAVA" "${JOPTS[@]}" -Xmx128m -XX:+ExitOnOutOfMemoryError io.jcni.daemon.Jcnid start --foreground --socket "$W/jcnid.sock" --pid-file "$W/jcnid.pid" \
   --dhcp --dhcp-socket "$W/dhcp.sock" --dhcp-state-dir "$W/state" >"$W/jcnid.log" 2>&1 &
 PIDS+=($!)
 ip netns exec "$SRV" "$REF" daemon -socketpath "$W/ref.sock" -pidfile "$W/ref.pid" >"$W/ref.log" 2>&1 &

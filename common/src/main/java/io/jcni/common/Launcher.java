@@ -54,6 +54,15 @@ public final class Launcher {
             // (bench/memory); young collections of 16 MB of almost all garbage take well under a millisecond.
             o.add("-Xms24m");
             o.add("-Xmn12m");
+            // jcnid's whole RSS was 66 MB with 1,000 live attachments (heap, metaspace, code and
+            // threads together); 128 MB of heap is twice that, and a quarter of it is the budget for
+            // request bodies and answers held at once (daemon/README.md). Crash-only on
+            // OutOfMemoryError: jcnid exits at once (never half alive), systemd restarts it
+            // (Restart=on-failure), the shims run the standalone plugins meanwhile, and all state is
+            // on disk. DaemonControl adds the same two flags when it starts a detached jcnid from a
+            // JVM that lacks them (`jcni daemon start`: DaemonControl.childJvmFlags).
+            o.add("-Xmx128m");
+            o.add("-XX:+ExitOnOutOfMemoryError");
         }
         o.add("--enable-native-access=ALL-UNNAMED");
         if (nativeLib != null) o.add("-Djcni.native.lib=" + nativeLib);

@@ -14,7 +14,7 @@ import java.util.List;
  * @param logFile        request log and diagnostics; null means stderr
  * @param requestTimeout how long one plugin request may run before it is answered "try again later"
  * @param drainTimeout   how long shutdown waits for requests in flight
- * @param maxInFlight    connections served at once; beyond that requests are declined (fallback)
+ * @param maxInFlight    requests (read whole, not yet answered) served at once; beyond that they are declined (fallback)
  * @param metricsPort    a 127.0.0.1 HTTP port for /metrics and /healthz; 0 means off
  * @param foreground     {@code start} runs the daemon in this process instead of detaching it
  * @param serviceArgs    flags of hosted {@link DaemonService}s (e.g. {@code --overlay --etcd-endpoints URL}), in order
@@ -53,7 +53,7 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
               --request-timeout DUR    per-request limit, answered with CNI error 11 (default 60; seconds,
                                        or with a unit: 1.5s, 500ms, 2m)
               --drain-timeout DUR      how long shutdown waits for requests in flight (default 10)
-              --max-in-flight N        concurrent connections before declining (default 256)
+              --max-in-flight N        concurrent requests before declining (default 256)
               --metrics-port PORT      also serve /metrics and /healthz on 127.0.0.1:PORT (default off)
               --log-phases             log where each request's time went (queue, parse, netns, plugin,
                                        ipam, nft, link_delete, result; ms); the sums are always in the metrics
@@ -92,7 +92,7 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
             switch (f.name()) {
                 case "--foreground" -> fg = f.switchValue();
                 case "--log-phases" -> phases = f.switchValue();
-                case "--defer-link-deletion" -> defer = f.switchValue(); // the default since issue 13; still accepted
+                case "--defer-link-deletion" -> defer = f.switchValue(); // deferral is the default now; the flag is still accepted
                 case "--delete-links-now" -> defer = !f.switchValue();
                 case "--socket" -> socket = f.path();
                 case "--pid-file" -> pid = f.path();

@@ -74,21 +74,20 @@ public final class DaemonControl {
         }
     }
 
-    /** Runs the daemon in this process until SIGTERM/SIGINT; returns 0 after a graceful stop. */
+    /**
+     * Runs the daemon in this process until SIGTERM/SIGINT; returns 0 after a graceful stop. A
+     * hosted service that fails to start is logged and shown in the health answer; the plugin
+     * socket and the other services keep running (a restart would fail the same way).
+     */
     public static int runForeground(DaemonConfig cfg) throws IOException, InterruptedException {
         PrintStream log = cfg.logFile() == null ? System.err
                 : new PrintStream(new FileOutputStream(cfg.logFile().toFile(), true), true, StandardCharsets.UTF_8);
         // The daemon's stdout is not a CNI channel, but nothing a library prints should pretend to be one.
         System.setOut(log);
-        JcnidServer server = JcnidServer.start(cfg, PluginRegistry::lookup, log);
-        try {
-            server.addServices(DaemonServices.start(cfg.serviceArgs(), log));
-        } catch (Exception e) {
-            log.println("jcnid: a service failed to start: " + e.getMessage());
-            server.shutdown();
-            return 1;
-        }
+        HostedServices services = HostedServices.of(DaemonServices.available(), cfg.serviceArgs());
+        JcnidServer server = JcnidServer.start(cfg, PluginRegistry::lookup, log, PeerCredentials.root(), services);
         Runtime.getRuntime().addShutdownHook(new Thread(server::shutdown, "jcnid-shutdown"));
+        services.startAll(log);
         server.awaitTermination();
         return 0;
     }
@@ -136,7 +135,7 @@ public final class DaemonControl {
                 (Files.isExecutable(Path.of("/usr/bin/setsid")) ? "/usr/bin/setsid " : "") + "\"$@\" </dev/null >>\"$0\" 2>&1 & echo $!",
                 logFile.toString()));
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+        cmd.addAll(childJvmFlags(ManagementFactory.getRuntimeMXBean().getInputArguments()));
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Jcnid.class.getName(), "start", "--foreground"));
         // The child logs to its stderr, which is the log file.
         List<String> childArgs = new ArrayList<>(cfg.toArgs());
@@ -156,10 +155,8 @@ public final class DaemonControl {
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (System.nanoTime() < deadline) {
             s = status(cfg);
-            if (s.running()) {
-                out.println("jcnid started (pid " + s.pid() + ", socket " + cfg.socket() + ", log " + logFile + ")");
-                return 0;
-            }
+            // Started means answering with every hosted service's start over, failed or not.
+            if (s.running() && !s.health().contains("\nservices starting\n")) return reportStarted(cfg, s, logFile, out, err);
             if (daemon.isEmpty() || !daemon.get().isAlive()) {
                 String why = lastLines(logFile, logStart, 5);
                 err.println("jcnid: the daemon exited" + (why.isEmpty() ? "" : ": " + why) + "; see " + logFile);
@@ -167,8 +164,46 @@ public final class DaemonControl {
             }
             Thread.sleep(10);
         }
-        err.println("jcnid: the daemon did not answer on " + cfg.socket() + " within 30 s; see " + logFile);
+        err.println("jcnid: the daemon did not " + (s.running() ? "finish starting its services" : "answer on " + cfg.socket())
+                + " within 30 s; see " + logFile);
         return 1;
+    }
+
+    /** 0 when every hosted service runs; 1, naming each service that failed and why, when not. */
+    private static int reportStarted(DaemonConfig cfg, Status s, Path logFile, PrintStream out, PrintStream err) {
+        out.println("jcnid started (pid " + s.pid() + ", socket " + cfg.socket() + ", log " + logFile + ")");
+        List<String> failed = failedServices(s.health());
+        for (String f : failed) err.println("jcnid: service " + f);
+        if (failed.isEmpty()) return 0;
+        err.println("jcnid: the plugin fast path" + (s.health().contains(" running\n") ? " and the other services are" : " is")
+                + " running; fix the cause and restart jcnid (jcnid status shows each service)");
+        return 1;
+    }
+
+    /** The "NAME failed: WHY" of each failed service in a health answer. */
+    static List<String> failedServices(String health) {
+        List<String> out = new ArrayList<>();
+        for (String line : health.split("\n")) {
+            if (line.startsWith("service ") && line.indexOf(" failed: ") > 0) out.add(line.substring("service ".length()));
+        }
+        return out;
+    }
+
+    /** jcnid's heap limit (scripts/install.sh: -Xmx128m from its measured 66 MB RSS at 1,000 attachments). */
+    static final String HEAP_LIMIT = "-Xmx128m";
+    /** Crash-only on OutOfMemoryError: exit at once, never half alive; the service manager restarts it. */
+    static final String EXIT_ON_OOM = "-XX:+ExitOnOutOfMemoryError";
+
+    /**
+     * The detached daemon's JVM flags: this JVM's, plus the heap limit and the exit on
+     * OutOfMemoryError where they are missing ({@code jcni daemon start} runs in the jcni command's
+     * JVM, whose flags are made for short runs).
+     */
+    static List<String> childJvmFlags(List<String> own) {
+        List<String> flags = new ArrayList<>(own);
+        if (flags.stream().noneMatch(f -> f.startsWith("-Xmx") || f.startsWith("-XX:MaxHeapSize="))) flags.add(HEAP_LIMIT);
+        if (flags.stream().noneMatch(f -> f.contains("OutOfMemoryError"))) flags.add(EXIT_ON_OOM);
+        return flags;
     }
 
     /** Why {@code logFile} cannot be appended to (creating it if needed), or null when it can. */

@@ -295,8 +295,11 @@ public final class OverlayAgent implements AutoCloseable {
         return mine;
     }
 
-    /** Starts a keep-alive loop; the one before it (if any) ends at its next step. */
-    private void startKeepAlive(boolean leaseFirst) {
+    /**
+     * Starts a keep-alive loop; the one before it (if any) ends at its next step. Synchronized: the
+     * start-up and the watchdog may both start one, and each must get a generation of its own.
+     */
+    private synchronized void startKeepAlive(boolean leaseFirst) {
         int generation = ++keepAliveGeneration;
         keepAliveThread = Thread.ofPlatform().name("overlay-keepalive-" + generation).daemon().start(() -> keepAlive(generation, leaseFirst));
     }

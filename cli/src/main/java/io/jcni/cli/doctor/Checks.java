@@ -153,6 +153,32 @@ public final class Checks {
             out.add(Finding.ok("config", n.file().toString(), "network \"" + n.name() + "\" loads (" + n.cniVersion() + ", "
                     + String.join(", ", n.plugins().keySet()) + ")"));
         }
+        firstPicked(f, out);
+    }
+
+    /**
+     * A Kubernetes node's runtime (containerd's CRI, CRI-O) networks pods with one configuration only:
+     * the first file of the conf dir by name (libcni's ConfFiles: .conf, .conflist, .json, sorted). A
+     * jcni configuration (a file named *jcni*, as the DaemonSet's 10-jcni.conflist) behind another
+     * vendor's file is never used there, whatever loads.
+     */
+    static void firstPicked(NodeFacts f, List<Finding> out) {
+        List<Path> files = new ArrayList<>();
+        for (Network n : f.networks()) files.add(n.file());
+        for (NodeFacts.BadFile b : f.badFiles()) files.add(b.file());
+        if (files.size() < 2) return;
+        files.sort(java.util.Comparator.comparing(p -> p.getFileName().toString()));
+        Path first = files.getFirst();
+        List<String> jcni = new ArrayList<>();
+        for (Path p : files) if (p.getFileName().toString().contains("jcni")) jcni.add(p.getFileName().toString());
+        if (!jcni.isEmpty() && !jcni.contains(first.getFileName().toString())) {
+            out.add(new Finding(Severity.WARN, "config", first.toString(), "a Kubernetes node's runtime (containerd, CRI-O) uses only the"
+                    + " first file by name, " + first.getFileName() + ", not jcni's " + String.join(", ", jcni),
+                    "remove " + first + ", or give jcni's file a name that sorts first (e.g. 00-jcni.conflist)"));
+        } else {
+            out.add(new Finding(Severity.INFO, "config", first.toString(), "a Kubernetes node's runtime (containerd, CRI-O) uses only "
+                    + first.getFileName() + " (the first file by name); the other " + (files.size() - 1) + " file(s) only by name", ""));
+        }
     }
 
     private static void plugins(NodeFacts f, List<Finding> out) {

@@ -289,4 +289,27 @@ class ChecksTest {
         assertNull(NodeProbe.ownedLink("v", "veth", "jcni/n1/c1"));
         assertNull(NodeProbe.ownedLink("v", "veth", null));
     }
+
+    @Test
+    void aKubernetesRuntimeUsesTheFirstFileByNameAndAJcniFileBehindAnotherIsAWarning() {
+        NodeFacts behind = facts(List.of(net("10-jcni", "1.0.0", false, "flannel", "portmap"), net("05-calico", "1.0.0", false, "bridge")),
+                List.of(), List.of(), List.of(), List.of(), List.of());
+        List<Finding> p = problems(behind);
+        assertEquals(1, p.size(), p.toString());
+        assertEquals(Severity.WARN, p.getFirst().severity());
+        assertTrue(p.getFirst().message().contains("05-calico.conflist") && p.getFirst().message().contains("10-jcni.conflist"), p.toString());
+
+        // A file that does not load still sorts where it is: it is what the runtime tries first.
+        NodeFacts badFirst = facts(List.of(net("10-jcni", "1.0.0", false, "flannel")),
+                List.of(new BadFile(Path.of("/etc/cni/net.d/01-broken.conf"), "not JSON")), List.of(), List.of(), List.of(), List.of());
+        assertTrue(problems(badFirst).stream().anyMatch(x -> x.severity() == Severity.WARN && x.message().contains("01-broken.conf")));
+
+        NodeFacts first = facts(List.of(net("00-jcni", "1.0.0", false, "flannel"), net("99-other", "1.0.0", false, "bridge")),
+                List.of(), List.of(), List.of(), List.of(), List.of());
+        assertTrue(problems(first).isEmpty(), problems(first).toString());
+        assertTrue(Checks.evaluate(first).stream().anyMatch(x -> x.severity() == Severity.INFO && x.message().contains("uses only 00-jcni.conflist")));
+
+        // One file: nothing to say.
+        assertTrue(Checks.evaluate(healthy()).stream().noneMatch(x -> x.message().contains("first file by name")));
+    }
 }
