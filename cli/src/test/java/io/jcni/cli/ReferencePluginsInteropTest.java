@@ -209,7 +209,7 @@ class ReferencePluginsInteropTest {
 
     private static String classpath() {
         Set<String> cp = new LinkedHashSet<>();
-        for (Class<?> c : List.of(Main.class, Cni.class, Json.class)) {
+        for (Class<?> c : List.of(Main.class, Cni.class, Json.class, io.jcni.common.Flags.class)) {
             cp.add(Path.of(c.getProtectionDomain().getCodeSource().getLocation().getPath()).toString());
         }
         return String.join(":", cp);
