@@ -17,14 +17,15 @@ import java.util.Set;
  * @param ipamHost       this host's name in cluster-ipam's index (its {@code host}); null: no reconcile
  * @param ipamReconcile  how often the reconcile runs; zero: never
  * @param ipamGrace      an allocation younger than this is never released (its ADD may be running)
+ * @param etcdSecurity   flanneld's --etcd-cafile/--etcd-certfile/--etcd-keyfile/--etcd-username/--etcd-password
  */
 public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String iface, String publicIp, Path subnetFile,
         boolean ipMasq, Duration leaseTtl, Duration etcdTimeout, String ipamPrefix, String ipamHost, Duration ipamReconcile,
-        Duration ipamGrace) {
+        Duration ipamGrace, io.jcni.etcd.EtcdSecurity etcdSecurity) {
 
-    public static final Set<String> VALUE_FLAGS = Set.of("--etcd-endpoints", "--etcd-prefix", "--iface", "--public-ip",
+    public static final Set<String> VALUE_FLAGS = union(io.jcni.etcd.EtcdSecurity.FLAGS, Set.of("--etcd-endpoints", "--etcd-prefix", "--iface", "--public-ip",
             "--subnet-file", "--subnet-lease-ttl", "--etcd-timeout", "--ipam-prefix", "--ipam-host", "--ipam-reconcile-every",
-            "--ipam-grace");
+            "--ipam-grace"));
     public static final Set<String> SWITCH_FLAGS = Set.of("--ip-masq");
 
     public static AgentOptions parse(List<String> args) {
@@ -35,6 +36,7 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
         Duration ttl = Duration.ofSeconds(60), timeout = Duration.ofSeconds(5);
         String ipamPrefix = "/jcni/ipam", ipamHost = null;
         Duration reconcile = Duration.ofSeconds(60), grace = Duration.ofSeconds(120);
+        io.jcni.etcd.EtcdSecurity security = io.jcni.etcd.EtcdSecurity.NONE;
         List<String> rest = new ArrayList<>(args);
         while (!rest.isEmpty()) {
             String a = rest.removeFirst();
@@ -45,6 +47,10 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
             if (!VALUE_FLAGS.contains(a)) throw new IllegalArgumentException("overlay: unknown option " + a);
             if (rest.isEmpty()) throw new IllegalArgumentException(a + " needs a value");
             String v = rest.removeFirst();
+            if (io.jcni.etcd.EtcdSecurity.FLAGS.contains(a)) {
+                security = security.withFlag(a, v);
+                continue;
+            }
             switch (a) {
                 case "--etcd-endpoints" -> eps = io.jcni.etcd.EtcdClient.splitEndpoints(v);
                 case "--etcd-prefix" -> prefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
@@ -65,7 +71,14 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
         }
         if (eps.isEmpty()) throw new IllegalArgumentException("--etcd-endpoints: no endpoint");
         if (ipamHost == null) ipamHost = io.jcni.plugins.ipam.clusteripam.ClusterIpamConfig.hostname(); // cluster-ipam's default
-        return new AgentOptions(eps, prefix, iface, pub, subnetFile, masq, ttl, timeout, ipamPrefix, ipamHost, reconcile, grace);
+        return new AgentOptions(eps, prefix, iface, pub, subnetFile, masq, ttl, timeout, ipamPrefix, ipamHost, reconcile, grace,
+                security.validated());
+    }
+
+    private static Set<String> union(Set<String> a, Set<String> b) {
+        Set<String> u = new java.util.HashSet<>(a);
+        u.addAll(b);
+        return Set.copyOf(u);
     }
 
     private static long seconds(String flag, String v, long min) {

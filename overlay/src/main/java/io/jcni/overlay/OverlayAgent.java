@@ -59,7 +59,8 @@ public final class OverlayAgent implements AutoCloseable {
     private OverlayAgent(AgentOptions opts, PrintStream log) {
         this.opts = opts;
         this.log = log;
-        this.etcd = new EtcdClient(opts.etcdEndpoints(), opts.etcdTimeout());
+        this.etcd = new EtcdClient(opts.etcdEndpoints(), opts.etcdTimeout(), opts.etcdSecurity());
+        opts.etcdSecurity().keyFileWarning().ifPresent(w -> log(w, ""));
         this.rt = Rtnl.open();
     }
 
@@ -189,7 +190,7 @@ public final class OverlayAgent implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             } catch (IOException e) {
-                if (!failing && !closed) log("lease keep-alive failed; retrying", "error=\"" + e.getMessage() + "\"");
+                if ((!failing || e instanceof io.jcni.etcd.EtcdAuthException) && !closed) log("lease keep-alive failed; retrying", "error=\"" + e.getMessage() + "\"");
                 failing = true;
             }
         }
@@ -216,7 +217,7 @@ public final class OverlayAgent implements AutoCloseable {
                 etcd.watch(dir, all.revision() + 1, this::onEvent, s -> watchStream = s);
             } catch (IOException | RuntimeException e) {
                 if (closed) return;
-                if (!failing) log("lost the lease watch; re-listing", "error=\"" + e.getMessage() + "\"");
+                if (!failing || e instanceof io.jcni.etcd.EtcdAuthException) log("lost the lease watch; re-listing", "error=\"" + e.getMessage() + "\"");
                 failing = true;
                 Thread.sleep(backoff.nextMillis());
             }
@@ -323,7 +324,7 @@ public final class OverlayAgent implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             } catch (IOException | RuntimeException e) {
-                if (!failing && !closed) log("cluster-ipam reconcile failed; next round later", "error=\"" + e.getMessage() + "\"");
+                if ((!failing || e instanceof io.jcni.etcd.EtcdAuthException) && !closed) log("cluster-ipam reconcile failed; next round later", "error=\"" + e.getMessage() + "\"");
                 failing = true;
             }
         }
@@ -373,7 +374,10 @@ public final class OverlayAgent implements AutoCloseable {
             try {
                 return step.run();
             } catch (IOException | IllegalArgumentException e) {
-                if (!logged) log(what + " failed; retrying with back-off", "error=\"" + e.getMessage() + "\"");
+                // A TLS or authentication failure is logged every time: it is a wrong file or password, not a blip.
+                if (!logged || e instanceof io.jcni.etcd.EtcdAuthException) {
+                    log(what + " failed; retrying with back-off", "error=\"" + e.getMessage() + "\"");
+                }
                 logged = true;
                 Thread.sleep(backoff.nextMillis());
             }

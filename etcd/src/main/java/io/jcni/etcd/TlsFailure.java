@@ -1,0 +1,47 @@
+package io.jcni.etcd;
+
+import java.util.Locale;
+import javax.net.ssl.SSLException;
+
+/**
+ * What a failed TLS exchange means for the operator, from the JDK's exception chain: which side
+ * did not accept the other, and which flag to look at. Null when it was no TLS failure.
+ */
+final class TlsFailure {
+    private TlsFailure() {}
+
+    static String describe(Throwable failure, EtcdSecurity sec) {
+        boolean ssl = false;
+        StringBuilder all = new StringBuilder();
+        for (Throwable t = failure; t != null && all.length() < 4000; t = t.getCause()) {
+            if (t instanceof SSLException || t instanceof java.security.cert.CertificateException
+                    || t instanceof java.security.cert.CertPathValidatorException) ssl = true;
+            all.append(t.getClass().getSimpleName()).append(": ").append(t.getMessage()).append(" | ");
+        }
+        if (!ssl) return null;
+        String m = all.toString().toLowerCase(Locale.ROOT);
+        String ca = sec.caFile() == null ? "the JDK's trusted CAs (no --etcd-cafile)" : "--etcd-cafile " + sec.caFile();
+        if (m.contains("pkix path") || m.contains("unable to find valid certification path") || m.contains("signature check failed")) {
+            return "TLS: etcd's server certificate is not signed by " + ca;
+        }
+        if (m.contains("no subject alternative") || m.contains("no name matching")) {
+            return "TLS: etcd's server certificate does not name this endpoint's host (its subjectAltName)";
+        }
+        if (m.contains("certificateexpiredexception") || m.contains("validity check failed") || m.contains("notafter")) {
+            return "TLS: etcd's server certificate has expired or is not yet valid";
+        }
+        if (m.contains("certificate_required")) {
+            return "TLS: etcd requires a client certificate: set --etcd-certfile and --etcd-keyfile";
+        }
+        if (m.contains("bad_certificate") || m.contains("unknown_ca") || m.contains("certificate_expired")
+                || m.contains("certificate_unknown") || m.contains("decrypt_error")) {
+            String alert = m.replaceAll("(?s).*received fatal alert: ([a-z_]+).*", "$1");
+            return "TLS: etcd rejected our client certificate " + (sec.certFile() == null ? "(none given)" : sec.certFile())
+                    + " (alert " + alert + "): is it signed by the CA etcd trusts (--trusted-ca-file) and still valid?";
+        }
+        if (m.contains("unsupported or unrecognized ssl message") || m.contains("plaintext connection")) {
+            return "TLS: this endpoint does not speak TLS: use http:// (or turn on TLS in etcd)";
+        }
+        return "TLS handshake failed: " + failure.getMessage();
+    }
+}

@@ -1,0 +1,120 @@
+package io.jcni.etcd;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.SecureRandom;
+import java.security.Signature;
+import java.security.cert.CertificateExpiredException;
+import java.security.cert.CertificateNotYetValidException;
+import java.security.cert.X509Certificate;
+import java.util.Date;
+import java.util.List;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+
+/**
+ * The TLS context for etcd, built from {@link EtcdSecurity}'s PEM files. What can be checked
+ * before talking to etcd is checked here, so the error names the file: an unreadable or
+ * malformed file, a client certificate outside its validity, a key that does not belong to the
+ * certificate (a test signature with the key must verify with the certificate's public key).
+ */
+final class TlsFiles {
+    private TlsFiles() {}
+
+    static SSLContext context(EtcdSecurity sec) throws EtcdAuthException {
+        try {
+            TrustManagerFactory tmf = null;
+            if (sec.caFile() != null) {
+                KeyStore trust = KeyStore.getInstance("PKCS12");
+                trust.load(null, null);
+                int i = 0;
+                for (X509Certificate ca : certs(sec.caFile(), "--etcd-cafile")) trust.setCertificateEntry("ca" + i++, ca);
+                tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+                tmf.init(trust);
+            }
+            KeyManagerFactory kmf = null;
+            if (sec.hasClientCert()) {
+                List<X509Certificate> chain = certs(sec.certFile(), "--etcd-certfile");
+                X509Certificate leaf = chain.getFirst();
+                try {
+                    leaf.checkValidity();
+                } catch (CertificateExpiredException e) {
+                    throw new EtcdAuthException("client certificate " + sec.certFile() + " expired on " + leaf.getNotAfter().toInstant());
+                } catch (CertificateNotYetValidException e) {
+                    throw new EtcdAuthException("client certificate " + sec.certFile() + " is not valid before " + leaf.getNotBefore().toInstant()
+                            + " (now " + new Date().toInstant() + ": is the clock right?)");
+                }
+                PrivateKey key = key(sec.keyFile());
+                if (!belongsTo(key, leaf)) {
+                    throw new EtcdAuthException("key " + sec.keyFile() + " does not belong to the client certificate " + sec.certFile());
+                }
+                char[] none = new char[0];
+                KeyStore ks = KeyStore.getInstance("PKCS12");
+                ks.load(null, null);
+                ks.setKeyEntry("client", key, none, chain.toArray(new X509Certificate[0]));
+                kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+                kmf.init(ks, none);
+            }
+            SSLContext ctx = SSLContext.getInstance("TLS");
+            ctx.init(kmf == null ? null : kmf.getKeyManagers(), tmf == null ? null : tmf.getTrustManagers(), null);
+            return ctx;
+        } catch (GeneralSecurityException | IOException e) {
+            if (e instanceof EtcdAuthException a) throw a;
+            throw new EtcdAuthException("TLS setup: " + e.getMessage(), e);
+        }
+    }
+
+    private static List<X509Certificate> certs(Path file, String flag) throws EtcdAuthException {
+        String pem = read(file, flag);
+        try {
+            return PemKeys.certificates(pem);
+        } catch (GeneralSecurityException | IllegalArgumentException e) {
+            throw new EtcdAuthException(flag + " " + file + ": not a PEM certificate: " + e.getMessage());
+        }
+    }
+
+    private static PrivateKey key(Path file) throws EtcdAuthException {
+        String pem = read(file, "--etcd-keyfile");
+        try {
+            return PemKeys.privateKey(pem);
+        } catch (GeneralSecurityException | IllegalArgumentException e) {
+            throw new EtcdAuthException("--etcd-keyfile " + file + ": not a usable private key: " + e.getMessage());
+        }
+    }
+
+    private static String read(Path file, String flag) throws EtcdAuthException {
+        try {
+            return Files.readString(file, java.nio.charset.StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            throw new EtcdAuthException(flag + " " + file + ": cannot read: " + e, e);
+        }
+    }
+
+    static boolean belongsTo(PrivateKey key, X509Certificate cert) {
+        String alg = switch (key.getAlgorithm()) {
+            case "RSA" -> "SHA256withRSA";
+            case "EC" -> "SHA256withECDSA";
+            default -> null;
+        };
+        if (alg == null || !alg.endsWith(cert.getPublicKey().getAlgorithm().replace("EC", "ECDSA"))) return false;
+        try {
+            byte[] probe = new byte[32];
+            new SecureRandom().nextBytes(probe);
+            Signature s = Signature.getInstance(alg);
+            s.initSign(key);
+            s.update(probe);
+            byte[] sig = s.sign();
+            Signature v = Signature.getInstance(alg);
+            v.initVerify(cert.getPublicKey());
+            v.update(probe);
+            return v.verify(sig);
+        } catch (GeneralSecurityException e) {
+            return false;
+        }
+    }
+}
