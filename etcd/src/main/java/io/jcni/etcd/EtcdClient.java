@@ -379,7 +379,7 @@ public final class EtcdClient implements AutoCloseable {
             Object msg = r.getOrDefault("message", r.get("error"));
             if (tokenRejected(String.valueOf(msg))) {
                 if (security.username() == null) {
-                    throw new EtcdAuthException("etcd " + ep + " requires authentication (" + msg + "): set --etcd-username/--etcd-password");
+                    throw new EtcdAuthException("etcd " + ep + " requires authentication (" + msg + "): give a user and password (--etcd-username, ipam.etcdUsername)");
                 }
                 token = null;
                 if (mayReauth) return callOnce(ep, path, json, false);
@@ -447,7 +447,7 @@ public final class EtcdClient implements AutoCloseable {
     /** Go's TLS listener answers a plain-http request with this 400 text. */
     private static IOException plainHttpToTls(URI ep, String body) {
         if (body != null && body.contains("HTTP request to an HTTPS server")) {
-            return new EtcdAuthException("etcd " + ep + " speaks TLS: use https:// in the endpoint (and the --etcd-cafile/--etcd-certfile/--etcd-keyfile etcd wants)");
+            return new EtcdAuthException("etcd " + ep + " speaks TLS: use https:// in the endpoint (with the CA file and client certificate etcd wants)");
         }
         return null;
     }

@@ -20,7 +20,7 @@ final class TlsFailure {
         }
         if (!ssl) return null;
         String m = all.toString().toLowerCase(Locale.ROOT);
-        String ca = sec.caFile() == null ? "the JDK's trusted CAs (no --etcd-cafile)" : "--etcd-cafile " + sec.caFile();
+        String ca = sec.caFile() == null ? "the JDK's trusted CAs (no CA file given)" : "the CA file " + sec.caFile();
         if (m.contains("pkix path") || m.contains("unable to find valid certification path") || m.contains("signature check failed")) {
             return "TLS: etcd's server certificate is not signed by " + ca;
         }
@@ -31,7 +31,7 @@ final class TlsFailure {
             return "TLS: etcd's server certificate has expired or is not yet valid";
         }
         if (m.contains("certificate_required")) {
-            return "TLS: etcd requires a client certificate: set --etcd-certfile and --etcd-keyfile";
+            return "TLS: etcd requires a client certificate: give a client certificate and its key";
         }
         if (m.contains("bad_certificate") || m.contains("unknown_ca") || m.contains("certificate_expired")
                 || m.contains("certificate_unknown") || m.contains("decrypt_error")) {

@@ -33,13 +33,13 @@ final class TlsFiles {
                 KeyStore trust = KeyStore.getInstance("PKCS12");
                 trust.load(null, null);
                 int i = 0;
-                for (X509Certificate ca : certs(sec.caFile(), "--etcd-cafile")) trust.setCertificateEntry("ca" + i++, ca);
+                for (X509Certificate ca : certs(sec.caFile(), "CA file")) trust.setCertificateEntry("ca" + i++, ca);
                 tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
                 tmf.init(trust);
             }
             KeyManagerFactory kmf = null;
             if (sec.hasClientCert()) {
-                List<X509Certificate> chain = certs(sec.certFile(), "--etcd-certfile");
+                List<X509Certificate> chain = certs(sec.certFile(), "client certificate");
                 X509Certificate leaf = chain.getFirst();
                 try {
                     leaf.checkValidity();
@@ -69,29 +69,29 @@ final class TlsFiles {
         }
     }
 
-    private static List<X509Certificate> certs(Path file, String flag) throws EtcdAuthException {
-        String pem = read(file, flag);
+    private static List<X509Certificate> certs(Path file, String what) throws EtcdAuthException {
+        String pem = read(file, what);
         try {
             return PemKeys.certificates(pem);
         } catch (GeneralSecurityException | IllegalArgumentException e) {
-            throw new EtcdAuthException(flag + " " + file + ": not a PEM certificate: " + e.getMessage());
+            throw new EtcdAuthException(what + " " + file + ": not a PEM certificate: " + e.getMessage());
         }
     }
 
     private static PrivateKey key(Path file) throws EtcdAuthException {
-        String pem = read(file, "--etcd-keyfile");
+        String pem = read(file, "key");
         try {
             return PemKeys.privateKey(pem);
         } catch (GeneralSecurityException | IllegalArgumentException e) {
-            throw new EtcdAuthException("--etcd-keyfile " + file + ": not a usable private key: " + e.getMessage());
+            throw new EtcdAuthException("key " + file + ": not a usable private key: " + e.getMessage());
         }
     }
 
-    private static String read(Path file, String flag) throws EtcdAuthException {
+    private static String read(Path file, String what) throws EtcdAuthException {
         try {
             return Files.readString(file, java.nio.charset.StandardCharsets.US_ASCII);
         } catch (IOException e) {
-            throw new EtcdAuthException(flag + " " + file + ": cannot read: " + e, e);
+            throw new EtcdAuthException(what + " " + file + ": cannot read: " + e, e);
         }
     }
 
