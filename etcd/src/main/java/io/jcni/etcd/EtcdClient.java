@@ -444,10 +444,19 @@ public final class EtcdClient implements AutoCloseable {
         return new IOException("etcd " + ep + path + ": " + e, e);
     }
 
-    /** Go's TLS listener answers a plain-http request with this 400 text. */
+    /**
+     * Plain-text refusals in front of the gateway: Go's TLS listener answers a plain-http request
+     * with the first; etcd (3.4, 3.5) refuses, once authentication is on, any gateway request whose
+     * client certificate has a CommonName (it would be taken as the user on gRPC but not here).
+     */
     private static IOException plainHttpToTls(URI ep, String body) {
-        if (body != null && body.contains("HTTP request to an HTTPS server")) {
+        if (body == null) return null;
+        if (body.contains("HTTP request to an HTTPS server")) {
             return new EtcdAuthException("etcd " + ep + " speaks TLS: use https:// in the endpoint (with the CA file and client certificate etcd wants)");
+        }
+        if (body.contains("CommonName of client sending a request against gateway")) {
+            return new EtcdAuthException("etcd " + ep + " refuses a client certificate with a CommonName on its JSON gateway when authentication"
+                    + " is on: give jcni a certificate without CN (e.g. openssl req -subj /O=jcni) and authenticate with the user and password");
         }
         return null;
     }
