@@ -441,6 +441,11 @@ public final class EtcdClient implements AutoCloseable {
     IOException explain(URI ep, String path, IOException e) {
         String why = TlsFailure.describe(e, security);
         if (why != null) return new EtcdAuthException("etcd " + ep + ": " + why, e);
+        String m = String.valueOf(e.getMessage());
+        if (ep.getScheme().equals("http") && (m.contains("received no bytes") || m.contains("Connection reset") || m.contains("EOF"))
+                && TlsFailure.speaksTls(ep.getHost(), ep.getPort() < 0 ? 80 : ep.getPort(), timeout)) {
+            return plainHttpToTls(ep, "HTTP request to an HTTPS server");
+        }
         return new IOException("etcd " + ep + path + ": " + e, e);
     }
 

@@ -10,6 +10,29 @@ import javax.net.ssl.SSLException;
 final class TlsFailure {
     private TlsFailure() {}
 
+    /**
+     * Whether {@code host:port} answers a TLS handshake: asked only when a plain-http request got
+     * the connection closed without a word, which is what etcd's TLS port does with one. A
+     * server certificate we do not trust still proves the port speaks TLS.
+     */
+    static boolean speaksTls(String host, int port, java.time.Duration timeout) {
+        int ms = (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis()));
+        try (java.net.Socket raw = new java.net.Socket()) {
+            raw.connect(new java.net.InetSocketAddress(host, port), ms);
+            raw.setSoTimeout(ms);
+            try (javax.net.ssl.SSLSocket tls = (javax.net.ssl.SSLSocket) javax.net.ssl.SSLContext.getDefault().getSocketFactory()
+                    .createSocket(raw, host, port, false)) {
+                tls.startHandshake();
+                return true;
+            }
+        } catch (javax.net.ssl.SSLHandshakeException e) {
+            String m = String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT);
+            return m.contains("pkix") || m.contains("certificate") || m.contains("fatal alert");
+        } catch (java.io.IOException | java.security.GeneralSecurityException e) {
+            return false;
+        }
+    }
+
     static String describe(Throwable failure, EtcdSecurity sec) {
         boolean ssl = false;
         StringBuilder all = new StringBuilder();
