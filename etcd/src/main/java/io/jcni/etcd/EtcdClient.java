@@ -31,6 +31,7 @@ public final class EtcdClient implements AutoCloseable {
     private final Duration timeout;
     private final EtcdSecurity security;
     private HttpClient http; // built on first use: reading the TLS files can fail, and then every call says why
+    private javax.net.ssl.SSLContext sslContext; // the one http uses, for the handshake probe
     private volatile String token; // etcd's auth token once authenticated
     private volatile int preferred;
 
@@ -62,7 +63,8 @@ public final class EtcdClient implements AutoCloseable {
         boolean tls = security.caFile() != null || security.hasClientCert() || endpoints.stream().anyMatch(u -> u.getScheme().equals("https"));
         if (tls) {
             try {
-                b.sslContext(TlsFiles.context(security));
+                sslContext = TlsFiles.context(security);
+                b.sslContext(sslContext);
             } catch (EtcdAuthException e) {
                 throw new EtcdAuthException("etcd " + String.join(",", endpoints.stream().map(URI::toString).toList()) + ": " + e.getMessage(), e);
             }
@@ -442,7 +444,16 @@ public final class EtcdClient implements AutoCloseable {
         String why = TlsFailure.describe(e, security);
         if (why != null) return new EtcdAuthException("etcd " + ep + ": " + why, e);
         String m = String.valueOf(e.getMessage());
-        if (ep.getScheme().equals("http") && (m.contains("received no bytes") || m.contains("Connection reset") || m.contains("EOF"))
+        boolean silentClose = m.contains("received no bytes") || m.contains("Connection reset") || m.contains("EOF");
+        javax.net.ssl.SSLContext ctx;
+        synchronized (this) {
+            ctx = sslContext;
+        }
+        if (ep.getScheme().equals("https") && silentClose && ctx != null) {
+            String probed = TlsFailure.probeHandshake(ctx, ep.getHost(), ep.getPort() < 0 ? 443 : ep.getPort(), timeout, security);
+            if (probed != null) return new EtcdAuthException("etcd " + ep + ": " + probed, e);
+        }
+        if (ep.getScheme().equals("http") && silentClose
                 && TlsFailure.speaksTls(ep.getHost(), ep.getPort() < 0 ? 80 : ep.getPort(), timeout)) {
             return plainHttpToTls(ep, "HTTP request to an HTTPS server");
         }

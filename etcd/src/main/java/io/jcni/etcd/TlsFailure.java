@@ -33,6 +33,31 @@ final class TlsFailure {
         }
     }
 
+    /**
+     * Why etcd closed a TLS connection without answering, or null if it was not the handshake.
+     * With TLS 1.3 the server checks our certificate after our side of the handshake is done, so
+     * its refusal can reach us as a bare end of stream (or as the alert: a race); one more
+     * handshake limited to TLS 1.2, where the check happens inside the handshake, gets the alert.
+     */
+    static String probeHandshake(javax.net.ssl.SSLContext ctx, String host, int port, java.time.Duration timeout, EtcdSecurity sec) {
+        int ms = (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis()));
+        try (java.net.Socket raw = new java.net.Socket()) {
+            raw.connect(new java.net.InetSocketAddress(host, port), ms);
+            raw.setSoTimeout(ms);
+            try (javax.net.ssl.SSLSocket tls = (javax.net.ssl.SSLSocket) ctx.getSocketFactory().createSocket(raw, host, port, false)) {
+                tls.setEnabledProtocols(new String[] {"TLSv1.2"});
+                javax.net.ssl.SSLParameters p = tls.getSSLParameters();
+                p.setEndpointIdentificationAlgorithm("HTTPS");
+                tls.setSSLParameters(p);
+                tls.startHandshake();
+                return null;
+            }
+        } catch (java.io.IOException e) {
+            if (String.valueOf(e.getMessage()).contains("protocol_version")) return null; // a TLS 1.3-only etcd: no verdict
+            return describe(e, sec);
+        }
+    }
+
     static String describe(Throwable failure, EtcdSecurity sec) {
         boolean ssl = false;
         StringBuilder all = new StringBuilder();

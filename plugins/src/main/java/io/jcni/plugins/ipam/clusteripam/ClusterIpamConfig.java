@@ -71,9 +71,9 @@ public record ClusterIpamConfig(List<String> etcdEndpoints, String etcdPrefix, C
         String ca = Fields.string(ipam, "etcdCACertFile", "ipam"), cert = Fields.string(ipam, "etcdCertFile", "ipam");
         String key = Fields.string(ipam, "etcdKeyFile", "ipam"), user = Fields.string(ipam, "etcdUsername", "ipam");
         String pwFile = Fields.string(ipam, "etcdPasswordFile", "ipam");
+        if (Fields.present(ipam, "etcdPassword")) throw invalid("ipam.etcdPassword: put the password in a file and name it in ipam.etcdPasswordFile");
         if ((cert == null) != (key == null)) throw invalid("ipam.etcdCertFile and ipam.etcdKeyFile go together (the client certificate and its key)");
         if ((user == null) != (pwFile == null)) throw invalid("ipam.etcdUsername and ipam.etcdPasswordFile go together");
-        if (Fields.present(ipam, "etcdPassword")) throw invalid("ipam.etcdPassword: put the password in a file and name it in ipam.etcdPasswordFile");
         var security = new io.jcni.etcd.EtcdSecurity(path(ca), path(cert), path(key), user, null);
         return new ClusterIpamConfig(eps, prefix, range, first, last, gw, exclude, IpamConf.routes(ipam), IpamConf.dns(ipam),
                 Duration.ofSeconds(t == null ? 5 : t), r == null ? 100 : r.intValue(), host, security, path(pwFile));
