@@ -63,7 +63,7 @@ public final class EtcdClient implements AutoCloseable {
         boolean tls = security.caFile() != null || security.hasClientCert() || endpoints.stream().anyMatch(u -> u.getScheme().equals("https"));
         if (tls) {
             try {
-                sslContext = TlsFiles.context(security);
+                sslContext = TlsFiles.cached(security);
                 b.sslContext(sslContext);
             } catch (EtcdAuthException e) {
                 throw new EtcdAuthException("etcd " + String.join(",", endpoints.stream().map(URI::toString).toList()) + ": " + e.getMessage(), e);

@@ -26,6 +26,33 @@ import javax.net.ssl.TrustManagerFactory;
 final class TlsFiles {
     private TlsFiles() {}
 
+    /** Contexts by their files' identity, so that many clients in one process (jcnid) share one. */
+    private static final java.util.concurrent.ConcurrentHashMap<String, SSLContext> CACHE = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * The context for {@code sec}, shared while its files are unchanged (path, size, mtime): every
+     * cluster-ipam call in jcnid builds a new client, and a shared context means the files are
+     * parsed once and TLS sessions resume (the context holds the session cache) instead of a full
+     * handshake per call. A file replaced on disk gives a new key, hence a new context.
+     */
+    static SSLContext cached(EtcdSecurity sec) throws EtcdAuthException {
+        StringBuilder key = new StringBuilder(sec.toString());
+        for (Path f : new Path[] {sec.caFile(), sec.certFile(), sec.keyFile()}) {
+            if (f == null) continue;
+            try {
+                key.append('|').append(Files.size(f)).append('@').append(Files.getLastModifiedTime(f).toMillis());
+            } catch (IOException e) {
+                return context(sec); // says what is wrong with the file
+            }
+        }
+        SSLContext c = CACHE.get(key.toString());
+        if (c != null) return c;
+        c = context(sec);
+        if (CACHE.size() > 16) CACHE.clear(); // rotated files: old keys are never asked for again
+        CACHE.put(key.toString(), c);
+        return c;
+    }
+
     static SSLContext context(EtcdSecurity sec) throws EtcdAuthException {
         try {
             TrustManagerFactory tmf = null;
