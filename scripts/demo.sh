@@ -73,6 +73,8 @@ step "build and install jcni into $WORK"
 ./scripts/install.sh --bin-dir "$WORK/bin" --prefix "$WORK/jcni" --cmd-dir "$WORK/cmd" --socket "$WORK/run/jcnid.sock" >/dev/null
 if [ "$PLUGINS" = reference ]; then CNI_PATH=/usr/lib/cni; else CNI_PATH="$WORK/bin:/usr/lib/cni"; fi
 export CNI_PATH NETCONFPATH="$WORK/net.d" JCNI_CACHE_DIR="$WORK/cache"
+# The demo starts each jcnid itself, to show the standalone plugins first: the shims must not start one.
+export JCNI_AUTOSTART=0
 JCNI="$WORK/cmd/jcni"
 echo "plugins from: ${CNI_PATH%%:*}"
 

@@ -9,6 +9,18 @@ if [ ! -x "$JAVA_HOME/bin/java" ] || ! "$JAVA_HOME/bin/java" -version 2>&1 | gre
 fi
 export PATH="$JAVA_HOME/bin:$PATH"
 
+# The one version and the one module list: pom.xml's. JCNI_MODULES is every module that ships (all
+# but the test-only ones), in the reactor's order, which is also the class-path order; the plugins
+# need the ones up to plugins (JCNI_PLUGIN_MODULES).
+JCNI_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+JCNI_VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' "$JCNI_ROOT/pom.xml" | head -1)
+JCNI_TEST_MODULES=(testfixtures testkit testsuite chaos)
+mapfile -t JCNI_MODULES < <(sed -n 's:.*<module>\(.*\)</module>.*:\1:p' "$JCNI_ROOT/pom.xml" \
+  | grep -v -x "${JCNI_TEST_MODULES[@]/#/-e}")
+JCNI_PLUGIN_MODULES=()
+for _m in "${JCNI_MODULES[@]}"; do JCNI_PLUGIN_MODULES+=("$_m"); [ "$_m" = plugins ] && break; done
+unset _m
+
 # need_packages PKG... : apt-get installs the packages that are not installed yet.
 need_packages() {
   local missing=()

@@ -21,9 +21,8 @@ while [ $# -gt 0 ]; do
 done
 need_command dpkg-deb dpkg-dev
 
-POM_VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 # A Maven snapshot sorts before its release: 0.1.0-SNAPSHOT -> 0.1.0~snapshot (a native package: no revision).
-VERSION=$(echo "$POM_VERSION" | sed 's/-SNAPSHOT$/~snapshot/; s/-/./g')
+VERSION=$(echo "$JCNI_VERSION" | sed 's/-SNAPSHOT$/~snapshot/; s/-/./g')
 ARCH=amd64
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/jcni-deb.XXXXXX")
 trap 'rm -rf "$STAGE"' EXIT
@@ -63,7 +62,12 @@ DEPENDS=$(cd "$STAGE" && dpkg-shlibdeps -O --ignore-missing-info "${elves[@]}" 2
 mkdir -p "$ROOT/DEBIAN"
 sed -e "s/@VERSION@/$VERSION/" -e "s/@ARCH@/$ARCH/" -e "s/@DEPENDS@/$DEPENDS/" \
   -e "s/@SIZE@/$(du -sk --exclude=DEBIAN "$ROOT" | cut -f1)/" scripts/deb/control > "$ROOT/DEBIAN/control"
-for s in postinst prerm postrm; do install -m 0755 "scripts/deb/$s" "$ROOT/DEBIAN/$s"; done
+# preinst diverts, and postrm restores, /opt/cni/bin/<type> for exactly the plugins this package holds.
+PLUGINS=$(cd "$ROOT/opt/cni/bin" && ls | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')
+for s in preinst postinst prerm postrm; do
+  sed "s/@PLUGINS@/$PLUGINS/" "scripts/deb/$s" > "$ROOT/DEBIAN/$s"
+  chmod 0755 "$ROOT/DEBIAN/$s"
+done
 (cd "$ROOT" && find . -path ./DEBIAN -prune -o -type f -printf '%P\n' | LC_ALL=C sort | xargs -d '\n' md5sum > DEBIAN/md5sums)
 chmod 0644 "$ROOT/DEBIAN/md5sums"
 

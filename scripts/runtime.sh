@@ -8,10 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 
-VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
 JARS=("$@")
 if [ ${#JARS[@]} -eq 0 ]; then
-  for m in types linux runtime plugins daemon cli; do JARS+=("$m/target/jcni-$m-$VERSION.jar"); done
+  for m in "${JCNI_MODULES[@]}"; do JARS+=("$m/target/jcni-$m-$JCNI_VERSION.jar"); done
 fi
 for jar in "${JARS[@]}"; do
   [ -f "$jar" ] || { echo "runtime.sh: $jar missing: build first (mvn package)" >&2; exit 1; }

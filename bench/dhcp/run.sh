@@ -50,7 +50,7 @@ ip netns exec "$SRV" dnsmasq --keep-in-foreground --conf-file=/dev/null --port=0
   --dhcp-option=option:router,10.78.0.1 --dhcp-leasefile="$W/leases" --pid-file="$W/dnsmasq.pid" \
   --log-facility="$W/dnsmasq.log" &
 PIDS+=($!)
-"$JAVA" "${JOPTS[@]}" io.jcni.daemon.Jcnid start --foreground --socket "$W/jcnid.sock" --pid-file "$W/jcnid.pid" \
+"$JAVA" "${JOPTS[@]}" -Xmx128m -XX:+ExitOnOutOfMemoryError io.jcni.daemon.Jcnid start --foreground --socket "$W/jcnid.sock" --pid-file "$W/jcnid.pid" \
   --dhcp --dhcp-socket "$W/dhcp.sock" --dhcp-state-dir "$W/state" >"$W/jcnid.log" 2>&1 &
 PIDS+=($!)
 ip netns exec "$SRV" "$REF" daemon -socketpath "$W/ref.sock" -pidfile "$W/ref.pid" >"$W/ref.log" 2>&1 &
@@ -78,11 +78,11 @@ one() {
   esac
   s=$(date +%s%N)
   conf "$sock" | env -i CNI_COMMAND=ADD CNI_CONTAINERID="$impl$N" CNI_NETNS=/var/run/netns/$ns CNI_IFNAME=eth0 \
-    CNI_PATH=/usr/lib/cni JCNI_SOCKET="$W/jcnid.sock" JCNI_LIBEXEC="$W/libexec" "${exe[@]}" >"$W/out" 2>>"$W/plugin.err" || rc=$?
+    CNI_PATH=/usr/lib/cni JCNI_SOCKET="$W/jcnid.sock" JCNI_LIBEXEC="$W/libexec" JCNI_AUTOSTART=0 "${exe[@]}" >"$W/out" 2>>"$W/plugin.err" || rc=$?
   e=$(date +%s%N)
   [ $rc -eq 0 ] || { echo "run.sh: $impl ADD failed: $(cat "$W/out")" >&2; exit 1; }
   conf "$sock" | env -i CNI_COMMAND=DEL CNI_CONTAINERID="$impl$N" CNI_NETNS=/var/run/netns/$ns CNI_IFNAME=eth0 \
-    CNI_PATH=/usr/lib/cni JCNI_SOCKET="$W/jcnid.sock" JCNI_LIBEXEC="$W/libexec" "${exe[@]}" >/dev/null 2>>"$W/plugin.err" || true
+    CNI_PATH=/usr/lib/cni JCNI_SOCKET="$W/jcnid.sock" JCNI_LIBEXEC="$W/libexec" JCNI_AUTOSTART=0 "${exe[@]}" >/dev/null 2>>"$W/plugin.err" || true
   ip netns del "$ns"  # (the cleanup trap also tries every name it made, in case we stop half way)
   awk -v a="$s" -v b="$e" 'BEGIN{printf "%.1f\n", (b-a)/1e6}'
 }

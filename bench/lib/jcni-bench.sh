@@ -15,7 +15,7 @@ bench_world() {
   HOST="$2-h-$ID"
   SOCK="$TMP/run/jcnid.sock"
   PREFIX="$TMP/jcni"
-  VERSION=$(sed -n 's:.*<version>\(.*\)</version>.*:\1:p' pom.xml | head -1)
+  VERSION=$JCNI_VERSION
   trap bench_cleanup EXIT
   trap 'exit 130' INT TERM
 }
@@ -32,7 +32,7 @@ bench_cleanup() {
 # bench_jars: builds the jars when one is missing (package, never install: ~/.m2 may be shared).
 bench_jars() {
   local m
-  for m in types linux etcd runtime plugins daemon overlay docker cli; do
+  for m in "${JCNI_MODULES[@]}"; do
     if [ ! -f "$m/target/jcni-$m-$VERSION.jar" ]; then
       echo "run.sh: $m/target/jcni-$m-$VERSION.jar missing: building (mvn package -DskipTests)" >&2
       mvn -B -ntp -q -DskipTests package >&2

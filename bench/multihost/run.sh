@@ -98,7 +98,7 @@ add_host() { # add_host I
   ip -n "$h" addr add "192.168.77.$((10 + $1))/24" dev eth0
   ip -n "$h" link set eth0 up
   mkdir -p "$WORK/$h"
-  nsenter --net=/var/run/netns/"$h" $JAVA -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/$h/jcnid.sock" \
+  nsenter --net=/var/run/netns/"$h" $JAVA -Xmx128m -XX:+ExitOnOutOfMemoryError -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/$h/jcnid.sock" \
     --overlay --etcd-endpoints $ETCD --etcd-prefix "$PREFIX" --iface eth0 --subnet-file "$WORK/$h/subnet.env" \
     --subnet-lease-ttl 10 "${AGENT_TLS[@]}" >"$WORK/$h/jcnid.log" 2>&1 &
   PIDS+=($!)

@@ -7,22 +7,25 @@
 #   ip-batch    the same kernel work done with `ip -batch` (a floor; no IPAM, no locking, no JSON)
 # then rounds of 50 (-c) concurrent pod lifecycles of each (pods per second, and the CPU time the
 # whole machine and jcnid spent per pod, from /proc/stat), then a freshly started jcnid's
-# first 15 (--fresh) lifecycles against 15 of Go's, and where jcnid's time went (its phase metrics).
+# first 15 (--fresh) lifecycles against 15 of Go's, then a cold node (--cold): jcnid stopped and
+# nothing started, so the first shim call starts jcnid itself (auto-start), its first 15 lifecycles
+# against 15 of Go's and the median of the 15 after (interleaved with Go's); and where jcnid's time went (its phase metrics).
 # Everything runs in network namespaces this script creates (a private "host" netns holds the
 # bridges; one netns per pod) and removes on exit, whatever happens. Run as root.
 # Usage: bench/pod-lifecycle/run.sh [-n ITERATIONS(30)] [-w WARMUP(10)] [-c CONCURRENT(50)] [--conc-rounds R(5)]
 #                                   [--daemon-warmup N(100)] [--only go,standalone,daemon,ip-batch]
-#                                   [--fresh N(15)] [--fresh-rounds R(3)]
+#                                   [--fresh N(15)] [--fresh-rounds R(3)] [--cold N(15)]
 #   --conc-rounds: concurrent rounds per variant, interleaved; the medians are reported
 #   --daemon-warmup: extra ADD/DEL pairs sent to jcnid before measuring (a resident daemon is warm: JIT)
 #   --fresh: lifecycles timed after restarting jcnid (its start included), against as many of Go's; 0: skip
+#   --cold: lifecycles timed from a node without jcnid (the shims start it), --fresh-rounds rounds; 0: skip
 # JCNID_FLAGS: more flags for `jcnid start` (e.g. --delete-links-now, the reference's delete-before-answering)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPO=$PWD
 ARGS=("$@")
 
-N=30 WARMUP=10 CONC=50 CONC_ROUNDS=5 DWARM=100 ONLY="go,standalone,daemon,ip-batch" FRESH=15 FRESH_ROUNDS=3
+N=30 WARMUP=10 CONC=50 CONC_ROUNDS=5 DWARM=100 ONLY="go,standalone,daemon,ip-batch" FRESH=15 FRESH_ROUNDS=3 COLD=15
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) N=$2; shift 2 ;;
@@ -33,12 +36,13 @@ while [ $# -gt 0 ]; do
     --only) ONLY=$2; shift 2 ;;
     --fresh) FRESH=$2; shift 2 ;;
     --fresh-rounds) FRESH_ROUNDS=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --cold) COLD=$2; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-for x in "$N" "$WARMUP" "$CONC" "$CONC_ROUNDS" "$DWARM" "$FRESH" "$FRESH_ROUNDS"; do [[ "$x" =~ ^[0-9]+$ ]] || { echo "run.sh: counts must be numbers" >&2; exit 2; }; done
-[ "$N" -ge 1 ] && [ "$N" -le 10000 ] && [ "$CONC" -le 500 ] && [ "$CONC_ROUNDS" -ge 1 ] && [ "$CONC_ROUNDS" -le 20 ] && [ "$FRESH" -le 1000 ] && [ "$FRESH_ROUNDS" -le 20 ] || { echo "run.sh: -n 1..10000, -c 0..500" >&2; exit 2; }
+for x in "$N" "$WARMUP" "$CONC" "$CONC_ROUNDS" "$DWARM" "$FRESH" "$FRESH_ROUNDS" "$COLD"; do [[ "$x" =~ ^[0-9]+$ ]] || { echo "run.sh: counts must be numbers" >&2; exit 2; }; done
+[ "$N" -ge 1 ] && [ "$N" -le 10000 ] && [ "$CONC" -le 500 ] && [ "$CONC_ROUNDS" -ge 1 ] && [ "$CONC_ROUNDS" -le 20 ] && [ "$FRESH" -le 1000 ] && [ "$FRESH_ROUNDS" -le 20 ] && [ "$COLD" -le 1000 ] || { echo "run.sh: -n 1..10000, -c 0..500" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "run.sh: needs root (network namespaces)" >&2; exit 1; }
 . scripts/env.sh
 need_command ip iproute2
@@ -227,6 +231,30 @@ if [ "$FRESH" -gt 0 ] && [[ ",$ONLY," == *,daemon,* ]] && [[ ",$ONLY," == *,go,*
     echo "$((t2 - t0)) $((t2 - t1)) $((t3 - t2))" >> "$TMP/fresh"
   done
 fi
+
+# A cold node: no jcnid at all; the first shim call starts it (auto-start, daemon/README.md) and
+# waits for it. JCNI_CGROUP= keeps the started jcnid in this script's cgroup (the default moves it
+# to a "jcnid" cgroup under each hierarchy's root, which a bench leaves alone). The started jcnid
+# has the default flags (JCNID_FLAGS do not reach it).
+if [ "$COLD" -gt 0 ] && [[ ",$ONLY," == *,daemon,* ]] && [[ ",$ONLY," == *,go,* ]]; then
+  for ((r = 0; r < FRESH_ROUNDS; r++)); do
+    echo "cold node, round $((r + 1)) of $FRESH_ROUNDS: $COLD lifecycles (the first starts jcnid), $COLD of go, $COLD more ..." >&2
+    "$PREFIX/bin/jcnid" stop --socket "$SOCK" >&2 || true
+    rm -f "$TMP/run/jcnid.autostart-failed"
+    t0=${EPOCHREALTIME/./}
+    for ((i = 0; i < COLD; i++)); do JCNI_AUTOSTART=1 JCNI_CGROUP= lifecycle daemon "$((400000 + r * 1000 + i))" >/dev/null; done
+    t1=${EPOCHREALTIME/./}
+    for ((i = 0; i < COLD; i++)); do lifecycle go "$((400000 + r * 1000 + i))" >/dev/null; done
+    t2=${EPOCHREALTIME/./}
+    echo "$((t1 - t0)) $((t2 - t1))" >> "$TMP/cold"
+    # The lifecycles after, interleaved with Go's: the machine's load drifts, so compare like with like.
+    for ((i = 0; i < COLD; i++)); do
+      lifecycle daemon "$((400000 + r * 1000 + 500 + i))" | awk '{print $3}' >> "$TMP/cold.after"
+      lifecycle go "$((400000 + r * 1000 + 500 + i))" | awk '{print $3}' >> "$TMP/cold.after.go"
+    done
+  done
+  grep -q 'jcnid started' "$TMP/run/jcnid.log" || { echo "run.sh: the cold rounds started no jcnid" >&2; exit 1; }
+fi
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
 echo
@@ -281,6 +309,14 @@ if [ -s "$TMP/fresh" ]; then
   r=$(awk -v a="$with" -v b="$go15" 'BEGIN { printf "%.2f", a / b }')
   r2=$(awk -v a="$without" -v b="$go15" 'BEGIN { printf "%.2f", a / b }')
   echo "goal fresh jcnid, first $FRESH lifecycles <= 1.00 x go (median of $FRESH_ROUNDS rounds): $(ms "$with") ms with its start vs go $(ms "$go15") ms: ${r}x $(verdict "$r" 1.00 le) ($(ms "$without") ms without the start: ${r2}x)"
+fi
+if [ -s "$TMP/cold" ]; then
+  read -r first go15 <<< "$(awk '{print $1}' "$TMP/cold" | median) $(awk '{print $2}' "$TMP/cold" | median)"
+  r=$(awk -v a="$first" -v b="$go15" 'BEGIN { printf "%.2f", a / b }')
+  echo "goal cold node (auto-start), first $COLD lifecycles <= 1.00 x go (median of $FRESH_ROUNDS rounds): $(ms "$first") ms vs go $(ms "$go15") ms: ${r}x $(verdict "$r" 1.00 le)"
+  after=$(median < "$TMP/cold.after") goafter=$(median < "$TMP/cold.after.go")
+  r=$(awk -v a="$after" -v b="$goafter" 'BEGIN { printf "%.2f", a / b }')
+  echo "goal cold node, median of the $COLD lifecycles after those (interleaved with go's) <= 0.60 x go's: $(ms "$after") ms vs go $(ms "$goafter") ms: ${r}x $(verdict "$r" 0.60 le)"
 fi
 if [ -f "$TMP/metrics.after" ]; then
   echo

@@ -30,7 +30,7 @@ time_plugin() {
   local ns=$1 cmd=$2 id=$3 c=$4 s e; shift 4
   s=$(date +%s%N)
   echo "$c" | ip netns exec "$ns" env -i CNI_COMMAND="$cmd" CNI_CONTAINERID="$id" CNI_NETNS=/proc/self/ns/net \
-    CNI_IFNAME=eth0 CNI_PATH=/usr/lib/cni PATH=/usr/sbin:/usr/bin:/sbin:/bin "$@" >/dev/null
+    CNI_IFNAME=eth0 CNI_PATH=/usr/lib/cni PATH=/usr/sbin:/usr/bin:/sbin:/bin JCNI_AUTOSTART=0 "$@" >/dev/null
   e=$(date +%s%N)
   awk -v a="$s" -v b="$e" 'BEGIN{printf "%.2f\n", (b-a)/1e6}'
 }

@@ -16,21 +16,32 @@
  *   body = str type, u32 n, n x str "K=V", str stdin (str = u32 len + bytes);
  * reply u8 status ('A' | 'R' | 'F'), then for 'A'/'R': "JCNR" i32 exit, str stdout, str stderr.
  *
+ * When nobody answers on the socket, the shim starts jcnid itself (see autostart() and
+ * daemon/README.md "Auto-start"): JCNI_AUTOSTART=0 in the environment or "autostart = no" in
+ * /etc/jcni/jcni.conf turns that off.
+ *
  * Compile-time: -DJCNI_SOCKET="/run/jcni/jcnid.sock" -DJCNI_LIBEXEC="/opt/jcni/libexec";
- * run-time overrides: JCNI_SOCKET, JCNI_LIBEXEC.
+ * run-time overrides: JCNI_SOCKET, JCNI_LIBEXEC (jcnid is <libexec>/../bin/jcnid), JCNI_CGROUP.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef JCNI_SOCKET
@@ -42,6 +53,16 @@
 #ifndef JCNI_TIMEOUT_S
 #define JCNI_TIMEOUT_S 600 /* longer than the daemon's own request timeout */
 #endif
+#ifndef JCNI_CONF
+#define JCNI_CONF "/etc/jcni/jcni.conf"
+#endif
+#ifndef JCNI_CGROUP
+#define JCNI_CGROUP "jcnid" /* under each cgroup hierarchy's root */
+#endif
+#ifndef JCNI_AUTOSTART_WAIT_MS
+#define JCNI_AUTOSTART_WAIT_MS 15000 /* how long a call waits for the jcnid it started (or another shim did) */
+#endif
+#define AUTOSTART_BACKOFF_S 60 /* after a failed start, calls run standalone this long before the next try */
 #define MAX_BODY (16u << 20)
 #define MAX_PART (64u << 20)
 
@@ -181,6 +202,219 @@ static void read_stdin(void) {
     }
 }
 
+/* ---- Auto-start: when no jcnid answers, start one (see daemon/README.md "Auto-start"). ----
+ * The daemon is started from this process, before anything else happens: the shim never enters
+ * another namespace (jcnid enters the caller's network namespace itself, via JCNI_CALLER_PID), so
+ * the daemon gets the runtime's namespaces, the same mount namespace in which the shim looked for
+ * the socket and in which a standalone plugin would have resolved its paths. */
+
+/* Whether auto-start is on: JCNI_AUTOSTART (0/no/false/off: off; anything else: on) wins over
+ * "autostart = no" in JCNI_CONF; on when neither says. */
+static int autostart_enabled(void) {
+    const char *v = getenv("JCNI_AUTOSTART");
+    if (!v || !*v) {
+        static char line[256], value[32];
+        v = NULL;
+        FILE *f = fopen(JCNI_CONF, "re");
+        while (f && fgets(line, sizeof line, f)) {
+            char *k = line + strspn(line, " \t");
+            if (strncmp(k, "autostart", 9) != 0) continue;
+            k += 9 + strspn(k + 9, " \t");
+            if (*k != '=') continue;
+            k++;
+            k += strspn(k, " \t");
+            k[strcspn(k, " \t\r\n#")] = 0;
+            snprintf(value, sizeof value, "%s", k); /* the last such line wins */
+            v = value;
+        }
+        if (f) fclose(f);
+        if (!v) return 1;
+    }
+    return !(strcmp(v, "0") == 0 || strcasecmp(v, "no") == 0 || strcasecmp(v, "false") == 0 || strcasecmp(v, "off") == 0);
+}
+
+static int connect_to(const struct sockaddr_un *addr) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd >= 0 && connect(fd, (const struct sockaddr *)addr, sizeof *addr) == 0) return fd;
+    if (fd >= 0) close(fd);
+    return -1;
+}
+
+/* Records a failed start in the marker next to the socket (its mtime starts the back-off) and, the
+ * first time in a back-off period, says why in the daemon's log. Where the marker cannot be written
+ * (no socket directory), nothing is recorded: each call then pays one failed mkdir, no more. */
+static void autostart_failed(const char *dir, const char *log, const char *why) {
+    char marker[4200];
+    snprintf(marker, sizeof marker, "%s/jcnid.autostart-failed", dir);
+    int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+    if (fd < 0) return;
+    char line[4400];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    int n = snprintf(line, sizeof line, "%04d-%02d-%02dT%02d:%02d:%02dZ jcni-shim autostart=failed retry_after_s=%d reason=\"%s\"\n",
+                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, AUTOSTART_BACKOFF_S, why);
+    if (n > 0 && (size_t)n < sizeof line) {
+        write_all(fd, line, (size_t)n);
+        int lf = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+        if (lf >= 0) { write_all(lf, line, (size_t)n); close(lf); }
+    }
+    close(fd);
+}
+
+/* Moves the calling process into JCNI_CGROUP (relative path) under the root of every cgroup
+ * hierarchy it can write: cgroup2 at /sys/fs/cgroup, or each cgroup v1 hierarchy below it. When
+ * /sys is not the host's (ip netns exec mounts a fresh sysfs without cgroups), PID 1's view is
+ * tried. Where none is writable the daemon stays in the runtime's cgroup. */
+static void move_to_own_cgroup(void) {
+    const char *name = getenv("JCNI_CGROUP");
+    if (!name) name = JCNI_CGROUP;
+    if (!*name) return;
+    static const char *const roots[] = {"/sys/fs/cgroup", "/proc/1/root/sys/fs/cgroup"};
+    for (size_t r = 0; r < sizeof roots / sizeof *roots; r++) {
+        char path[4096];
+        int moved = 0;
+        snprintf(path, sizeof path, "%s/cgroup.procs", roots[r]);
+        if (access(path, F_OK) == 0) { /* cgroup2 mounted at the root */
+            snprintf(path, sizeof path, "%s/%s", roots[r], name);
+            if (mkdir(path, 0755) == 0 || errno == EEXIST) {
+                snprintf(path, sizeof path, "%s/%s/cgroup.procs", roots[r], name);
+                int fd = open(path, O_WRONLY | O_CLOEXEC);
+                if (fd >= 0) { moved = write(fd, "0", 1) == 1; close(fd); }
+            }
+            if (moved) return;
+            continue;
+        }
+        DIR *d = opendir(roots[r]); /* cgroup v1 (or hybrid): one hierarchy per directory */
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.') continue;
+            snprintf(path, sizeof path, "%s/%s/cgroup.procs", roots[r], e->d_name);
+            if (access(path, F_OK) != 0) continue;
+            snprintf(path, sizeof path, "%s/%s/%s", roots[r], e->d_name, name);
+            if (mkdir(path, 0755) != 0 && errno != EEXIST) continue;
+            snprintf(path, sizeof path, "%s/%s/%s/cgroup.procs", roots[r], e->d_name, name);
+            int fd = open(path, O_WRONLY | O_CLOEXEC);
+            if (fd >= 0) { moved |= write(fd, "0", 1) == 1; close(fd); }
+        }
+        if (d) closedir(d);
+        if (moved) return;
+    }
+}
+
+/* In the forked child: becomes the detached daemon and never returns. lock_fd is handed on as fd 3:
+ * jcnid holds the start lock for as long as it lives, so no second shim starts another. */
+static void exec_daemon(const char *jcnid, const char *sock, const char *log, int lock_fd) {
+    setsid(); /* its own session: the runtime's process group and terminal signals never reach it */
+    move_to_own_cgroup();
+    int oom = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC); /* runtimes set theirs near -1000 */
+    if (oom >= 0) { if (write(oom, "0", 1) < 0) {} close(oom); }
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int s = 1; s < NSIG; s++) signal(s, SIG_DFL); /* ignored signals survive exec: reset them */
+    umask(077);
+    if (chdir("/") != 0) _exit(127);
+    /* Never the runtime's pipes: a plugin's stdout is its CNI result, and a runtime waits for EOF. */
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int out = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (out < 0) out = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null < 0 || out < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0 || dup2(lock_fd, 3) < 0) _exit(127);
+    /* dup2 onto the same number keeps O_CLOEXEC (the lock is usually fd 3 already): clear it. */
+    for (int fd = 0; fd <= 3; fd++) {
+        if (fcntl(fd, F_SETFD, 0) < 0) _exit(127);
+    }
+    if (close_range(4, ~0U, 0) != 0) { /* whatever the runtime leaked to its plugin */
+        for (int fd = 4; fd < 65536; fd++) close(fd);
+    }
+    char *const argv[] = {"jcnid", "start", "--foreground", "--socket", (char *)sock, "--log-file", (char *)log, NULL};
+    char *const envp[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", NULL};
+    execve(jcnid, argv, envp);
+    _exit(127);
+}
+
+static int sleep_ms(long ms) {
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    return nanosleep(&ts, NULL);
+}
+
+static long now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* Called when nothing answers on the socket: starts jcnid (or waits for the one another shim is
+ * starting) and returns a connection to it, or -1 to run standalone. Never fails the call: every
+ * failure path is the standalone plugin. */
+static int autostart(const struct sockaddr_un *addr) {
+    if (!autostart_enabled() || geteuid() != 0) return -1; /* jcnid serves uid 0 only */
+    char dir[sizeof addr->sun_path], log[4200], jcnid[4200], lockpath[4200], marker[4200];
+    strcpy(dir, addr->sun_path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) return -1; /* a relative socket name: no directory to hold the lock */
+    if (slash == dir) slash[1] = 0; else *slash = 0;
+    /* The log: where `jcnid start` puts it for the standard socket, next to any other socket. */
+    if (strcmp(addr->sun_path, "/run/jcni/jcnid.sock") == 0) snprintf(log, sizeof log, "/var/log/jcnid.log");
+    else snprintf(log, sizeof log, "%s/jcnid.log", dir);
+    snprintf(marker, sizeof marker, "%s/jcnid.autostart-failed", dir);
+    struct stat st;
+    time_t now = time(NULL);
+    if (stat(marker, &st) == 0 && st.st_mtime <= now && now - st.st_mtime < AUTOSTART_BACKOFF_S) return -1;
+
+    const char *libexec = getenv("JCNI_LIBEXEC");
+    if (!libexec || !*libexec) libexec = JCNI_LIBEXEC;
+    char prefix[4096];
+    snprintf(prefix, sizeof prefix, "%s", libexec);
+    snprintf(jcnid, sizeof jcnid, "%s/bin/jcnid", dirname(prefix));
+    if (access(jcnid, X_OK) != 0) {
+        char why[4300];
+        snprintf(why, sizeof why, "%s: %s", jcnid, strerror(errno));
+        autostart_failed(dir, log, why);
+        return -1;
+    }
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) return -1;
+    snprintf(lockpath, sizeof lockpath, "%s/jcnid.autostart.lock", dir);
+    int lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+    if (lock < 0) return -1;
+
+    /* Whoever holds the lock is starting jcnid, or is the jcnid an earlier shim started: wait for
+     * it to answer. Whoever takes it looks once more (jcnid may have come up meanwhile), then starts one. */
+    long deadline = now_ms() + JCNI_AUTOSTART_WAIT_MS;
+    int fd;
+    for (;;) {
+        if ((fd = connect_to(addr)) >= 0) { close(lock); return fd; }
+        if (flock(lock, LOCK_EX | LOCK_NB) == 0) break;
+        if (now_ms() >= deadline) {
+            close(lock);
+            autostart_failed(dir, log, "jcnid, started by another call, did not answer in time");
+            return -1;
+        }
+        sleep_ms(10);
+    }
+    if ((fd = connect_to(addr)) >= 0 || (stat(marker, &st) == 0 && now - st.st_mtime < AUTOSTART_BACKOFF_S)) {
+        close(lock);
+        return fd;
+    }
+    pid_t pid = fork();
+    if (pid < 0) { close(lock); return -1; }
+    if (pid == 0) exec_daemon(jcnid, addr->sun_path, log, lock);
+    close(lock); /* jcnid holds it now */
+    while (now_ms() < deadline) {
+        if ((fd = connect_to(addr)) >= 0) return fd;
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            char why[256];
+            snprintf(why, sizeof why, "jcnid exited with status %d at start (its log says why)", WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+            autostart_failed(dir, log, why);
+            return -1;
+        }
+        sleep_ms(5);
+    }
+    autostart_failed(dir, log, "jcnid did not answer in time; it may still come up");
+    return -1;
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     const char *slash = strrchr(argv[0], '/');
@@ -192,7 +426,12 @@ int main(int argc, char **argv) {
     if (strlen(sock) >= sizeof addr.sun_path) fallback();
     strcpy(addr.sun_path, sock);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) fallback(); /* stdin untouched */
+    if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr) < 0) {
+        int nobody = fd >= 0 && (errno == ENOENT || errno == ECONNREFUSED); /* no socket, or a stale one */
+        if (fd >= 0) close(fd);
+        fd = nobody ? autostart(&addr) : -1;
+        if (fd < 0) fallback(); /* stdin untouched */
+    }
 
     /* The daemon runs the plugin in our network namespace, found through our pid while we wait. */
     char pid[24];

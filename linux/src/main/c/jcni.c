@@ -345,13 +345,21 @@ JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_udpBindToDevice(JNIEnv *env, jc
     return fd;
 }
 
-/* sendto(2) of len bytes of buf to the IPv4 address addr (4 bytes, network order) and port. */
+/*
+ * sendto(2) of len bytes of buf to the IPv4 address addr (4 bytes, network order) and port; at
+ * most the largest UDP payload over IPv4 (the kernel fragments what exceeds the MTU).
+ */
+#define UDP_MAX_PAYLOAD 65507
 JNIEXPORT void JNICALL Java_io_jcni_linux_Native_udpSendTo(JNIEnv *env, jclass cls, jint fd, jbyteArray buf, jint len,
                                                            jbyteArray addr, jint port) {
     (void) cls;
-    char tmp[1500];
-    if (len < 0 || len > (jint) sizeof tmp || (*env)->GetArrayLength(env, addr) != 4) {
-        throw_errno(env, EINVAL, "udp send (length %d, need at most %zu bytes and a 4-byte address)", len, sizeof tmp);
+    if (len < 0 || len > UDP_MAX_PAYLOAD || len > (*env)->GetArrayLength(env, buf) || (*env)->GetArrayLength(env, addr) != 4) {
+        throw_errno(env, EINVAL, "udp send (length %d, need at most %d bytes and a 4-byte address)", len, UDP_MAX_PAYLOAD);
+        return;
+    }
+    char *tmp = malloc(len > 0 ? (size_t) len : 1);
+    if (tmp == NULL) {
+        throw_errno(env, ENOMEM, "udp send of %d bytes", len);
         return;
     }
     (*env)->GetByteArrayRegion(env, buf, 0, len, (jbyte *) tmp);
@@ -359,13 +367,24 @@ JNIEXPORT void JNICALL Java_io_jcni_linux_Native_udpSendTo(JNIEnv *env, jclass c
     (*env)->GetByteArrayRegion(env, addr, 0, 4, (jbyte *) &to.sin_addr);
     ssize_t n;
     do n = sendto(fd, tmp, (size_t) len, 0, (struct sockaddr *) &to, sizeof to); while (n < 0 && errno == EINTR);
-    if (n < 0) throw_errno(env, errno, "udp send to port %d", port);
+    int err = errno;
+    free(tmp);
+    if (n < 0) throw_errno(env, err, "udp send to port %d", port);
 }
 
-/* One datagram into buf, waiting at most millis; 0 when none came in time (or it was empty). */
-JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_udpReceive(JNIEnv *env, jclass cls, jint fd, jbyteArray buf, jint millis) {
+/*
+ * One datagram into buf, waiting at most millis; its sender's IPv4 address into from (4 bytes).
+ * Returns its full length, which is more than buf holds when it was truncated (MSG_TRUNC), so
+ * the caller can say so; 0 when none came in time (or it was empty).
+ */
+JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_udpReceive(JNIEnv *env, jclass cls, jint fd, jbyteArray buf, jint millis,
+                                                            jbyteArray from) {
     (void) cls;
-    char tmp[1500];
+    jint max = (*env)->GetArrayLength(env, buf);
+    if ((*env)->GetArrayLength(env, from) != 4) {
+        throw_errno(env, EINVAL, "udp receive needs a 4-byte address array");
+        return -1;
+    }
     struct pollfd p = { .fd = fd, .events = POLLIN };
     int r;
     do r = poll(&p, 1, millis < 0 ? 0 : millis); while (r < 0 && errno == EINTR);
@@ -374,16 +393,27 @@ JNIEXPORT jint JNICALL Java_io_jcni_linux_Native_udpReceive(JNIEnv *env, jclass 
         return -1;
     }
     if (r == 0) return 0;
-    ssize_t n;
-    do n = recv(fd, tmp, sizeof tmp, MSG_DONTWAIT); while (n < 0 && errno == EINTR);
-    if (n < 0) {
-        if (errno == EAGAIN) return 0;
-        throw_errno(env, errno, "udp receive fd %d", fd);
+    char *tmp = malloc(max > 0 ? (size_t) max : 1);
+    if (tmp == NULL) {
+        throw_errno(env, ENOMEM, "udp receive of %d bytes", max);
         return -1;
     }
-    jint max = (*env)->GetArrayLength(env, buf);
-    if (n > max) n = max;
-    (*env)->SetByteArrayRegion(env, buf, 0, (jsize) n, (const jbyte *) tmp);
+    struct sockaddr_in sa;
+    socklen_t salen = sizeof sa;
+    memset(&sa, 0, sizeof sa);
+    ssize_t n;
+    do n = recvfrom(fd, tmp, (size_t) max, MSG_DONTWAIT | MSG_TRUNC, (struct sockaddr *) &sa, &salen);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        int err = errno;
+        free(tmp);
+        if (err == EAGAIN) return 0;
+        throw_errno(env, err, "udp receive fd %d", fd);
+        return -1;
+    }
+    (*env)->SetByteArrayRegion(env, buf, 0, (jsize) (n < max ? n : max), (const jbyte *) tmp);
+    (*env)->SetByteArrayRegion(env, from, 0, 4, (const jbyte *) &sa.sin_addr);
+    free(tmp);
     return (jint) n;
 }
 

@@ -21,6 +21,9 @@ ip netns add "$peer"
 # fixtures' IFLA_LINK.
 ip -n "$ns" link add p0 type veth peer name p1
 [ "$(ip -n "$ns" -o link show p0 | cut -d: -f1)" = 3 ] || { echo "p0 is not ifindex 3" >&2; exit 1; }
+# br0, ifindex 4: the bridge a bridge plugin's host veth joins at birth.
+ip -n "$ns" link add br0 type bridge
+[ "$(ip -n "$ns" -o link show br0 | cut -d: -f1)" = 4 ] || { echo "br0 is not ifindex 4" >&2; exit 1; }
 
 capture() { # NAME ARGS...
   local name=$1; shift
@@ -43,6 +46,9 @@ capture ipvlan-l3 x0 link p0 type ipvlan mode l3
 capture ipvlan-l3s x0 link p0 mtu 1400 type ipvlan mode l3s
 capture dummy x0 type dummy
 capture veth x0 mtu 1400 type veth peer name x1 mtu 1300
+# The host end as bridge/ptp create it: up, born in a jcni birth group (0x6a0004d2: creator pid
+# 1234), already a port of br0; the container end born in another namespace with its MAC.
+capture veth-host-end x0 up mtu 1400 group 1778386130 master br0 type veth peer name x1 mtu 1400 address 02:00:00:00:00:01 netns "$peer"
 capture macvlan-bridge x0 link p0 type macvlan mode bridge
 capture macvlan-passthru x0 link p0 mtu 1400 address 02:00:00:00:00:01 type macvlan mode passthru
 capture macvlan-private-netns x0 link p0 netns "$peer" type macvlan mode private

@@ -13,6 +13,16 @@ final class Chaos {
         return Integer.getInteger("jcni.chaos." + name, FULL ? full : ci);
     }
 
+    /**
+     * When a long run of suite {@code name} takes no new case: {@code -Djcni.chaos.stopAt.NAME=}
+     * an ISO instant (2026-11-25T22:30:00Z), for a full-size run on a machine too busy to finish it
+     * in time; the suite then reports how far it got and checks everything it ran. Null: no limit.
+     */
+    static java.time.Instant stopAt(String name) {
+        String at = System.getProperty("jcni.chaos.stopAt." + name);
+        return at == null || at.isBlank() ? null : java.time.Instant.parse(at);
+    }
+
     static String seconds(long startNanos) {
         return String.format("%.1f s", (System.nanoTime() - startNanos) / 1e9);
     }

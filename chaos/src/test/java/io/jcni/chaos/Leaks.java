@@ -43,7 +43,8 @@ record Leaks(int addresses, int links, int nftElements, int tcObjects, int cache
      * to a namespace, not to an attachment (like host-local's lock).
      */
     static boolean isNamespaceBookkeeping(String fileName) {
-        return fileName.equals("lock") || fileName.equals("netns-cookie") || fileName.equals("skeletons") || fileName.equals("skeletons.tmp");
+        return fileName.equals("lock") || fileName.equals("netns-cookie") || fileName.equals("skeletons") || fileName.equals("skeletons.tmp")
+                || fileName.startsWith(".skeletons.tmp-");
     }
 
     Leaks minus(Leaks base) {

@@ -1,5 +1,6 @@
 package io.jcni.cli;
 
+import io.jcni.common.Flags;
 import io.jcni.daemon.DaemonControl;
 import io.jcni.runtime.CacheEntry;
 import io.jcni.runtime.Cni;
@@ -166,18 +167,25 @@ public final class Main {
             List<String> types = new ArrayList<>();
             for (PluginConf p : n.config().plugins()) types.add(p.type());
             String v = n.config().cniVersion().isEmpty() ? "0.1.0" : n.config().cniVersion();
-            out.printf("  %-" + w + "s  %-6s  %-40s  %s%n", n.name(), v, String.join(",", types), n.file());
+            out.printf("  %-" + w + "s  %-6s  %-40s  %s%n", n.name(), Names.printable(v), Names.printable(String.join(",", types)),
+                    Names.printable(n.file().toString()));
         }
+        // File names and reasons come from the directory: shown with control characters escaped,
+        // so a file cannot add lines to this listing.
         if (!l.skipped().isEmpty()) {
             out.println("Skipped files:");
-            for (ConfigLoader.Skipped s : l.skipped()) out.println("  " + s.file() + ": " + s.reason());
+            for (ConfigLoader.Skipped s : l.skipped()) out.println("  " + Names.printable(s.file() + ": " + s.reason()));
         }
-        List<CacheEntry> cached = new ResultCache(cacheDir(o)).list(null);
-        if (!cached.isEmpty()) {
+        ResultCache.Scan cached = new ResultCache(cacheDir(o)).scan(null);
+        if (cached.unreadable() != null) {
+            out.println("Cached attachments in " + cacheDir(o) + ": not read (" + cached.unreadable() + ")");
+        } else if (!cached.entries().isEmpty() || !cached.refused().isEmpty()) {
             out.println("Cached attachments in " + cacheDir(o) + ":");
-            for (CacheEntry e : cached) {
-                out.println("  " + e.networkName() + "  " + e.containerId() + "  " + e.ifName() + (e.netns().isEmpty() ? "" : "  " + e.netns()));
+            for (CacheEntry e : cached.entries()) {
+                out.println("  " + e.networkName() + "  " + e.containerId() + "  " + e.ifName()
+                        + (e.netns().isEmpty() ? "" : "  " + Names.printable(e.netns())));
             }
+            for (Map.Entry<Path, String> r : cached.refused()) out.println("  skipped " + Names.printable(r.getKey() + ": " + r.getValue()));
         }
         return EXIT_OK;
     }
@@ -278,23 +286,20 @@ public final class Main {
         List<Attachment> valid = null;
         boolean help = false;
         boolean endOfOptions = false;
-        for (int i = 0; i < args.length; i++) {
-            String a = args[i];
-            if (!endOfOptions && a.startsWith("-") && a.length() > 1) {
-                String name = a;
-                String value = null;
-                int eq = a.indexOf('=');
-                if (a.startsWith("--") && eq > 0) {
-                    name = a.substring(0, eq);
-                    value = a.substring(eq + 1);
-                }
+        Flags f = new Flags(List.of(args));
+        while (f.next()) {
+            String a = f.token();
+            if (!endOfOptions && f.isFlag()) {
+                String name = f.name();
                 switch (name) {
                     case "-h", "--help", "-help" -> help = true;
                     case "--" -> endOfOptions = true;
                     case "--cache-dir", "--conf-dir", "--timeout", "--valid" -> {
-                        if (value == null) {
-                            if (i + 1 >= args.length) throw new UsageException(name + " needs a value");
-                            value = args[++i];
+                        String value;
+                        try {
+                            value = f.value();
+                        } catch (IllegalArgumentException e) {
+                            throw new UsageException(e.getMessage());
                         }
                         switch (name) {
                             case "--cache-dir" -> cacheDir = Path.of(value);
@@ -327,21 +332,13 @@ public final class Main {
 
     static final List<String> COMMANDS = List.of("add", "check", "del", "gc", "status", "list", "validate", "version", "doctor");
 
+    /** The flag parser's durations (seconds, or 500ms, 1.5s, 2m, 1h), positive. */
     static Duration parseDuration(String s, String what) {
-        String t = s.strip();
         try {
-            if (t.endsWith("ms")) return positive(Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2))), what, s);
-            if (t.endsWith("s")) t = t.substring(0, t.length() - 1);
-            if (t.endsWith("m") && !t.isEmpty()) return positive(Duration.ofMinutes(Long.parseLong(t.substring(0, t.length() - 1))), what, s);
-            return positive(Duration.ofMillis(Math.round(Double.parseDouble(t) * 1000)), what, s);
-        } catch (NumberFormatException e) {
-            throw new UsageException(what + ": invalid duration \"" + s + "\" (use seconds, e.g. 30, 1.5, 500ms, 2m)");
+            return Flags.duration(what, s, Duration.ofMillis(1), Duration.ofDays(365));
+        } catch (IllegalArgumentException e) {
+            throw new UsageException(e.getMessage());
         }
-    }
-
-    private static Duration positive(Duration d, String what, String s) {
-        if (d.isNegative() || d.isZero()) throw new UsageException(what + ": duration must be positive, got \"" + s + "\"");
-        return d;
     }
 
     static Attachment parseAttachment(String s) {

@@ -80,6 +80,15 @@ class MainTest {
     }
 
     @Test
+    void anEmptyCniPathSaysWhereToPointIt() throws IOException {
+        network("10-n.conflist", """
+                {"cniVersion":"1.0.0","name":"n","plugins":[{"type":"fake"}]}""");
+        env.remove("CNI_PATH");
+        assertEquals(1, jcni("add", "n", "/var/run/netns/test"));
+        assertTrue(err.contains("CNI_PATH is empty; set it to the directory holding the plugins, e.g. CNI_PATH=/opt/cni/bin"), err);
+    }
+
+    @Test
     void containerIdIsCnitools() {
         // printf '%s' /var/run/netns/test | sha512sum | cut -c1-20
         assertEquals("cnitool-7b8a61d5d8e94d07cbe4", Main.containerId("/var/run/netns/test"));

@@ -1,5 +1,6 @@
 package io.jcni.daemon;
 
+import io.jcni.common.Flags;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -13,7 +14,7 @@ import java.util.List;
  * @param logFile        request log and diagnostics; null means stderr
  * @param requestTimeout how long one plugin request may run before it is answered "try again later"
  * @param drainTimeout   how long shutdown waits for requests in flight
- * @param maxInFlight    connections served at once; beyond that requests are declined (fallback)
+ * @param maxInFlight    requests (read whole, not yet answered) served at once; beyond that they are declined (fallback)
  * @param metricsPort    a 127.0.0.1 HTTP port for /metrics and /healthz; 0 means off
  * @param foreground     {@code start} runs the daemon in this process instead of detaching it
  * @param serviceArgs    flags of hosted {@link DaemonService}s (e.g. {@code --overlay --etcd-endpoints URL}), in order
@@ -49,9 +50,10 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
               --socket PATH            unix socket (default /run/jcni/jcnid.sock)
               --pid-file PATH          pid file (default: jcnid.pid next to the socket)
               --log-file PATH          request log (default: stderr; /var/log/jcnid.log when detached)
-              --request-timeout SECS   per-request limit, answered with CNI error 11 (default 60)
-              --drain-timeout SECS     how long shutdown waits for requests in flight (default 10)
-              --max-in-flight N        concurrent connections before declining (default 256)
+              --request-timeout DUR    per-request limit, answered with CNI error 11 (default 60; seconds,
+                                       or with a unit: 1.5s, 500ms, 2m)
+              --drain-timeout DUR      how long shutdown waits for requests in flight (default 10)
+              --max-in-flight N        concurrent requests before declining (default 256)
               --metrics-port PORT      also serve /metrics and /healthz on 127.0.0.1:PORT (default off)
               --log-phases             log where each request's time went (queue, parse, netns, plugin,
                                        ipam, nft, link_delete, result; ms); the sums are always in the metrics
@@ -85,22 +87,21 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
         int max = 256, port = 0;
         boolean fg = false, phases = false, defer = true;
         List<String> services = new ArrayList<>();
-        List<String> rest = new ArrayList<>(args);
-        while (!rest.isEmpty()) {
-            String a = rest.removeFirst();
-            switch (a) {
-                case "--foreground" -> fg = true;
-                case "--log-phases" -> phases = true;
-                case "--defer-link-deletion" -> defer = true; // the default since issue 13; still accepted
-                case "--delete-links-now" -> defer = false;
-                case "--socket" -> socket = Path.of(value(a, rest));
-                case "--pid-file" -> pid = Path.of(value(a, rest));
-                case "--log-file" -> log = Path.of(value(a, rest));
-                case "--request-timeout" -> timeout = seconds(a, value(a, rest));
-                case "--drain-timeout" -> drain = seconds(a, value(a, rest));
-                case "--max-in-flight" -> max = number(a, value(a, rest), 1, 1 << 16);
-                case "--metrics-port" -> port = number(a, value(a, rest), 0, 65535);
-                default -> serviceFlag(a, rest, services);
+        Flags f = new Flags(args);
+        while (f.next()) {
+            switch (f.name()) {
+                case "--foreground" -> fg = f.switchValue();
+                case "--log-phases" -> phases = f.switchValue();
+                case "--defer-link-deletion" -> defer = f.switchValue(); // deferral is the default now; the flag is still accepted
+                case "--delete-links-now" -> defer = !f.switchValue();
+                case "--socket" -> socket = f.path();
+                case "--pid-file" -> pid = f.path();
+                case "--log-file" -> log = f.path();
+                case "--request-timeout" -> timeout = f.duration(MIN_TIMEOUT, MAX_TIMEOUT);
+                case "--drain-timeout" -> drain = f.duration(MIN_TIMEOUT, MAX_TIMEOUT);
+                case "--max-in-flight" -> max = f.integer(1, 1 << 16);
+                case "--metrics-port" -> port = f.integer(0, 65535);
+                default -> serviceFlag(f, services);
             }
         }
         return new DaemonConfig(socket, pid, log, timeout, drain, max, port, fg, List.copyOf(services), phases, defer).withPidDefault();
@@ -122,45 +123,18 @@ public record DaemonConfig(Path socket, Path pidFile, Path logFile, Duration req
         return Double.toString(d.toMillis() / 1000.0);
     }
 
-    /** A flag of a {@link DaemonService} ({@code --flag value} or {@code --flag=value}, as flanneld's Go flags). */
-    private static void serviceFlag(String a, List<String> rest, List<String> out) {
-        int eq = a.indexOf('=');
-        String flag = eq > 0 ? a.substring(0, eq) : a;
-        int arity = a.startsWith("--") ? DaemonServices.arity(flag) : -1;
-        if (arity < 0) throw new IllegalArgumentException("unknown option " + a);
-        String v = eq > 0 ? a.substring(eq + 1) : null;
+    private static final Duration MIN_TIMEOUT = Duration.ofMillis(1);
+    private static final Duration MAX_TIMEOUT = Duration.ofDays(1);
+
+    /** A flag of a {@link DaemonService}, passed on as {@code --flag value} or {@code --flag}. */
+    private static void serviceFlag(Flags f, List<String> out) {
+        int arity = f.name().startsWith("--") ? DaemonServices.arity(f.name()) : -1;
+        if (arity < 0) throw f.unknown();
         if (arity == 1) {
-            out.add(flag);
-            out.add(v != null ? v : value(flag, rest));
-        } else if (v == null || v.equals("true")) {
-            out.add(flag);
-        } else if (!v.equals("false")) {
-            throw new IllegalArgumentException(flag + " is a switch: no value, =true or =false");
-        }
-    }
-
-    private static String value(String flag, List<String> rest) {
-        if (rest.isEmpty()) throw new IllegalArgumentException(flag + " needs a value");
-        return rest.removeFirst();
-    }
-
-    private static Duration seconds(String flag, String v) {
-        try {
-            double d = Double.parseDouble(v);
-            if (!(d > 0 && d <= 86400)) throw new NumberFormatException();
-            return Duration.ofMillis(Math.max(1, Math.round(d * 1000)));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(flag + ": not a number of seconds in (0, 86400]: " + v);
-        }
-    }
-
-    private static int number(String flag, String v, int min, int max) {
-        try {
-            int n = Integer.parseInt(v);
-            if (n < min || n > max) throw new NumberFormatException();
-            return n;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(flag + ": not a number in [" + min + ", " + max + "]: " + v);
+            out.add(f.name());
+            out.add(f.value());
+        } else if (f.switchValue()) {
+            out.add(f.name());
         }
     }
 }

@@ -74,21 +74,20 @@ public final class DaemonControl {
         }
     }
 
-    /** Runs the daemon in this process until SIGTERM/SIGINT; returns 0 after a graceful stop. */
+    /**
+     * Runs the daemon in this process until SIGTERM/SIGINT; returns 0 after a graceful stop. A
+     * hosted service that fails to start is logged and shown in the health answer; the plugin
+     * socket and the other services keep running (a restart would fail the same way).
+     */
     public static int runForeground(DaemonConfig cfg) throws IOException, InterruptedException {
         PrintStream log = cfg.logFile() == null ? System.err
                 : new PrintStream(new FileOutputStream(cfg.logFile().toFile(), true), true, StandardCharsets.UTF_8);
         // The daemon's stdout is not a CNI channel, but nothing a library prints should pretend to be one.
         System.setOut(log);
-        JcnidServer server = JcnidServer.start(cfg, PluginRegistry::lookup, log);
-        try {
-            server.addServices(DaemonServices.start(cfg.serviceArgs(), log));
-        } catch (Exception e) {
-            log.println("jcnid: a service failed to start: " + e.getMessage());
-            server.shutdown();
-            return 1;
-        }
+        HostedServices services = HostedServices.of(DaemonServices.available(), cfg.serviceArgs());
+        JcnidServer server = JcnidServer.start(cfg, PluginRegistry::lookup, log, PeerCredentials.root(), services);
         Runtime.getRuntime().addShutdownHook(new Thread(server::shutdown, "jcnid-shutdown"));
+        services.startAll(log);
         server.awaitTermination();
         return 0;
     }
@@ -123,13 +122,20 @@ public final class DaemonControl {
             return 0;
         }
         Path logFile = cfg.logFile() != null ? cfg.logFile() : DaemonConfig.DEFAULT_BACKGROUND_LOG;
-        Path logDir = logFile.toAbsolutePath().getParent();
-        if (logDir != null) Files.createDirectories(logDir);
+        // The shell below would fail on the log redirection after printing the pid: say why first.
+        String cannotLog = unwritable(logFile);
+        if (cannotLog != null) {
+            err.println("jcnid: could not start the daemon: cannot write its log file " + logFile + " (" + cannotLog + ")"
+                    + (cannotLog.contains("ermission") ? "; run as root (jcnid needs CAP_NET_ADMIN), or give --log-file and --socket"
+                    + " in directories you can write" : ""));
+            return 1;
+        }
+        long logStart = Files.size(logFile);
         List<String> cmd = new ArrayList<>(List.of("/bin/sh", "-c",
                 (Files.isExecutable(Path.of("/usr/bin/setsid")) ? "/usr/bin/setsid " : "") + "\"$@\" </dev/null >>\"$0\" 2>&1 & echo $!",
                 logFile.toString()));
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
+        cmd.addAll(childJvmFlags(ManagementFactory.getRuntimeMXBean().getInputArguments()));
         cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Jcnid.class.getName(), "start", "--foreground"));
         // The child logs to its stderr, which is the log file.
         List<String> childArgs = new ArrayList<>(cfg.toArgs());
@@ -138,26 +144,94 @@ public final class DaemonControl {
         cmd.addAll(childArgs);
         Process sh = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String shOut = new String(sh.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-        if (sh.waitFor() != 0 || !shOut.matches("[0-9]+")) {
-            err.println("jcnid: could not start the daemon: " + shOut);
+        String pid = shOut.lines().findFirst().orElse("");
+        if (sh.waitFor() != 0 || !pid.matches("[0-9]+") || !shOut.equals(pid)) {
+            // Only the pid on a line of its own means started; anything else is the shell's complaint.
+            String why = shOut.lines().filter(l -> !l.matches("[0-9]+")).reduce((a, b) -> a + "; " + b).orElse("the shell exited with " + sh.exitValue());
+            err.println("jcnid: could not start the daemon: " + why);
             return 1;
         }
-        Optional<ProcessHandle> daemon = ProcessHandle.of(Long.parseLong(shOut));
+        Optional<ProcessHandle> daemon = ProcessHandle.of(Long.parseLong(pid));
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (System.nanoTime() < deadline) {
             s = status(cfg);
-            if (s.running()) {
-                out.println("jcnid started (pid " + s.pid() + ", socket " + cfg.socket() + ", log " + logFile + ")");
-                return 0;
-            }
+            // Started means answering with every hosted service's start over, failed or not.
+            if (s.running() && !s.health().contains("\nservices starting\n")) return reportStarted(cfg, s, logFile, out, err);
             if (daemon.isEmpty() || !daemon.get().isAlive()) {
-                err.println("jcnid: the daemon exited; see " + logFile);
+                String why = lastLines(logFile, logStart, 5);
+                err.println("jcnid: the daemon exited" + (why.isEmpty() ? "" : ": " + why) + "; see " + logFile);
                 return 1;
             }
             Thread.sleep(10);
         }
-        err.println("jcnid: the daemon did not answer on " + cfg.socket() + " within 30 s; see " + logFile);
+        err.println("jcnid: the daemon did not " + (s.running() ? "finish starting its services" : "answer on " + cfg.socket())
+                + " within 30 s; see " + logFile);
         return 1;
+    }
+
+    /** 0 when every hosted service runs; 1, naming each service that failed and why, when not. */
+    private static int reportStarted(DaemonConfig cfg, Status s, Path logFile, PrintStream out, PrintStream err) {
+        out.println("jcnid started (pid " + s.pid() + ", socket " + cfg.socket() + ", log " + logFile + ")");
+        List<String> failed = failedServices(s.health());
+        for (String f : failed) err.println("jcnid: service " + f);
+        if (failed.isEmpty()) return 0;
+        err.println("jcnid: the plugin fast path" + (s.health().contains(" running\n") ? " and the other services are" : " is")
+                + " running; fix the cause and restart jcnid (jcnid status shows each service)");
+        return 1;
+    }
+
+    /** The "NAME failed: WHY" of each failed service in a health answer. */
+    static List<String> failedServices(String health) {
+        List<String> out = new ArrayList<>();
+        for (String line : health.split("\n")) {
+            if (line.startsWith("service ") && line.indexOf(" failed: ") > 0) out.add(line.substring("service ".length()));
+        }
+        return out;
+    }
+
+    /** jcnid's heap limit (scripts/install.sh: -Xmx128m from its measured 66 MB RSS at 1,000 attachments). */
+    static final String HEAP_LIMIT = "-Xmx128m";
+    /** Crash-only on OutOfMemoryError: exit at once, never half alive; the service manager restarts it. */
+    static final String EXIT_ON_OOM = "-XX:+ExitOnOutOfMemoryError";
+
+    /**
+     * The detached daemon's JVM flags: this JVM's, plus the heap limit and the exit on
+     * OutOfMemoryError where they are missing ({@code jcni daemon start} runs in the jcni command's
+     * JVM, whose flags are made for short runs).
+     */
+    static List<String> childJvmFlags(List<String> own) {
+        List<String> flags = new ArrayList<>(own);
+        if (flags.stream().noneMatch(f -> f.startsWith("-Xmx") || f.startsWith("-XX:MaxHeapSize="))) flags.add(HEAP_LIMIT);
+        if (flags.stream().noneMatch(f -> f.contains("OutOfMemoryError"))) flags.add(EXIT_ON_OOM);
+        return flags;
+    }
+
+    /** Why {@code logFile} cannot be appended to (creating it if needed), or null when it can. */
+    static String unwritable(Path logFile) {
+        try {
+            Path dir = logFile.toAbsolutePath().getParent();
+            if (dir != null) Files.createDirectories(dir);
+            try (FileOutputStream o = new FileOutputStream(logFile.toFile(), true)) {
+                return null;
+            }
+        } catch (IOException e) {
+            String m = String.valueOf(e.getMessage());
+            return m.contains("Permission denied") || e instanceof java.nio.file.AccessDeniedException ? "permission denied" : m;
+        }
+    }
+
+    /** The last {@code n} lines the daemon wrote to its log since {@code from}, joined: its own reason for exiting. */
+    static String lastLines(Path logFile, long from, int n) {
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(logFile.toFile(), "r")) {
+            long start = Math.max(from, f.length() - 4096);
+            byte[] b = new byte[(int) Math.max(0, f.length() - start)];
+            f.seek(start);
+            f.readFully(b);
+            List<String> lines = new String(b, StandardCharsets.UTF_8).lines().filter(l -> !l.isBlank()).toList();
+            return String.join(" | ", lines.subList(Math.max(0, lines.size() - n), lines.size()));
+        } catch (IOException e) {
+            return "";
+        }
     }
 
     /** SIGTERMs the daemon named by the pid file and waits for it to finish draining. */

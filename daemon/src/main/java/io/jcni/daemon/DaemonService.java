@@ -32,6 +32,15 @@ public interface DaemonService {
         /** Lines for {@code jcni daemon status} ("docker_driver jcni /run/docker/plugins/jcni.sock"), each ending in '\n'. */
         String status();
 
+        /**
+         * Why the service has stopped serving although it runs (its accept loop died or hangs, its
+         * work is not taken up), or null while it serves: for {@code jcni daemon status} to show
+         * as a stalled service.
+         */
+        default String stalled() {
+            return null;
+        }
+
         /** A clean shutdown (e.g. the overlay releases its lease); idempotent. */
         @Override
         void close() throws Exception;

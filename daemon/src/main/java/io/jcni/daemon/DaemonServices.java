@@ -1,6 +1,5 @@
 package io.jcni.daemon;
 
-import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.ServiceLoader;
@@ -24,38 +23,18 @@ final class DaemonServices {
         return -1;
     }
 
-    /** Starts every service whose enable flag is in {@code args}; each gets the flags it knows. */
-    static List<DaemonService.Running> start(List<String> args, PrintStream log) throws Exception {
-        List<DaemonService.Running> started = new ArrayList<>();
-        for (DaemonService s : available()) {
-            if (!args.contains(s.enableFlag())) continue;
-            List<String> mine = new ArrayList<>();
-            for (int i = 0; i < args.size(); i++) {
-                String a = args.get(i);
-                if (s.valueFlags().contains(a) && i + 1 < args.size()) {
-                    mine.add(a);
-                    mine.add(args.get(++i));
-                } else if (s.switchFlags().contains(a)) {
-                    mine.add(a);
-                }
-            }
-            try {
-                started.add(s.start(mine, log));
-            } catch (Exception e) {
-                stop(started, log);
-                throw e;
+    /** The flags in {@code args} that belong to {@code s}, in order, values following their flag. */
+    static List<String> argsOf(DaemonService s, List<String> args) {
+        List<String> mine = new ArrayList<>();
+        for (int i = 0; i < args.size(); i++) {
+            String a = args.get(i);
+            if (s.valueFlags().contains(a) && i + 1 < args.size()) {
+                mine.add(a);
+                mine.add(args.get(++i));
+            } else if (s.switchFlags().contains(a)) {
+                mine.add(a);
             }
         }
-        return started;
-    }
-
-    static void stop(List<DaemonService.Running> services, PrintStream log) {
-        for (DaemonService.Running s : services.reversed()) {
-            try {
-                s.close();
-            } catch (Exception e) {
-                log.println("jcnid: stopping a service failed: " + e);
-            }
-        }
+        return mine;
     }
 }

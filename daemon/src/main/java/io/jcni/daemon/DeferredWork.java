@@ -61,7 +61,7 @@ final class DeferredWork implements Background {
                     done.incrementAndGet();
                 } catch (RuntimeException | Error e) {
                     failed.incrementAndGet();
-                    log.println(Instant.now() + " jcnid deferred_error=" + JcnidServer.quote(key + ": " + e));
+                    log.println(Instant.now() + " jcnid deferred_error=" + DaemonLog.quote(key + ": " + e));
                 } finally {
                     pending.decrementAndGet();
                 }

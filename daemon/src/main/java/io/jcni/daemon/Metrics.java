@@ -32,6 +32,10 @@ public final class Metrics {
     final AtomicLong protocolErrors = new AtomicLong();
     final AtomicLong rejectedPeers = new AtomicLong();
     final AtomicInteger inFlight = new AtomicInteger();
+    /** Connections closed because the client did not send its request, or take its answer, in time. */
+    final AtomicLong deadlineDrops = new AtomicLong();
+    /** Requests declined, or answers dropped, because the I/O memory budget was used up. */
+    final AtomicLong overBudget = new AtomicLong();
     private final long startMillis = System.currentTimeMillis();
 
     /** Records one finished plugin request. */
@@ -109,6 +113,10 @@ public final class Metrics {
         b.append("jcnid_protocol_errors_total ").append(protocolErrors.get()).append('\n');
         counterHead(b, "jcnid_rejected_peers_total", "Connections refused because the peer is not root.");
         b.append("jcnid_rejected_peers_total ").append(rejectedPeers.get()).append('\n');
+        counterHead(b, "jcnid_deadline_drops_total", "Connections closed because the client did not send its request, or take its answer, within 10 s.");
+        b.append("jcnid_deadline_drops_total ").append(deadlineDrops.get()).append('\n');
+        counterHead(b, "jcnid_over_budget_total", "Requests declined, or answers dropped, because the memory budget for request bodies and answers was used up.");
+        b.append("jcnid_over_budget_total ").append(overBudget.get()).append('\n');
         return b.toString();
     }
 
@@ -121,6 +129,14 @@ public final class Metrics {
         b.append("jcnid_deferred_total{result=\"error\"} ").append(failed).append('\n');
         counterHead(b, "jcnid_deferred_shared_total", "Requests whose deferred work joined a task already waiting (e.g. one deletion for many retired links).");
         b.append("jcnid_deferred_shared_total ").append(shared).append('\n');
+        return b.toString();
+    }
+
+    /** The exposition of the memory budget for request bodies and answers. */
+    static String budget(long used, long capacity) {
+        StringBuilder b = new StringBuilder(256);
+        gauge(b, "jcnid_io_budget_used_bytes", "Bytes of request bodies and answers held now.", used);
+        gauge(b, "jcnid_io_budget_bytes", "The most bytes of request bodies and answers held at once.", capacity);
         return b.toString();
     }
 

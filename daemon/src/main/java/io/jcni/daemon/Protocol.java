@@ -3,6 +3,7 @@ package io.jcni.daemon;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.GatheringByteChannel;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.WritableByteChannel;
 import java.nio.charset.StandardCharsets;
@@ -133,6 +134,25 @@ public final class Protocol {
         b.put(RESULT_MAGIC).putInt(r.exitCode()).putInt(r.stdout().length).put(r.stdout());
         b.putInt(r.stderr().length).put(r.stderr());
         return b.flip();
+    }
+
+    /** The bytes {@link #writeResult} sends. */
+    public static long resultBytes(byte status, Result r) {
+        return (status == 0 ? 0 : 1) + 16L + r.stdout().length + r.stderr().length;
+    }
+
+    /**
+     * Writes what {@link #encodeResult} encodes without copying stdout and stderr into one buffer
+     * first: an answer costs its parts once, not twice.
+     */
+    public static void writeResult(GatheringByteChannel ch, byte status, Result r) throws IOException {
+        ByteBuffer head = ByteBuffer.allocate(13);
+        if (status != 0) head.put(status);
+        head.put(RESULT_MAGIC).putInt(r.exitCode()).putInt(r.stdout().length).flip();
+        ByteBuffer mid = ByteBuffer.allocate(4).putInt(r.stderr().length).flip();
+        ByteBuffer[] parts = {head, ByteBuffer.wrap(r.stdout()), mid, ByteBuffer.wrap(r.stderr())};
+        long left = resultBytes(status, r);
+        while (left > 0) left -= ch.write(parts);
     }
 
     /** Reads a result frame (after the status byte). */

@@ -30,10 +30,12 @@ class DaemonProcessTest {
                 tmp.resolve("jcnid.log").toString(), "--drain-timeout", "5"};
     }
 
-    private int control(String cmd, StringBuilder output) {
+    private int control(String cmd, StringBuilder output, String... extra) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         PrintStream ps = new PrintStream(out, true, StandardCharsets.UTF_8);
-        int rc = DaemonControl.run(args(cmd), ps, ps);
+        List<String> a = new ArrayList<>(List.of(args(cmd)));
+        a.addAll(List.of(extra));
+        int rc = DaemonControl.run(a.toArray(String[]::new), ps, ps);
         if (output != null) output.append(out.toString(StandardCharsets.UTF_8));
         return rc;
     }
@@ -114,6 +116,42 @@ class DaemonProcessTest {
             assertTrue(log.lines().filter(l -> l.contains("plugin=static")).count() >= servedBefore - 1, log);
         } finally {
             for (ProcessHandle h : started) h.destroyForcibly();
+        }
+    }
+
+    /**
+     * A hosted service that cannot start (here the DHCP service, whose state directory is a regular
+     * file) is named by {@code jcnid start}, which exits non-zero, while the daemon keeps serving
+     * plugin calls and shows the failure in its status.
+     */
+    @Test
+    void aServiceThatCannotStartIsNamedYetTheFastPathServes() throws Exception {
+        Proc.layout(tmp);
+        Path notADirectory = Files.writeString(tmp.resolve("dhcp-state"), "a file where a directory belongs\n");
+        Optional<ProcessHandle> d = Optional.empty();
+        try {
+            StringBuilder o = new StringBuilder();
+            int rc = control("start", o, "--dhcp", "--dhcp-socket", tmp.resolve("run/dhcp.sock").toString(),
+                    "--dhcp-state-dir", notADirectory.toString());
+            d = daemon();
+            assertEquals(1, rc, o.toString());
+            assertTrue(o.toString().contains("jcnid: service dhcp failed: " + notADirectory), o.toString());
+            assertTrue(d.isPresent() && d.get().isAlive(), "the daemon keeps running");
+
+            Map<String, String> add = new HashMap<>(TestDaemon.env("ADD", "c1"));
+            add.put("JCNI_SOCKET", tmp.resolve("run/jcnid.sock").toString());
+            add.put("JCNI_LIBEXEC", tmp.resolve("libexec").toString());
+            Proc.Out a = Proc.run(List.of(tmp.resolve("bin/static").toString()), add, TestDaemon.STATIC_CONF);
+            assertEquals(0, a.exit(), a.stdout() + a.stderr());
+            String metrics = JcnidClient.metrics(tmp.resolve("run/jcnid.sock"));
+            assertTrue(metrics.contains("jcnid_requests_total{plugin=\"static\",command=\"ADD\"} 1\n"), "served by jcnid: " + metrics);
+
+            StringBuilder st = new StringBuilder();
+            assertEquals(0, control("status", st));
+            assertTrue(st.toString().contains("\nservices failed 1 of 1\nservice dhcp failed: " + notADirectory), st.toString());
+            assertEquals(0, control("stop", null));
+        } finally {
+            d.ifPresent(ProcessHandle::destroyForcibly);
         }
     }
 }

@@ -194,7 +194,7 @@ class JcnidServerTest {
             long t0 = System.nanoTime();
             assertEquals(-1, ch.read(ByteBuffer.allocate(1)));
             long waited = System.nanoTime() - t0;
-            assertTrue(waited >= JcnidServer.IO_TIMEOUT.toNanos() - 500_000_000L, "dropped after " + waited / 1e6 + " ms");
+            assertTrue(waited >= Connections.IO_TIMEOUT.toNanos() - 500_000_000L, "dropped after " + waited / 1e6 + " ms");
             assertEquals(0, d.exec("static", TestDaemon.env("ADD", "c1"), TestDaemon.STATIC_CONF).result().exitCode());
         }
     }
@@ -250,7 +250,7 @@ class JcnidServerTest {
     }
 
     /**
-     * Issue 14: runs blocked in a system call (open(2) of a FIFO), more of them than CPUs, stop
+     * Runs blocked in a system call (open(2) of a FIFO), more of them than CPUs, stop
      * neither other requests nor status; their attachment's next request is answered 11 at once.
      */
     @Test
@@ -326,7 +326,7 @@ class JcnidServerTest {
         try (TestDaemon d = new TestDaemon(tmp, Duration.ofSeconds(30), 1, PluginRegistry::lookup);
                 ExecutorService pool = Executors.newSingleThreadExecutor()) {
             Future<JcnidClient.Reply> held = pool.submit(() -> d.exec("gate", TestDaemon.env("ADD", "c1"), "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}"));
-            while (d.server.metrics().inFlight.get() < 1) Thread.sleep(5);
+            assertTrue(d.gateEntered.await(30, TimeUnit.SECONDS), "the first request runs");
             assertTrue(d.exec("static", TestDaemon.env("ADD", "c2"), TestDaemon.STATIC_CONF).declined());
             d.gate.countDown();
             assertEquals(0, held.get().result().exitCode());
@@ -389,6 +389,97 @@ class JcnidServerTest {
             HttpResponse<String> h = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/healthz")).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertTrue(h.body().startsWith("status ok\n"));
+        } finally {
+            s.shutdown();
+        }
+    }
+
+    /** Answers that together exceed the budget wait their turn (never all in memory at once) and all arrive whole. */
+    @Test
+    void answersBeyondTheBudgetWaitTheirTurnAndAllArrive() throws Exception {
+        ByteBudget budget = new ByteBudget(4 << 20); // room for ~7 answers of 0.5 MB
+        try (TestDaemon d = new TestDaemon(tmp, Duration.ofSeconds(30), 256, PluginRegistry::lookup, false, budget);
+                ExecutorService pool = Executors.newFixedThreadPool(100)) {
+            String conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"n\",\"type\":\"big\"}";
+            List<Future<JcnidClient.Reply>> fs = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                String ctr = "ctr" + i;
+                fs.add(pool.submit(() -> d.exec("big", TestDaemon.env("ADD", ctr), conf)));
+            }
+            for (Future<JcnidClient.Reply> f : fs) {
+                JcnidClient.Reply r = f.get();
+                assertEquals(0, r.result().exitCode(), r.result().stdoutText());
+                assertEquals(TestDaemon.BIG_STDERR, r.result().stderr().length);
+            }
+            // A client has its answer a moment before the connection's thread gives its share back.
+            for (int i = 0; i < 500 && budget.used() > 0; i++) Thread.sleep(10);
+            assertEquals(0, budget.used(), "every answer gave its share back");
+            String metrics = JcnidClient.metrics(d.socket());
+            assertTrue(metrics.contains("jcnid_over_budget_total 0\n"), metrics);
+            assertTrue(metrics.contains("jcnid_io_budget_bytes " + (4 << 20) + "\n"), metrics);
+        }
+    }
+
+    /**
+     * 500 clients that announce the largest body and send nothing, or trickle, hold a first chunk
+     * at most (not 16 MiB each) and no plugin slot: a plugin call meanwhile is served, not declined;
+     * the deadline drops them all.
+     */
+    @Test
+    void idleAndTricklingClientsHoldLittleMemoryAndNoPluginSlot() throws Exception {
+        ByteBudget budget = new ByteBudget(JcnidServer.ioBudget(128L << 20));
+        List<SocketChannel> clients = new ArrayList<>();
+        try (TestDaemon d = new TestDaemon(tmp, Duration.ofSeconds(30), 256, PluginRegistry::lookup, false, budget)) {
+            try {
+                for (int i = 0; i < 500; i++) {
+                    SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(d.socket()));
+                    clients.add(ch);
+                    Protocol.writeFully(ch, ByteBuffer.wrap(header(1, Protocol.KIND_EXEC, Protocol.MAX_BODY)));
+                    if (i % 2 == 0) Protocol.writeFully(ch, ByteBuffer.wrap(new byte[1024]));
+                }
+                for (int i = 0; i < 100 && d.server.metrics().inFlight.get() < 500; i++) Thread.sleep(20);
+                JcnidClient.Reply r = d.exec("static", TestDaemon.env("ADD", "c1"), TestDaemon.STATIC_CONF);
+                assertFalse(r.declined(), "idle clients took the plugin slots");
+                assertEquals(0, r.result().exitCode(), r.result().stdoutText());
+                assertTrue(budget.used() <= 2L * 500 * ByteBudget.FIRST_CHUNK, "held " + budget.used());
+                for (SocketChannel ch : clients) {
+                    try {
+                        assertEquals(-1, ch.read(ByteBuffer.allocate(1)), "dropped without an answer");
+                    } catch (java.net.SocketException e) {
+                        // reset: dropped too
+                    }
+                }
+                // The client sees the close before the connection's thread has given its share back.
+                for (int i = 0; i < 500 && (budget.used() > 0 || d.server.metrics().inFlight.get() > 0); i++) Thread.sleep(10);
+                assertEquals(0, budget.used());
+                String metrics = JcnidClient.metrics(d.socket());
+                assertTrue(metrics.contains("jcnid_deadline_drops_total 500\n"), metrics);
+                assertEquals(0, d.exec("static", TestDaemon.env("ADD", "c2"), TestDaemon.STATIC_CONF).result().exitCode());
+            } finally {
+                for (SocketChannel ch : clients) ch.close();
+            }
+        }
+    }
+
+    /** The metrics port drops a client that starts a request and never finishes it. */
+    @Test
+    void aSlowHttpClientIsDropped() throws Exception {
+        int port;
+        try (var probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        DaemonConfig cfg = new DaemonConfig(tmp.resolve("s.sock"), tmp.resolve("p.pid"), null, Duration.ofSeconds(5),
+                Duration.ofSeconds(1), 8, port, true, java.util.List.of());
+        JcnidServer s = JcnidServer.start(cfg, PluginRegistry::lookup, new PrintStream(new ByteArrayOutputStream()),
+                java.nio.file.FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName(System.getProperty("user.name")));
+        try (java.net.Socket slow = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), port)) {
+            slow.getOutputStream().write("GET /metrics HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
+            slow.setSoTimeout(60_000); // a bound for the test; the server's limit is 10 s
+            try {
+                assertEquals(-1, slow.getInputStream().read(), "closed without an answer");
+            } catch (java.net.SocketException e) {
+                // reset: closed too
+            }
         } finally {
             s.shutdown();
         }

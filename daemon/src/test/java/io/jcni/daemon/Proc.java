@@ -31,9 +31,10 @@ final class Proc {
         Files.createDirectories(dir.resolve("libexec"));
         Files.copy(shim(), dir.resolve("bin/static"));
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        script(dir.resolve("libexec/static"), "exec " + java + " -Xlog:disable -Xlog:all=warning:stderr -XX:TieredStopAtLevel=1"
-                + " -XX:+UseSerialGC -XX:-UsePerfData --enable-native-access=ALL-UNNAMED -cp '"
-                + System.getProperty("java.class.path") + "' io.jcni.plugins.PluginMain static\n");
+        Path launcher = dir.resolve("libexec/static");
+        Files.writeString(launcher, io.jcni.common.Launcher.script(io.jcni.common.Launcher.Kind.PLUGIN, "the daemon tests", java,
+                System.getProperty("java.class.path"), null, null, "io.jcni.plugins.PluginMain static"));
+        Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwxr-xr-x"));
     }
 
     static void script(Path p, String body) throws IOException {
@@ -45,6 +46,7 @@ final class Proc {
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().clear();
         pb.environment().putAll(env);
+        pb.environment().putIfAbsent("JCNI_AUTOSTART", "0"); // a shim with no daemon falls back; it starts none
         Process p = pb.start();
         try {
             ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();

@@ -115,8 +115,8 @@ class ProtocolTest {
 
     @Test
     void logValuesAreQuotedOnlyWhenNeeded() {
-        assertEquals("abc-1.2", JcnidServer.quote("abc-1.2"));
-        assertEquals("\"\"", JcnidServer.quote(""));
-        assertEquals("\"a b\\\"c\\n\"", JcnidServer.quote("a b\"c\n"));
+        assertEquals("abc-1.2", DaemonLog.quote("abc-1.2"));
+        assertEquals("\"\"", DaemonLog.quote(""));
+        assertEquals("\"a b\\\"c\\n\"", DaemonLog.quote("a b\"c\n"));
     }
 }

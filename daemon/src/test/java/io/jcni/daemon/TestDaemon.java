@@ -58,16 +58,24 @@ final class TestDaemon implements AutoCloseable {
 
     TestDaemon(Path dir, Duration timeout, int maxInFlight, Function<String, Supplier<Plugin>> base, boolean logPhases)
             throws IOException {
+        this(dir, timeout, maxInFlight, base, logPhases, new ByteBudget(JcnidServer.ioBudget(128L << 20)));
+    }
+
+    /** With the budget for request bodies and answers given. */
+    TestDaemon(Path dir, Duration timeout, int maxInFlight, Function<String, Supplier<Plugin>> base, boolean logPhases,
+            ByteBudget budget) throws IOException {
         cfg = new DaemonConfig(dir.resolve("run/jcnid.sock"), dir.resolve("run/jcnid.pid"), null, timeout,
                 Duration.ofSeconds(5), maxInFlight, 0, true, java.util.List.of(), logPhases);
         Function<String, Supplier<Plugin>> registry = t -> switch (t) {
             case "slow" -> Slow::new;
             case "gate" -> Gate::new;
             case "stuck" -> Stuck::new;
+            case "big" -> Big::new;
             default -> base.apply(t);
         };
         server = JcnidServer.start(cfg, registry, log,
-                FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName(System.getProperty("user.name")));
+                FileSystems.getDefault().getUserPrincipalLookupService().lookupPrincipalByName(System.getProperty("user.name")),
+                HostedServices.none(), budget);
     }
 
     Path socket() {
@@ -131,6 +139,23 @@ final class TestDaemon implements AutoCloseable {
             try (java.io.InputStream in = java.nio.file.Files.newInputStream(stuckFifo)) {
                 return result(req);
             }
+        }
+
+        @Override
+        public void del(PluginRequest req) {}
+
+        @Override
+        public void check(PluginRequest req) {}
+    }
+
+    /** "big": ADD writes {@link #BIG_STDERR} bytes to its log, which come back as the answer's stderr. */
+    static final int BIG_STDERR = 512 << 10;
+
+    static final class Big implements Plugin {
+        @Override
+        public Result add(PluginRequest req) {
+            req.log().print("x".repeat(BIG_STDERR));
+            return result(req);
         }
 
         @Override

@@ -59,8 +59,22 @@ public final class DockerDriver implements AutoCloseable {
         this.attacher = attacher;
     }
 
-    /** Loads the state, cleans up after endpoints whose containers are gone, then serves the socket. */
-    public static DockerDriver start(Options o, PrintStream log) throws IOException {
+    /**
+     * Loads the state, cleans up after endpoints whose containers are gone, then serves the socket.
+     *
+     * @throws DriverStartException when the driver cannot serve at all (never for a damaged state file:
+     *                              that one is moved aside and logged)
+     */
+    public static DockerDriver start(Options o, PrintStream log) throws DriverStartException {
+        try {
+            return startOrThrow(o, log);
+        } catch (IOException | RuntimeException e) {
+            throw new DriverStartException("the Docker driver " + o.name() + " cannot start (socket " + o.socket() + ", state "
+                    + o.stateDir() + "): " + (e.getMessage() == null ? e.toString() : e.getMessage()), e);
+        }
+    }
+
+    private static DockerDriver startOrThrow(Options o, PrintStream log) throws IOException {
         long t0 = System.nanoTime();
         FileStore store = new FileStore(o.stateDir().resolve("state"));
         List<Path> path = new ArrayList<>();
@@ -69,10 +83,13 @@ public final class DockerDriver implements AutoCloseable {
         CniAttacher attacher = new CniAttacher(path, o.stateDir().resolve("results"));
         CniNetworkDriver network = new CniNetworkDriver(store, attacher, name -> conflist(o.confDir(), name), "local", log);
         network.dataDir(o.stateDir().resolve("nft").toString());
-        JcniIpam ipam = new JcniIpam(store);
+        JcniIpam ipam = new JcniIpam(store, line -> {
+            if (log != null) log.println(Instant.now() + " jcnid docker " + line);
+        });
         int cleaned = network.reconcile();
         long t1 = System.nanoTime();
-        PluginSocketServer server = PluginSocketServer.start(o.socket(), new RemoteApi(network, ipam, log));
+        PluginSocketServer server = PluginSocketServer.start(o.socket(), new RemoteApi(network, ipam, log), log,
+                PluginSocketServer.READ_DEADLINE_MILLIS);
         if (log != null) {
             log.println(Instant.now() + " jcnid docker started name=" + o.name() + " socket=" + o.socket() + " networks="
                     + network.networks().size() + " endpoints=" + network.endpoints().size() + " reconciled=" + cleaned

@@ -1,5 +1,6 @@
 package io.jcni.docker;
 
+import io.jcni.common.Flags;
 import io.jcni.daemon.DaemonService;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -55,13 +56,13 @@ public final class DockerService implements DaemonService {
     static DockerDriver.Options options(List<String> args) {
         String name = null;
         Path plugins = DEFAULT_PLUGIN_DIR, state = DEFAULT_STATE_DIR;
-        for (int i = 0; i + 1 < args.size(); i += 2) {
-            String v = args.get(i + 1);
-            switch (args.get(i)) {
-                case DRIVER -> name = v;
-                case PLUGIN_DIR -> plugins = Path.of(v);
-                case STATE_DIR -> state = Path.of(v);
-                default -> throw new IllegalArgumentException("unknown Docker driver option " + args.get(i));
+        Flags f = new Flags(args);
+        while (f.next()) {
+            switch (f.name()) {
+                case DRIVER -> name = f.value();
+                case PLUGIN_DIR -> plugins = f.path();
+                case STATE_DIR -> state = f.path();
+                default -> throw new IllegalArgumentException("unknown Docker driver option " + f.token());
             }
         }
         if (name == null || !NAME.matcher(name).matches()) {

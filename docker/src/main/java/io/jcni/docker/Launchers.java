@@ -1,12 +1,12 @@
 package io.jcni.docker;
 
+import io.jcni.common.AtomicFile;
+import io.jcni.common.Launcher;
 import io.jcni.plugins.PluginRegistry;
 import io.jcni.plugins.common.ipam.Delegation;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 
 /**
  * A directory of jcni plugin launchers put first on the driver's CNI path. The driver runs jcni's
@@ -23,13 +23,10 @@ final class Launchers {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String cp = System.getProperty("java.class.path");
         for (String type : PluginRegistry.types()) {
-            String script = "#!/bin/sh\n# " + Delegation.MARKER + ": written by jcnid's Docker driver\n"
-                    + "exec '" + java + "' -Xlog:disable -Xlog:all=warning:stderr --enable-native-access=ALL-UNNAMED -cp '" + cp
-                    + "' io.jcni.plugins.PluginMain " + type + "\n";
-            Path tmp = dir.resolve("." + type + ".tmp");
-            Files.writeString(tmp, script);
-            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
-            Files.move(tmp, dir.resolve(type), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            // The same options and text as the installed launchers; no AOT cache: the driver does not know of one.
+            String script = Launcher.script(Launcher.Kind.PLUGIN, "jcnid's Docker driver", java, cp,
+                    System.getProperty("jcni.native.lib"), null, "io.jcni.plugins.PluginMain " + type);
+            AtomicFile.write(dir.resolve(type), script, AtomicFile.EXECUTABLE, AtomicFile.Durability.ATOMIC_ONLY);
         }
         return dir;
     }

@@ -61,4 +61,15 @@ class DockerServiceTest {
         }
         assertFalse(Files.exists(tmp.resolve("plugins/jtest.sock")), "shutdown closes the service");
     }
+
+    @Test
+    void aDriverThatCannotServeFailsWithOneClearException() throws Exception {
+        List<String> args = List.of("--docker-driver", "jtest", "--docker-plugin-dir", tmp.resolve("plugins").toString(), "--docker-state-dir",
+                tmp.resolve("state").toString());
+        try (DaemonService.Running first = new DockerService().start(args, null)) {
+            DriverStartException e = assertThrows(DriverStartException.class, () -> new DockerService().start(args, null));
+            assertTrue(e.getMessage().contains("the Docker driver jtest cannot start") && e.getMessage().contains(tmp.resolve("plugins/jtest.sock").toString())
+                    && e.getMessage().contains("another driver is serving"), e.getMessage());
+        }
+    }
 }

@@ -279,10 +279,21 @@ public final class EtcdClient implements AutoCloseable {
      */
     public void watch(String prefix, long fromRevision, Consumer<WatchEvent> sink, Consumer<AutoCloseable> cancel)
             throws IOException {
+        watch(prefix, fromRevision, sink, cancel, () -> {});
+    }
+
+    /**
+     * {@link #watch(String, long, Consumer, Consumer)}, asking etcd for progress notifications (an
+     * empty response on an idle watch, every 10 minutes by etcd's default) and calling
+     * {@code alive} on every message etcd sends: so a caller can tell a quiet watch from a dead one.
+     */
+    public void watch(String prefix, long fromRevision, Consumer<WatchEvent> sink, Consumer<AutoCloseable> cancel, Runnable alive)
+            throws IOException {
         Map<String, Object> create = new LinkedHashMap<>();
         create.put("key", b64(prefix));
         create.put("range_end", b64(prefixEnd(prefix)));
         if (fromRevision > 0) create.put("start_revision", Long.toString(fromRevision));
+        create.put("progress_notify", true);
         String body = Json.write(Map.of("create_request", create));
         IOException last = null;
         for (URI ep : order()) {
@@ -316,6 +327,7 @@ public final class EtcdClient implements AutoCloseable {
                 JsonObjectStream objects = new JsonObjectStream(in);
                 String text;
                 while ((text = objects.next()) != null) {
+                    alive.run();
                     Map<String, Object> msg = Json.parseObject(text);
                     if (msg.get("error") != null) {
                         if (tokenRejected(text)) token = null;
@@ -497,6 +509,18 @@ public final class EtcdClient implements AutoCloseable {
             h = http;
         }
         if (h != null) h.close();
+    }
+
+    /**
+     * Closes at once, failing the calls and watches in flight ({@code close} waits for them): for
+     * a caller that gave up on this client because a call hung past its deadline.
+     */
+    public void abort() {
+        HttpClient h;
+        synchronized (this) {
+            h = http;
+        }
+        if (h != null) h.shutdownNow();
     }
 
     // ------------------------------------------------------------------ encoding

@@ -10,9 +10,11 @@ package io.jcni.linux;
  *     macvlan its parent; 0 if none
  * @param linkNetnsId the peer namespace's id as seen from this namespace, -1 if the peer is local
  * @param slaveKind IFLA_INFO_SLAVE_KIND ("bridge" for a bridge port) or null
+ * @param group IFLA_GROUP, the device group (0 is the default group)
  */
 public record Link(int index, String name, String kind, int flags, int mtu, MacAddress mac, int masterIndex,
-                   int txqlen, int linkIndex, int linkNetnsId, String alias, int operState, String slaveKind) {
+                   int txqlen, int linkIndex, int linkNetnsId, String alias, int operState, String slaveKind,
+                   int group) {
     public static final int IFF_UP = 0x1;
     public static final int IFF_BROADCAST = 0x2;
     public static final int IFF_LOOPBACK = 0x8;
@@ -49,6 +51,7 @@ public record Link(int index, String name, String kind, int flags, int mtu, MacA
         return new Link(m.i32(4), a.string(Rtm.IFLA_IFNAME), info.string(Rtm.IFLA_INFO_KIND), m.i32(8),
                 a.u32(Rtm.IFLA_MTU, 0), a.mac(Rtm.IFLA_ADDRESS), a.u32(Rtm.IFLA_MASTER, 0),
                 a.u32(Rtm.IFLA_TXQLEN, 0), a.u32(Rtm.IFLA_LINK, 0), a.u32(Rtm.IFLA_LINK_NETNSID, -1),
-                a.string(Rtm.IFLA_IFALIAS), a.u8(Rtm.IFLA_OPERSTATE, 0), info.string(Rtm.IFLA_INFO_SLAVE_KIND));
+                a.string(Rtm.IFLA_IFALIAS), a.u8(Rtm.IFLA_OPERSTATE, 0), info.string(Rtm.IFLA_INFO_SLAVE_KIND),
+                a.u32(Rtm.IFLA_GROUP, 0));
     }
 }

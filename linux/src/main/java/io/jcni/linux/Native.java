@@ -1,5 +1,6 @@
 package io.jcni.linux;
 
+import io.jcni.common.AtomicFile;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URISyntaxException;
@@ -7,7 +8,6 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
@@ -139,11 +139,14 @@ final class Native {
     /** A UDP socket bound to 0.0.0.0:port and to device ifname, with SO_BROADCAST and SO_REUSEADDR. */
     static native int udpBindToDevice(String ifname, int port);
 
-    /** sendto(2) of the first len bytes of buf to an IPv4 address (4 bytes) and port; at most 1500 bytes. */
+    /** sendto(2) of the first len bytes of buf to an IPv4 address (4 bytes) and port; at most 65507 bytes. */
     static native void udpSendTo(int fd, byte[] buf, int len, byte[] addr, int port);
 
-    /** One datagram into buf (truncated to its length), waiting at most millis; 0 when none came. */
-    static native int udpReceive(int fd, byte[] buf, int millis);
+    /**
+     * One datagram into buf (truncated to its length), its sender's address into from (4 bytes),
+     * waiting at most millis; returns its full length (more than buf.length when truncated), 0 when none came.
+     */
+    static native int udpReceive(int fd, byte[] buf, int millis, byte[] from);
 
     /** flock(2); false only when LOCK_NB is set and the lock is held elsewhere. */
     static native boolean flock(int fd, int operation);
@@ -206,12 +209,10 @@ final class Native {
                         requirePrivate(target);
                         return target;
                     }
-                    Path tmp = Files.createTempFile(dir, ".libjcni", ".tmp");
+                    AtomicFile.removeAbandoned(dir);
                     try (InputStream in = zip.getInputStream(entry)) {
-                        Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
-                        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                    } finally {
-                        Files.deleteIfExists(tmp);
+                        // Not fsynced: a copy lost to a crash is extracted again.
+                        AtomicFile.write(target, in.readAllBytes(), AtomicFile.PRIVATE, AtomicFile.Durability.ATOMIC_ONLY);
                     }
                     return target;
                 } catch (IOException e) {

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
 
 /**
  * An open network namespace: a file descriptor on an nsfs file, plus (lazily) one dedicated
@@ -14,7 +13,7 @@ import java.util.ArrayDeque;
  * pooled threads to an OS thread for the duration of a task, so code that must run "inside" the
  * namespace ({@link #run}, {@link #exec}) is handed to a platform thread that entered the
  * namespace for this object alone; at {@link #close()} it goes back to the process's namespace
- * and waits for the next Netns (see {@code Carrier}). The caller's thread is never
+ * and waits for the next Netns ({@link NetnsThreads}). The caller's thread is never
  * moved. A netlink socket remembers the namespace it was created in, so {@link Rtnl#open(Netns)}
  * only creates its socket on that thread and is then usable from any thread.
  */
@@ -24,7 +23,7 @@ public final class Netns implements AutoCloseable {
 
     private final String path;
     private int fd;
-    private Worker worker;
+    private NetnsThreads.Worker worker;
 
     private Netns(String path, int fd) {
         this.path = path;
@@ -211,11 +210,11 @@ public final class Netns implements AutoCloseable {
      * checked or not, is rethrown here. Calls from inside that thread run directly.
      */
     public <T, X extends Exception> T run(Task<T, X> task) throws X {
-        Worker w;
+        NetnsThreads.Worker w;
         synchronized (this) {
             checkOpen();
             if (worker != null && Thread.currentThread() == worker.thread) return task.call();
-            if (worker == null) worker = new Worker(this);
+            if (worker == null) worker = new NetnsThreads.Worker(fd, path);
             w = worker;
         }
         return w.submit(task);
@@ -257,7 +256,7 @@ public final class Netns implements AutoCloseable {
     /** Stops the namespace thread and closes the descriptor; idempotent. */
     @Override
     public void close() {
-        Worker w;
+        NetnsThreads.Worker w;
         int f;
         synchronized (this) {
             w = worker;
@@ -341,256 +340,5 @@ public final class Netns implements AutoCloseable {
     @FunctionalInterface
     public interface Action<X extends Exception> {
         void run() throws X;
-    }
-
-    /**
-     * A namespace's queue of jobs, served by one {@link Carrier} thread that entered the namespace
-     * for as long as the {@link Netns} is open. Plain classes and monitors instead of lambdas and
-     * java.util.concurrent: this is on every plugin's cold path, where each first lambda or builder
-     * costs milliseconds.
-     */
-    private static final class Worker {
-        private final ArrayDeque<Job<?>> queue = new ArrayDeque<>();
-        private final int nsFd;
-        private final String path;
-        private final Thread thread;
-        private boolean stopping;
-        private boolean left; // the carrier is out of the namespace and done with this worker
-
-        Worker(Netns ns) {
-            nsFd = ns.fd;
-            path = ns.path;
-            thread = Carrier.serve(this);
-        }
-
-        /** Runs on the carrier, inside the namespace (or not, when entering failed), until stopped and drained. */
-        void serve(ErrnoException entryFailure) {
-            while (true) {
-                Job<?> job;
-                synchronized (this) {
-                    while (queue.isEmpty() && !stopping) {
-                        try {
-                            wait();
-                        } catch (InterruptedException e) {
-                            // Only stop() ends this: a pending caller must get an answer.
-                        }
-                    }
-                    job = queue.poll();
-                    if (job == null) return; // stopping and drained
-                }
-                if (entryFailure != null) {
-                    job.fail(entryFailure);
-                } else {
-                    job.runHere();
-                }
-            }
-        }
-
-        synchronized void markLeft() {
-            left = true;
-            notifyAll();
-        }
-
-        <T, X extends Exception> T submit(Task<T, X> task) throws X {
-            Job<T> job = new Job<>(task);
-            synchronized (this) {
-                if (stopping) throw new IllegalStateException("netns closed");
-                queue.add(job);
-                notifyAll();
-            }
-            return job.await();
-        }
-
-        /**
-         * Stops serving and waits until the carrier has left the namespace, so that a closed Netns
-         * no longer keeps its namespace alive through a thread.
-         */
-        void stop() {
-            boolean interrupted = false;
-            synchronized (this) {
-                stopping = true;
-                notifyAll();
-                if (Thread.currentThread() == thread) return;
-                long deadline = System.nanoTime() + 30_000_000_000L;
-                while (!left) {
-                    long wait = (deadline - System.nanoTime()) / 1_000_000;
-                    if (wait <= 0) break;
-                    try {
-                        wait(wait);
-                    } catch (InterruptedException e) {
-                        interrupted = true;
-                    }
-                }
-            }
-            if (interrupted) Thread.currentThread().interrupt();
-        }
-    }
-
-    /**
-     * A platform thread that serves one namespace's {@link Worker} at a time: it enters the
-     * namespace, serves until the Netns closes, goes back to the process's namespace and waits, idle,
-     * for the next one. A fresh thread per namespace cost jcnid two thread starts and exits per
-     * request (the caller's namespace and the container's), most of its time in the netns phase
-     * (docs/performance.md). A thread that cannot go back ends instead of serving again, so no job
-     * ever runs in a namespace it did not ask for; idle threads end after {@link #IDLE_MILLIS}.
-     */
-    private static final class Carrier implements Runnable {
-        private static final ArrayDeque<Carrier> IDLE = new ArrayDeque<>(); // guarded by itself
-        private static final int MAX_IDLE = 64; // 50 concurrent pods use about 50 at once
-        private static final long IDLE_MILLIS = 30_000;
-        /** The process's own namespace (its main thread's), where idle carriers wait; opened once. */
-        private static int homeFd = -1; // guarded by IDLE
-
-        private final Thread thread;
-        private Worker assigned; // guarded by this
-
-        private Carrier() {
-            thread = new Thread(this, "jcni-netns idle");
-            thread.setDaemon(true);
-        }
-
-        /** Hands {@code w} to an idle carrier, or to a new one; returns the serving thread. */
-        static Thread serve(Worker w) {
-            Carrier c;
-            synchronized (IDLE) {
-                if (homeFd < 0) homeFd = Native.open("/proc/self/ns/net", Native.O_RDONLY, 0);
-                c = IDLE.pollFirst(); // the most recently used: its stack is still warm
-            }
-            if (c == null) {
-                c = new Carrier();
-                c.assign(w);
-                c.thread.start();
-            } else {
-                c.assign(w);
-            }
-            return c.thread;
-        }
-
-        private synchronized void assign(Worker w) {
-            assigned = w;
-            notifyAll();
-        }
-
-        /** The next worker, or null when none came within {@code millis} (0: wait for ever). */
-        private synchronized Worker next(long millis) {
-            long deadline = System.nanoTime() + millis * 1_000_000;
-            while (assigned == null) {
-                long wait = millis == 0 ? 0 : (deadline - System.nanoTime()) / 1_000_000;
-                if (millis != 0 && wait <= 0) return null;
-                try {
-                    wait(wait);
-                } catch (InterruptedException e) {
-                    // Idle threads end by timing out, not by interruption.
-                }
-            }
-            Worker w = assigned;
-            assigned = null;
-            return w;
-        }
-
-        @Override
-        public void run() {
-            Worker w = next(0);
-            while (w != null) {
-                thread.setName("jcni-netns " + w.path);
-                ErrnoException entryFailure = null;
-                try {
-                    Native.setns(w.nsFd, Native.CLONE_NEWNET);
-                } catch (ErrnoException e) {
-                    entryFailure = e;
-                }
-                boolean home = true;
-                try {
-                    w.serve(entryFailure);
-                } finally {
-                    if (entryFailure == null) home = goHome();
-                    w.markLeft();
-                }
-                if (!home) return;
-                thread.setName("jcni-netns idle");
-                w = idle();
-            }
-        }
-
-        private boolean goHome() {
-            try {
-                int fd;
-                synchronized (IDLE) {
-                    fd = homeFd;
-                }
-                Native.setns(fd, Native.CLONE_NEWNET);
-                return true;
-            } catch (ErrnoException e) {
-                return false;
-            }
-        }
-
-        /** Waits in the pool for the next worker; null when this thread should end. */
-        private Worker idle() {
-            synchronized (IDLE) {
-                if (IDLE.size() >= MAX_IDLE) return null;
-                IDLE.addFirst(this);
-            }
-            Worker w = next(IDLE_MILLIS);
-            if (w != null) return w;
-            synchronized (IDLE) {
-                if (IDLE.remove(this)) return null; // timed out, and nobody took us meanwhile
-            }
-            return next(0); // taken just as the wait ended: the assignment is on its way
-        }
-    }
-
-    private static final class Job<T> {
-        private final Task<T, ?> task;
-        private T value;
-        private Throwable failure;
-        private boolean done;
-
-        Job(Task<T, ?> task) {
-            this.task = task;
-        }
-
-        void runHere() {
-            T v = null;
-            Throwable f = null;
-            try {
-                v = task.call();
-            } catch (Throwable t) {
-                f = t;
-            }
-            synchronized (this) {
-                value = v;
-                failure = f;
-                done = true;
-                notifyAll();
-            }
-        }
-
-        synchronized void fail(Throwable t) {
-            failure = t;
-            done = true;
-            notifyAll();
-        }
-
-        /** Waits uninterruptibly: the job may already be changing the namespace's state. */
-        <X extends Exception> T await() throws X {
-            boolean interrupted = false;
-            synchronized (this) {
-                while (!done) {
-                    try {
-                        wait();
-                    } catch (InterruptedException e) {
-                        interrupted = true;
-                    }
-                }
-            }
-            if (interrupted) Thread.currentThread().interrupt();
-            if (failure == null) return value;
-            if (failure instanceof RuntimeException e) throw e;
-            if (failure instanceof Error e) throw e;
-            @SuppressWarnings("unchecked")
-            X x = (X) failure;
-            throw x;
-        }
     }
 }

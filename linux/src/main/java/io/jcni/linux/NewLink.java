@@ -20,6 +20,8 @@ public final class NewLink {
     private int master;
     private boolean up;
     private int nsFd = -1;
+    private boolean hasGroup;
+    private int group;
 
     private String peerName;
     private int peerNsFd = -1;
@@ -142,6 +144,17 @@ public final class NewLink {
         return this;
     }
 
+    /**
+     * The device group the link is born in (IFLA_GROUP, a u32; 0 is the default group). The kernel
+     * takes it at creation, unlike IFLA_IFALIAS, so a mark put here exists from the link's first
+     * moment: no kill can leave the link without it. Only this end of a veth pair is marked.
+     */
+    public NewLink group(int group) {
+        this.hasGroup = true;
+        this.group = group;
+        return this;
+    }
+
     /** Created administratively up. */
     public NewLink up() {
         this.up = true;
@@ -238,13 +251,15 @@ public final class NewLink {
 
     /**
      * The RTM_NEWLINK request body: ifinfomsg and attributes, in the order and form iproute2's
-     * {@code ip link add} sends them (the settings, IFLA_LINK, IFLA_IFNAME, then IFLA_LINKINFO whose
-     * kind has no NUL), so that NewLinkFixturesTest can compare with its captured requests byte
-     * for byte. The kernel itself does not care about the order (nla_parse indexes by type).
+     * {@code ip link add} sends them (the settings, IFLA_GROUP, IFLA_MASTER, IFLA_LINK, IFLA_IFNAME,
+     * then IFLA_LINKINFO whose kind has no NUL; iproute2 adds the settings in the order of its
+     * arguments), so that NewLinkFixturesTest can compare with its captured requests byte for byte.
+     * The kernel itself does not care about the order (nla_parse indexes by type).
      */
     void encode(NlMessage m) {
         m.u8(0).u8(0).u16(0).u32(0).u32(up ? Link.IFF_UP : 0).u32(up ? Link.IFF_UP : 0);
         common(m, mtu, mac, nsFd);
+        if (hasGroup) m.attrU32(Rtm.IFLA_GROUP, group);
         if (master > 0) m.attrU32(Rtm.IFLA_MASTER, master);
         if (parentIndex > 0) m.attrU32(Rtm.IFLA_LINK, parentIndex);
         m.attrString(Rtm.IFLA_IFNAME, name);

@@ -210,6 +210,16 @@ public final class Rtnl implements AutoCloseable {
         setlink(index, "set link " + index + " alias").attrString(Rtm.IFLA_IFALIAS, alias).send();
     }
 
+    /**
+     * Sets the alias and moves the link to device group {@code group} in one request: the kernel
+     * applies both under one hold of its rtnl lock, the alias first, so no reader ever sees the
+     * link in its new group without the alias.
+     */
+    public void setAliasAndGroup(int index, String alias, int group) {
+        setlink(index, "set link " + index + " alias and group " + Integer.toUnsignedString(group))
+                .attrString(Rtm.IFLA_IFALIAS, alias).attrU32(Rtm.IFLA_GROUP, group).send();
+    }
+
     public void rename(int index, String name) {
         setlink(index, "rename link " + index + " to " + name).attrString(Rtm.IFLA_IFNAME, name).send();
     }

@@ -10,8 +10,19 @@ import java.util.Arrays;
  * that opened it (see {@link Netns#run}), and stays there whatever thread uses it later.
  */
 public final class UdpSocket implements AutoCloseable {
-    /** The largest datagram sent or received: an Ethernet MTU. */
-    public static final int MAX_DATAGRAM = 1500;
+    /** The largest datagram sent: the largest UDP payload over IPv4 (the kernel fragments beyond the MTU). */
+    public static final int MAX_DATAGRAM = 65507;
+
+    /**
+     * A datagram received: its sender, and its bytes as far as the receive buffer held them.
+     *
+     * @param length the datagram's full length: more than {@code data.length} when it was truncated
+     */
+    public record Datagram(byte[] from, byte[] data, int length) {
+        public boolean truncated() {
+            return length > data.length;
+        }
+    }
 
     private final int fd;
     private final String device;
@@ -37,11 +48,15 @@ public final class UdpSocket implements AutoCloseable {
         Native.udpSendTo(fd, data, data.length, ipv4, port);
     }
 
-    /** The next datagram, or null when none arrives within {@code millis}. */
-    public byte[] receive(int millis) {
-        byte[] buf = new byte[MAX_DATAGRAM];
-        int n = Native.udpReceive(fd, buf, millis);
-        return n <= 0 ? null : Arrays.copyOf(buf, n);
+    /**
+     * The next datagram, at most {@code maxBytes} of it (the rest is cut, and {@link Datagram#length}
+     * says how long it was), or null when none arrives within {@code millis}.
+     */
+    public Datagram receive(int millis, int maxBytes) {
+        byte[] buf = new byte[maxBytes];
+        byte[] from = new byte[4];
+        int n = Native.udpReceive(fd, buf, millis, from);
+        return n <= 0 ? null : new Datagram(from, Arrays.copyOf(buf, Math.min(n, maxBytes)), n);
     }
 
     @Override

@@ -89,14 +89,16 @@ class CodecTest {
         m.attrString(Rtm.IFLA_IFNAME, "eth0").attrU32(Rtm.IFLA_MTU, 1450)
                 .attr(Rtm.IFLA_ADDRESS, MacAddress.parse("0a:58:0a:f4:00:07").bytes())
                 .attrU32(Rtm.IFLA_MASTER, 3).attrU32(Rtm.IFLA_TXQLEN, 1000).attrU32(Rtm.IFLA_LINK, 13)
-                .attrU32(Rtm.IFLA_LINK_NETNSID, 0).attrString(Rtm.IFLA_IFALIAS, "pod a").attrU8(Rtm.IFLA_OPERSTATE, 6);
+                .attrU32(Rtm.IFLA_LINK_NETNSID, 0).attrString(Rtm.IFLA_IFALIAS, "pod a").attrU8(Rtm.IFLA_OPERSTATE, 6)
+                .attrU32(Rtm.IFLA_GROUP, 0x6a0004d2);
         int info = m.nest(Rtm.IFLA_LINKINFO);
         m.attrString(Rtm.IFLA_INFO_KIND, "veth").attrString(Rtm.IFLA_INFO_SLAVE_KIND, "bridge");
         m.end(info);
 
         Link l = Link.decode(received(m));
         assertEquals(new Link(12, "eth0", "veth", Link.IFF_UP | Link.IFF_PROMISC | Link.IFF_BROADCAST, 1450,
-                MacAddress.parse("0a:58:0a:f4:00:07"), 3, 1000, 13, 0, "pod a", Link.OPER_UP, "bridge"), l);
+                MacAddress.parse("0a:58:0a:f4:00:07"), 3, 1000, 13, 0, "pod a", Link.OPER_UP, "bridge",
+                0x6a0004d2), l);
         assertTrue(l.up());
         assertTrue(l.promisc());
         assertFalse(l.allmulti());

@@ -53,6 +53,14 @@ class NewLinkFixturesTest {
     }
 
     @Test
+    void vethHostEndBornMarkedAsBridgeAndPtpCreateIt() throws IOException {
+        // Veth.setup's request: up, in a birth group (IFLA_GROUP), a port of br0 (ifindex 4), the
+        // peer in another namespace (fd 4 in ip's capture) with its MAC.
+        same("veth-host-end", NewLink.veth("x0", "x1").up().group(0x6a0004d2).master(4).mtu(1400)
+                .peerNamespaceFd(4).peerMac(MAC));
+    }
+
+    @Test
     void aBareKindHasNoInfoData() throws IOException {
         // jcni doctor probes kinds this way; "dummy" has no IFLA_INFO_DATA either, so the fixture applies.
         same("dummy", NewLink.ofKind("x0", "dummy"));

@@ -3,6 +3,7 @@ package io.jcni.linux;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Tag;
@@ -23,13 +24,26 @@ class UdpSocketTest {
                  UdpSocket tx = a.ns.run(() -> UdpSocket.bindToDevice("eth0", 6868))) {
                 assertEquals("eth0", tx.device());
                 byte[] hello = "hello".getBytes(StandardCharsets.US_ASCII);
-                byte[] got = null;
+                UdpSocket.Datagram got = null;
                 // The link may drop the first frames until the kernel has handled its carrier.
                 for (int i = 0; i < 40 && got == null; i++) {
                     tx.send(BROADCAST, 6767, hello); // from this (test) thread: the socket stays in a's namespace
-                    got = rx.receive(100);
+                    got = rx.receive(100, 1500);
                 }
-                assertArrayEquals(hello, got);
+                assertArrayEquals(hello, got.data());
+                assertArrayEquals(new byte[4], got.from(), "sent before eth0 had an address: from 0.0.0.0");
+
+                // Larger than the MTU: fragmented and reassembled; cut to what the receiver asks for, and said so.
+                byte[] big = new byte[9000];
+                for (int i = 0; i < big.length; i++) big[i] = (byte) i;
+                tx.send(BROADCAST, 6767, big);
+                UdpSocket.Datagram whole = rx.receive(2000, 16384);
+                assertArrayEquals(big, whole.data());
+                tx.send(BROADCAST, 6767, big);
+                UdpSocket.Datagram cut = rx.receive(2000, 1000);
+                assertEquals(1000, cut.data().length);
+                assertEquals(9000, cut.length());
+                assertTrue(cut.truncated());
             }
         }
     }

@@ -1,8 +1,8 @@
 package io.jcni.overlay;
 
+import io.jcni.common.Flags;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
@@ -17,15 +17,16 @@ import java.util.Set;
  * @param ipamHost       this host's name in cluster-ipam's index (its {@code host}); null: no reconcile
  * @param ipamReconcile  how often the reconcile runs; zero: never
  * @param ipamGrace      an allocation younger than this is never released (its ADD may be running)
+ * @param watchDeadline  a lease watch silent for longer is taken for dead and re-listed (etcd sends progress every 10 min when idle)
  * @param etcdSecurity   flanneld's --etcd-cafile/--etcd-certfile/--etcd-keyfile/--etcd-username/--etcd-password
  */
 public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String iface, String publicIp, Path subnetFile,
         boolean ipMasq, Duration leaseTtl, Duration etcdTimeout, String ipamPrefix, String ipamHost, Duration ipamReconcile,
-        Duration ipamGrace, io.jcni.etcd.EtcdSecurity etcdSecurity) {
+        Duration ipamGrace, Duration watchDeadline, io.jcni.etcd.EtcdSecurity etcdSecurity) {
 
     public static final Set<String> VALUE_FLAGS = union(io.jcni.etcd.EtcdSecurity.FLAGS, Set.of("--etcd-endpoints", "--etcd-prefix", "--iface", "--public-ip",
             "--subnet-file", "--subnet-lease-ttl", "--etcd-timeout", "--ipam-prefix", "--ipam-host", "--ipam-reconcile-every",
-            "--ipam-grace"));
+            "--ipam-grace", "--watch-deadline"));
     public static final Set<String> SWITCH_FLAGS = Set.of("--ip-masq");
 
     public static AgentOptions parse(List<String> args) {
@@ -35,43 +36,47 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
         boolean masq = false;
         Duration ttl = Duration.ofSeconds(60), timeout = Duration.ofSeconds(5);
         String ipamPrefix = "/jcni/ipam", ipamHost = null;
-        Duration reconcile = Duration.ofSeconds(60), grace = Duration.ofSeconds(120);
+        Duration reconcile = Duration.ofSeconds(60), grace = Duration.ofSeconds(120), watchDeadline = Duration.ofSeconds(900);
         io.jcni.etcd.EtcdSecurity security = io.jcni.etcd.EtcdSecurity.NONE;
-        List<String> rest = new ArrayList<>(args);
-        while (!rest.isEmpty()) {
-            String a = rest.removeFirst();
+        Flags f = new Flags(args);
+        while (f.next()) {
+            String a = f.name();
             if (a.equals("--ip-masq")) {
-                masq = true;
+                masq = f.switchValue();
                 continue;
             }
-            if (!VALUE_FLAGS.contains(a)) throw new IllegalArgumentException("overlay: unknown option " + a);
-            if (rest.isEmpty()) throw new IllegalArgumentException(a + " needs a value");
-            String v = rest.removeFirst();
-            if (io.jcni.etcd.EtcdSecurity.FLAGS.contains(a)) {
-                security = security.withFlag(a, v);
-                continue;
-            }
+            if (!VALUE_FLAGS.contains(a)) throw new IllegalArgumentException("overlay: unknown option " + f.token());
             switch (a) {
-                case "--etcd-endpoints" -> eps = io.jcni.etcd.EtcdClient.splitEndpoints(v);
-                case "--etcd-prefix" -> prefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
-                case "--iface" -> iface = v;
-                case "--public-ip" -> pub = v;
-                case "--subnet-file" -> subnetFile = Path.of(v);
-                case "--subnet-lease-ttl" -> ttl = Duration.ofSeconds(seconds(a, v, 2));
-                case "--etcd-timeout" -> timeout = Duration.ofSeconds(seconds(a, v, 1));
-                case "--ipam-prefix" -> ipamPrefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
-                case "--ipam-host" -> {
-                    if (!io.jcni.types.Names.isCniName(v)) throw new IllegalArgumentException(a + ": letters, digits, '.', '-' and '_' only: " + v);
-                    ipamHost = v;
+                case "--subnet-lease-ttl" -> ttl = f.duration(Duration.ofSeconds(2), MAX_PERIOD);
+                case "--etcd-timeout" -> timeout = f.duration(Duration.ofSeconds(1), MAX_PERIOD);
+                case "--ipam-reconcile-every" -> reconcile = f.duration(Duration.ZERO, MAX_PERIOD);
+                case "--ipam-grace" -> grace = f.duration(Duration.ofSeconds(1), MAX_PERIOD);
+                case "--watch-deadline" -> watchDeadline = f.duration(Duration.ofSeconds(1), MAX_PERIOD);
+                case "--subnet-file" -> subnetFile = f.path();
+                default -> {
+                    String v = f.value();
+                    if (io.jcni.etcd.EtcdSecurity.FLAGS.contains(a)) {
+                        security = security.withFlag(a, v);
+                        continue;
+                    }
+                    switch (a) {
+                        case "--etcd-endpoints" -> eps = io.jcni.etcd.EtcdClient.splitEndpoints(v);
+                        case "--etcd-prefix" -> prefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
+                        case "--iface" -> iface = v;
+                        case "--public-ip" -> pub = v;
+                        case "--ipam-prefix" -> ipamPrefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
+                        case "--ipam-host" -> {
+                            if (!io.jcni.types.Names.isCniName(v)) throw new IllegalArgumentException(a + ": letters, digits, '.', '-' and '_' only: " + v);
+                            ipamHost = v;
+                        }
+                        default -> throw new AssertionError(a);
+                    }
                 }
-                case "--ipam-reconcile-every" -> reconcile = Duration.ofSeconds(seconds(a, v, 0));
-                case "--ipam-grace" -> grace = Duration.ofSeconds(seconds(a, v, 1));
-                default -> throw new AssertionError(a);
             }
         }
         if (eps.isEmpty()) throw new IllegalArgumentException("--etcd-endpoints: no endpoint");
         if (ipamHost == null) ipamHost = io.jcni.plugins.ipam.clusteripam.ClusterIpamConfig.hostname(); // cluster-ipam's default
-        return new AgentOptions(eps, prefix, iface, pub, subnetFile, masq, ttl, timeout, ipamPrefix, ipamHost, reconcile, grace,
+        return new AgentOptions(eps, prefix, iface, pub, subnetFile, masq, ttl, timeout, ipamPrefix, ipamHost, reconcile, grace, watchDeadline,
                 security.validated());
     }
 
@@ -81,15 +86,8 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
         return Set.copyOf(u);
     }
 
-    private static long seconds(String flag, String v, long min) {
-        try {
-            long n = Long.parseLong(v);
-            if (n < min || n > 86400 * 7) throw new NumberFormatException();
-            return n;
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(flag + ": not a whole number of seconds >= " + min + ": " + v);
-        }
-    }
+    /** The longest period any of the agent's durations takes: a week. */
+    private static final Duration MAX_PERIOD = Duration.ofDays(7);
 
     public String configKey() {
         return etcdPrefix + "/config";

@@ -13,10 +13,19 @@ import io.jcni.types.IpAddr;
 
 /**
  * The kernel side of a backend: what makes a remote host's subnet reachable, in this host's
- * namespace. Every change is idempotent (replace on add; "not there" is fine on remove), so a
- * resync after a lost watch or an agent restart just re-applies.
+ * namespace. Every change is idempotent ("already ours" is fine on add, "not there" on remove), so
+ * a resync after a lost watch or an agent restart just re-applies.
+ *
+ * <p>Routes are added, never blindly replaced: a route to the same destination that jcni did not
+ * install (a connected route, the default route, an operator's static route) stays as it is and
+ * the remote subnet is skipped ({@link #add} returns false). jcni's routes are the ones carrying
+ * {@link #ROUTE_PROTOCOL} (flanneld uses "boot"); for VXLAN also any route through the agent's own
+ * VXLAN device, so routes a flanneld left on {@code flannel.<VNI>} are taken over.
  */
 public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
+
+    /** rtm_protocol of the agent's routes ({@code ip route} shows "proto 74"): how it knows its own. Unassigned in iproute2's rt_protos. */
+    int ROUTE_PROTOCOL = 74;
 
     /** Prepares the local side before the lease is taken; returns the lease to publish for {@code subnet}. */
     Lease local(Cidr subnet);
@@ -24,12 +33,16 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
     /** Finishes local setup once {@code subnet} is ours (VXLAN: the device's address). */
     void activate(Cidr subnet);
 
-    void add(Lease remote);
+    /** Makes {@code remote} reachable; false (nothing changed) when a route jcni does not own holds its subnet. */
+    boolean add(Lease remote);
 
     void remove(Lease remote);
 
     /** The pods' MTU: the underlay's minus the encapsulation. */
     int podMtu();
+
+    /** Our VXLAN device's MAC once {@link #local} ran; null for host-gw. */
+    String vtepMac();
 
     /**
      * flannel's VXLAN: one device {@code flannel.<VNI>} (local = our public address, dstport, learning
@@ -107,12 +120,14 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
         }
 
         @Override
-        public void add(Lease r) {
+        public boolean add(Lease r) {
             MacAddress vtep = MacAddress.parse(r.vtepMac());
             IpAddr gw = r.subnet().network();
+            // The route first: when it is not ours, nothing of this lease goes into the kernel.
+            if (!addOwnRoute(rt, Route.to(r.subnet().masked()).via(gw).dev(index).onlink(), old -> old.oif() == index)) return false;
             rt.replaceNeighbor(Neighbor.permanent(index, gw, vtep));
             rt.replaceNeighbor(Neighbor.fdb(index, vtep, r.publicIp()));
-            rt.replaceRoute(Route.to(r.subnet().masked()).via(gw).dev(index).onlink());
+            return true;
         }
 
         @Override
@@ -127,6 +142,11 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
         @Override
         public int podMtu() {
             return underlay.mtu() - cfg.overhead();
+        }
+
+        @Override
+        public String vtepMac() {
+            return mac == null ? null : mac.toString();
         }
     }
 
@@ -151,19 +171,49 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
         public void activate(Cidr subnet) {}
 
         @Override
-        public void add(Lease r) {
-            rt.replaceRoute(Route.to(r.subnet().masked()).via(r.publicIp()).dev(underlay.index()));
+        public boolean add(Lease r) {
+            return addOwnRoute(rt, Route.to(r.subnet().masked()).via(r.publicIp()).dev(underlay.index()), old -> false);
         }
 
         @Override
         public void remove(Lease r) {
-            ignoreMissing(() -> rt.deleteRoute(Route.to(r.subnet().masked()).via(r.publicIp()).dev(underlay.index())));
+            // The protocol is part of the match: an equal route someone else made is not deleted.
+            ignoreMissing(() -> rt.deleteRoute(Route.to(r.subnet().masked()).via(r.publicIp()).dev(underlay.index()).protocol(ROUTE_PROTOCOL)));
         }
 
         @Override
         public int podMtu() {
             return underlay.mtu();
         }
+
+        @Override
+        public String vtepMac() {
+            return null;
+        }
+    }
+
+    /**
+     * Adds {@code route} (marked with {@link #ROUTE_PROTOCOL}) with NLM_F_EXCL. On EEXIST the
+     * route in its place is replaced only when it is ours (our protocol, or {@code alsoOurs}); a
+     * foreign one is left alone and false returned.
+     */
+    private static boolean addOwnRoute(Rtnl rt, Route route, java.util.function.Predicate<Route> alsoOurs) {
+        Route marked = route.protocol(ROUTE_PROTOCOL);
+        try {
+            rt.addRoute(marked);
+            return true;
+        } catch (ErrnoException e) {
+            if (!e.is(Errno.EEXIST)) throw e;
+        }
+        Cidr dst = route.dst().masked();
+        for (Route old : rt.routes(io.jcni.linux.Family.INET, Route.TABLE_MAIN)) {
+            // The kernel's EEXIST is about this key: table main, destination, metric 0 (ours have none).
+            if (!old.dst().masked().equals(dst) || old.priority() != 0) continue;
+            if (old.protocol() != ROUTE_PROTOCOL && !alsoOurs.test(old)) return false;
+            rt.replaceRoute(marked);
+            return true;
+        }
+        return false; // gone meanwhile, or another key (tos): leave it to the next resync
     }
 
     private static void ignoreMissing(Runnable r) {

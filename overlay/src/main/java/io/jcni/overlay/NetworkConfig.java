@@ -11,7 +11,8 @@ import java.util.Map;
  *  "Backend":{"Type":"vxlan","VNI":1,"Port":8472}}</pre>
  * Defaults as flanneld's: SubnetLen 24 unless Network is smaller than a /22, then Network's length
  * plus 2; SubnetMin the second subnet of Network (flannel skips the first); SubnetMax the last one.
- * Backend type vxlan when absent (flanneld's own default, udp, is not offered: it was removed upstream too).
+ * Backend type vxlan when absent (flanneld's own default, udp, is still registered upstream and
+ * documented there for debugging only; its TUN device and user-space proxy are not offered here).
  *
  * @param subnetMin the first subnet's network address that may be leased
  * @param subnetMax the last subnet's network address that may be leased

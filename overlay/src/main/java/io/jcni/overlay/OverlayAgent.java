@@ -15,6 +15,7 @@ import io.jcni.plugins.meta.flannel.SubnetFile;
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -25,6 +26,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
+import java.util.Set;
+import java.util.HashSet;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -41,20 +44,43 @@ import java.util.concurrent.TimeUnit;
 public final class OverlayAgent implements AutoCloseable {
     private final AgentOptions opts;
     private final PrintStream log;
-    private final EtcdClient etcd;
     private final Rtnl rt;
     private final Random random = new Random();
     private final CountDownLatch ready = new CountDownLatch(1);
-    private final Map<Cidr, Lease> programmed = new HashMap<>();
     private final Object lock = new Object();
+    // Under lock: the remote leases programmed, every remote lease read (by key, in creation
+    // order) with what the validator found, the host facts they were checked against, what was logged.
+    private final Map<Cidr, Lease> programmed = new HashMap<>();
+    private final LeaseBook book = new LeaseBook();
+    private final Map<String, String> malformed = new HashMap<>();
+    private final Map<String, String> rejectionsLogged = new HashMap<>();
+    private final Set<Cidr> foreignRoutesLogged = new HashSet<>();
+    private LeaseValidator.Local checkedAgainst;
+    private volatile List<Cidr> underlayNets = List.of();
+    /** Replaced by the watchdog when a call hangs past its deadline (a client that hung once is not trusted again). */
+    private volatile EtcdClient etcd;
+    private final Object clientSwap = new Object();
+    /**
+     * Memory held for the watchdog: an etcd answer that fills the heap stays reachable while the
+     * call reading it hangs, and then nothing can be allocated, not even the log line or the new
+     * client that would end it. Freed when lease work is stuck or an Error was caught; taken again
+     * after the next successful keep-alive.
+     */
+    private static final int RESERVE_BYTES = 2 << 20;
+    @SuppressWarnings("unused")
+    private volatile byte[] reserve = new byte[RESERVE_BYTES];
+    private final LeaseWatchdog.Clock leaseWork = new LeaseWatchdog.Clock();
+    private final LeaseWatchdog.Clock watchTraffic = new LeaseWatchdog.Clock();
     private volatile boolean closed;
     private volatile AutoCloseable watchStream;
     private volatile long leaseId;
     private volatile Cidr subnet;
+    private volatile int keepAliveGeneration;
     private NetworkConfig cfg;
     private Dataplane dp;
+    private Link underlay;
     private IpAddr publicIp;
-    private Thread syncThread, keepAliveThread, ipamThread;
+    private volatile Thread syncThread, keepAliveThread, ipamThread, watchdogThread;
 
     private OverlayAgent(AgentOptions opts, PrintStream log) {
         this.opts = opts;
@@ -82,19 +108,21 @@ public final class OverlayAgent implements AutoCloseable {
 
     private void run() {
         try {
+            watchdogThread = Thread.ofPlatform().name("overlay-watchdog").daemon().start(this::watchdog);
             cfg = untilDone("read network config " + opts.configKey(), () -> {
-                Optional<KeyValue> kv = etcd.get(opts.configKey());
+                Optional<KeyValue> kv = leaseCall(() -> etcd.get(opts.configKey()));
                 if (kv.isEmpty()) throw new IOException("no network config at " + opts.configKey());
                 return NetworkConfig.parse(kv.get().value());
             });
-            Link underlay = underlay();
+            underlay = underlay();
             publicIp = publicIp(underlay);
+            underlayNets = underlayNetworks();
             dp = switch (cfg.backend()) {
                 case NetworkConfig.Vxlan v -> new Dataplane.Vxlan(rt, v, publicIp, underlay, n -> log("vxlan device", "notice=\"" + n + "\""));
                 case NetworkConfig.HostGw h -> new Dataplane.HostGw(rt, publicIp, underlay);
             };
-            acquire();
-            keepAliveThread = Thread.ofVirtual().name("overlay-keepalive").start(this::keepAlive);
+            acquire(0);
+            startKeepAlive(false);
             if (!opts.ipamReconcile().isZero() && opts.ipamHost() != null) {
                 ipamThread = Thread.ofPlatform().name("overlay-ipam-reconcile").daemon().start(this::ipamReconcileLoop);
             }
@@ -103,12 +131,16 @@ public final class OverlayAgent implements AutoCloseable {
             // closing
         } catch (RuntimeException e) {
             if (!closed) log("fatal", "error=\"" + e + "\"");
+        } catch (Error e) {
+            if (!closed) log("fatal", "error=\"" + e + "\"");
+            throw e;
         }
     }
 
     // ------------------------------------------------------------------ our subnet
 
-    private void acquire() throws InterruptedException {
+    /** Leases a subnet; {@code generation}: the keep-alive loop doing it (0: the first lease), which gives up once replaced. */
+    private void acquire(int generation) throws InterruptedException {
         Cidr previous = subnet;
         if (previous == null && Files.isRegularFile(opts.subnetFile())) {
             try {
@@ -118,10 +150,18 @@ public final class OverlayAgent implements AutoCloseable {
             }
         }
         Cidr prev = previous;
-        Lease mine = untilDone("lease a subnet", () -> tryAcquire(prev));
+        Lease mine = untilDone("lease a subnet", () -> {
+            if (generation != 0 && generation != keepAliveGeneration) throw new InterruptedIOException("replaced by the watchdog");
+            return tryAcquire(prev);
+        });
+        if (generation != 0 && generation != keepAliveGeneration) throw new InterruptedException();
         synchronized (lock) {
             subnet = mine.subnet();
             dp.activate(subnet);
+            if (checkedAgainst != null && !local().equals(checkedAgainst)) { // our subnet is another now: judge every lease again
+                recheckAll();
+                reconcileAll();
+            }
         }
         try {
             SubnetEnv.write(opts.subnetFile(), new SubnetFile(cfg.network(), subnet, dp.podMtu(), opts.ipMasq()));
@@ -143,57 +183,171 @@ public final class OverlayAgent implements AutoCloseable {
     private Lease tryAcquire(Cidr previous) throws IOException {
         Map<Cidr, KeyValue> kvs = new LinkedHashMap<>();
         Map<Cidr, Lease> leases = new LinkedHashMap<>();
-        for (KeyValue kv : etcd.getPrefix(Lease.subnetsDir(opts.etcdPrefix())).kvs()) {
+        for (KeyValue kv : leaseCall(() -> etcd.getPrefix(Lease.subnetsDir(opts.etcdPrefix()))).kvs()) {
             Lease l = parse(kv);
             if (l != null) {
                 leases.put(l.subnet(), l);
                 kvs.put(l.subnet(), kv);
             }
         }
-        Optional<Lease> own = SubnetChoice.ownLease(leases.values(), publicIp).filter(l -> cfg.leasable(l.subnet()));
-        long id = etcd.grantLease(opts.leaseTtl().toSeconds());
+        List<Cidr> avoid = underlayNets;
+        Optional<Lease> own = SubnetChoice.ownLease(leases.values(), publicIp)
+                .filter(l -> cfg.leasable(l.subnet()) && !SubnetChoice.overlapsAny(l.subnet(), avoid)
+                        && Lease.key(opts.etcdPrefix(), l.subnet()).equals(kvs.get(l.subnet()).key()));
+        long id = leaseCall(() -> etcd.grantLease(opts.leaseTtl().toSeconds()));
         boolean ok;
         Lease mine;
         if (own.isPresent()) {
             // A restart: take over our own lease (new etcd lease id) unless it changed meanwhile.
             mine = dp.local(own.get().subnet());
-            ok = etcd.putIfModRevision(Lease.key(opts.etcdPrefix(), mine.subnet()), kvs.get(mine.subnet()).modRevision(), mine.value(), id);
+            long rev = kvs.get(mine.subnet()).modRevision();
+            ok = leaseCall(() -> etcd.putIfModRevision(Lease.key(opts.etcdPrefix(), mine.subnet()), rev, mine.value(), id));
         } else {
-            Cidr pick = SubnetChoice.pick(cfg, leases.values(), previous, random)
+            Cidr pick = SubnetChoice.pick(cfg, leases.values(), previous, avoid, random)
                     .orElseThrow(() -> new IOException("no free subnet left in " + cfg.network()));
             mine = dp.local(pick);
-            ok = etcd.putIfAbsent(Lease.key(opts.etcdPrefix(), pick), mine.value(), id);
+            ok = leaseCall(() -> etcd.putIfAbsent(Lease.key(opts.etcdPrefix(), pick), mine.value(), id));
         }
         if (!ok) {
-            etcd.revokeLease(id);
+            leaseCall(() -> {
+                etcd.revokeLease(id);
+                return null;
+            });
             throw new IOException("subnet " + mine.subnet() + " was taken meanwhile");
         }
         leaseId = id;
         return mine;
     }
 
-    private void keepAlive() {
+    /**
+     * Starts a keep-alive loop; the one before it (if any) ends at its next step. Synchronized: the
+     * start-up and the watchdog may both start one, and each must get a generation of its own.
+     */
+    private synchronized void startKeepAlive(boolean leaseFirst) {
+        int generation = ++keepAliveGeneration;
+        keepAliveThread = Thread.ofPlatform().name("overlay-keepalive-" + generation).daemon().start(() -> keepAlive(generation, leaseFirst));
+    }
+
+    /**
+     * Renews our etcd lease every third of its TTL; takes the subnet again when the lease is gone.
+     * Any Throwable (an Error inside the HTTP client too) is logged and retried with back-off, never
+     * left to end the thread silently; and should the thread end or hang anyway, the watchdog
+     * starts another ({@code leaseFirst}: re-lease before renewing).
+     */
+    private void keepAlive(int generation, boolean leaseFirst) {
         long period = Math.max(500, opts.leaseTtl().toMillis() / 3);
         Backoff backoff = backoff(opts.leaseTtl().dividedBy(3));
         boolean failing = false;
-        while (!closed) {
+        int failures = 0;
+        boolean lease = leaseFirst;
+        while (!closed && generation == keepAliveGeneration) {
             try {
+                if (lease) {
+                    acquire(generation);
+                    lease = false;
+                }
                 Thread.sleep(failing ? backoff.nextMillis() : period);
-                long ttl = etcd.keepAlive(leaseId);
+                if (generation != keepAliveGeneration) return;
+                long id = leaseId;
+                long ttl = leaseCall(() -> etcd.keepAlive(id));
                 if (failing) log("etcd reachable again", "");
                 failing = false;
+                failures = 0;
+                if (reserve == null) reserve = new byte[RESERVE_BYTES];
                 backoff.reset();
                 if (ttl <= 0) {
                     log("lease expired; leasing again", "subnet=" + subnet);
-                    acquire();
+                    lease = true;
+                }
+            } catch (InterruptedException e) {
+                if (closed || generation != keepAliveGeneration) return;
+            } catch (Throwable e) {
+                if (closed || generation != keepAliveGeneration) return;
+                if (!(e instanceof IOException)) reserve = null;
+                if (!failing) log("lease keep-alive failed; retrying", "error=\"" + e + "\"");
+                failing = true;
+                // After an Error inside it, or a streak of failures, the client itself is suspect
+                // (an HttpClient whose selector thread died fails every call): a new one is cheap.
+                if (!(e instanceof IOException) || ++failures % 3 == 0) replaceEtcdClient(etcd);
+            }
+        }
+    }
+
+    /**
+     * Every second: is the lease work (a keep-alive or a leasing step) stuck in one etcd call past
+     * its deadline, has the keep-alive thread ended, has the watch been silent past its deadline?
+     * A stuck call: the etcd client is replaced (the stuck call fails) and the keep-alive starts
+     * over with a re-lease; a silent watch is closed, so the sync loop re-lists and watches again.
+     */
+    private void watchdog() {
+        LeaseWatchdog dog = new LeaseWatchdog(leaseCallDeadline(), watchDeadline());
+        while (!closed) {
+            try {
+                Thread.sleep(1000);
+                long now = System.nanoTime();
+                Thread ka = keepAliveThread;
+                switch (dog.leaseVerdict(leaseWork, ka == null || ka.isAlive(), now)) {
+                    case OK -> {}
+                    case STUCK -> {
+                        long stuckMs = leaseWork.busyMillis(now);
+                        reserve = null; // room to act in, should the heap be full of what the stuck client read
+                        replaceEtcdClient(etcd);
+                        if (ka != null) startKeepAlive(true);
+                        log("lease keep-alive stalled; new etcd client, leasing again", "stuck_ms=" + stuckMs + " deadline_ms=" + leaseCallDeadline().toMillis());
+                    }
+                    case DEAD -> {
+                        reserve = null;
+                        replaceEtcdClient(etcd);
+                        startKeepAlive(true);
+                        log("lease keep-alive thread ended; new etcd client, leasing again", "");
+                    }
+                }
+                if (dog.watchStalled(watchTraffic, now)) {
+                    log("lease watch silent past its deadline; re-listing", "deadline_s=" + watchDeadline().toSeconds());
+                    watchTraffic.idle();
+                    closeWatch();
                 }
             } catch (InterruptedException e) {
                 return;
-            } catch (IOException e) {
-                if ((!failing || e instanceof io.jcni.etcd.EtcdAuthException) && !closed) log("lease keep-alive failed; retrying", "error=\"" + e.getMessage() + "\"");
-                failing = true;
+            } catch (Throwable e) {
+                reserve = null;
+                if (!closed) log("watchdog round failed", "error=\"" + e + "\"");
             }
         }
+    }
+
+    /** Replaces {@code old} (unless someone already did): calls in flight on it fail, the next ones use a fresh client. */
+    private void replaceEtcdClient(EtcdClient old) {
+        synchronized (clientSwap) {
+            if (etcd != old) return;
+            etcd = new EtcdClient(opts.etcdEndpoints(), opts.etcdTimeout(), opts.etcdSecurity());
+        }
+        leaseWork.idle();
+        try {
+            old.abort();
+        } catch (Throwable e) {
+            log("aborting the old etcd client failed", "error=\"" + e + "\"");
+        }
+    }
+
+    /** One etcd call of the lease work, timed for the watchdog. */
+    private <T> T leaseCall(EtcdStep<T> call) throws IOException {
+        long token = leaseWork.busy(System.nanoTime());
+        try {
+            return call.run();
+        } finally {
+            leaseWork.idle(token);
+        }
+    }
+
+    /** How long one etcd call may take before it counts as stuck: each endpoint may use the request timeout twice (connect, answer), plus 2 s. */
+    private Duration leaseCallDeadline() {
+        return opts.etcdTimeout().multipliedBy(2L * opts.etcdEndpoints().size()).plusSeconds(2);
+    }
+
+    /** etcd sends a progress notification on an idle watch every 10 minutes by default; a watch silent for longer is dead. */
+    private Duration watchDeadline() {
+        return opts.watchDeadline();
     }
 
     // ------------------------------------------------------------------ the other hosts
@@ -205,76 +359,154 @@ public final class OverlayAgent implements AutoCloseable {
         while (!closed) {
             try {
                 EtcdClient.RangeResult all = etcd.getPrefix(dir);
-                Map<Cidr, Lease> wanted = new HashMap<>();
-                for (KeyValue kv : all.kvs()) {
-                    Lease l = parse(kv);
-                    if (l != null && isRemote(l)) wanted.put(l.subnet(), l);
+                List<KeyValue> byCreation = new java.util.ArrayList<>(all.kvs());
+                byCreation.sort(java.util.Comparator.comparingLong(KeyValue::createRevision));
+                List<Cidr> nets = underlayNetworks();
+                synchronized (lock) {
+                    underlayNets = nets;
+                    book.clear();
+                    malformed.clear();
+                    checkedAgainst = local();
+                    for (KeyValue kv : byCreation) read(kv);
+                    reconcileAll();
                 }
-                apply(LeaseDiff.between(snapshot(), wanted));
                 if (failing) log("watching again", "revision=" + all.revision());
                 failing = false;
                 backoff.reset();
-                etcd.watch(dir, all.revision() + 1, this::onEvent, s -> watchStream = s);
-            } catch (IOException | RuntimeException e) {
+                watchTraffic.busy(System.nanoTime());
+                try {
+                    etcd.watch(dir, all.revision() + 1, this::onEvent, s -> watchStream = s, () -> watchTraffic.busy(System.nanoTime()));
+                } finally {
+                    watchTraffic.idle();
+                }
+            } catch (Throwable e) {
+                // An Error too (out of memory inside the HTTP client): this loop is the only one watching.
                 if (closed) return;
-                if (!failing || e instanceof io.jcni.etcd.EtcdAuthException) log("lost the lease watch; re-listing", "error=\"" + e.getMessage() + "\"");
+                if (e instanceof InterruptedIOException) Thread.interrupted(); // not closing: a stray interrupt, not a reason to stop
+                if (!failing || e instanceof io.jcni.etcd.EtcdAuthException) log("lost the lease watch; re-listing", "error=\"" + e + "\"");
                 failing = true;
+                if (!(e instanceof IOException)) replaceEtcdClient(etcd);
                 Thread.sleep(backoff.nextMillis());
             }
         }
     }
 
-    /** One key changed: diff just that subnet (O(1) per event, so 1,000 new leases cost 1,000 small steps). */
+    /** One key changed: re-judge the leases it can conflict with (not the others) and program what changed for their subnets. */
     private void onEvent(WatchEvent ev) {
-        Cidr sn = Lease.subnetOfKey(opts.etcdPrefix(), ev.kv().key());
-        if (sn == null || sn.masked().equals(subnet)) return; // our own lease: the keep-alive looks after it
-        sn = sn.masked();
-        Lease wanted = null;
-        if (!ev.deleted()) {
-            Lease l = parse(ev.kv());
-            if (l != null && isRemote(l)) wanted = l;
-        }
-        Lease have;
         synchronized (lock) {
-            have = programmed.get(sn);
+            if (!local().equals(checkedAgainst)) {
+                recheckAll();
+                if (ev.deleted()) remove(ev.kv().key());
+                else read(ev.kv());
+                reconcileAll();
+                return;
+            }
+            LeaseBook.Change ch = ev.deleted() ? remove(ev.kv().key()) : read(ev.kv());
+            if (ch != null) reconcile(ch);
         }
-        apply(LeaseDiff.between(have == null ? Map.of() : Map.of(sn, have), wanted == null ? Map.of() : Map.of(sn, wanted)));
     }
 
-    private boolean isRemote(Lease l) {
-        if (l.publicIp().equals(publicIp) || l.subnet().equals(subnet)) return false;
-        if (!l.backendType().equals(cfg.backend().type())) {
-            log("ignoring a lease of another backend", "subnet=" + l.subnet() + " backend=" + l.backendType());
-            return false;
-        }
-        return true;
+    private LeaseBook.Change remove(String key) {
+        malformed.remove(key);
+        return book.remove(key);
     }
 
-    private Map<Cidr, Lease> snapshot() {
-        synchronized (lock) {
-            return new HashMap<>(programmed);
+    /**
+     * Records one key's lease (under lock), checked against this host; returns what changed.
+     * Not a subnet key, or our own: nothing (the keep-alive looks after ours).
+     */
+    private LeaseBook.Change read(KeyValue kv) {
+        Cidr keySubnet = Lease.subnetOfKey(opts.etcdPrefix(), kv.key());
+        if (keySubnet == null || isOwnKey(kv.key())) return null;
+        Lease l;
+        try {
+            l = Lease.parse(keySubnet, kv.value());
+        } catch (IllegalArgumentException e) {
+            LeaseBook.Change ch = book.remove(kv.key());
+            malformed.put(kv.key(), "malformed: " + e.getMessage());
+            ch.keys().add(kv.key());
+            return ch;
         }
+        malformed.remove(kv.key());
+        var c = new LeaseValidator.Candidate(kv.key(), keySubnet, kv.createRevision(), l);
+        return book.put(new LeaseValidator.Checked(c, LeaseValidator.problem(checkedAgainst, c)));
+    }
+
+    private boolean isOwnKey(String key) {
+        Cidr own = subnet;
+        return own != null && key.equals(Lease.key(opts.etcdPrefix(), own));
+    }
+
+    /** What this host is now, for the validator. */
+    private LeaseValidator.Local local() {
+        return new LeaseValidator.Local(cfg, subnet, publicIp, underlayNets, dp.vtepMac());
+    }
+
+    /** This host's facts changed (our subnet, the underlay): every lease is checked again, and our own key leaves the book. */
+    private void recheckAll() {
+        LeaseValidator.Local local = local();
+        List<LeaseValidator.Checked> all = new java.util.ArrayList<>(book.all());
+        all.sort(java.util.Comparator.comparingLong(ch -> ch.candidate().createRevision()));
+        book.clear();
+        checkedAgainst = local;
+        for (LeaseValidator.Checked ch : all) {
+            if (!isOwnKey(ch.candidate().key())) book.put(new LeaseValidator.Checked(ch.candidate(), LeaseValidator.problem(local, ch.candidate())));
+        }
+    }
+
+    /** Under lock, after a full list or a re-check: logs each new rejection once and programs the whole difference. */
+    private void reconcileAll() {
+        Map<String, String> rejected = new LinkedHashMap<>(malformed);
+        rejected.putAll(book.rejected());
+        LeaseValidator.newlyRejected(rejectionsLogged, rejected)
+                .forEach((key, why) -> log("ignoring a lease", "key=" + key + " reason=\"" + why + "\""));
+        Map<Cidr, Lease> wanted = new HashMap<>();
+        book.accepted().forEach((sn, ch) -> wanted.put(sn, ch.candidate().lease()));
+        apply(LeaseDiff.between(programmed, wanted));
+    }
+
+    /** Under lock, after one change: the same, for the keys and subnets it touched only. */
+    private void reconcile(LeaseBook.Change ch) {
+        for (String key : ch.keys()) {
+            String why = malformed.containsKey(key) ? malformed.get(key) : book.rejected().get(key);
+            if (why == null) {
+                rejectionsLogged.remove(key);
+            } else if (!why.equals(rejectionsLogged.get(key))) {
+                rejectionsLogged.put(key, why);
+                log("ignoring a lease", "key=" + key + " reason=\"" + why + "\"");
+            }
+        }
+        Map<Cidr, Lease> have = new HashMap<>(), wanted = new HashMap<>();
+        for (Cidr sn : ch.subnets()) {
+            Lease h = programmed.get(sn);
+            if (h != null) have.put(sn, h);
+            LeaseValidator.Checked w = book.accepted().get(sn);
+            if (w != null) wanted.put(sn, w.candidate().lease());
+        }
+        apply(LeaseDiff.between(have, wanted));
     }
 
     private void apply(LeaseDiff d) {
-        synchronized (lock) {
-            for (Lease l : d.removes()) {
-                try {
-                    dp.remove(l);
-                    programmed.remove(l.subnet());
-                    log("removed remote", "subnet=" + l.subnet() + " public_ip=" + l.publicIp());
-                } catch (RuntimeException e) {
-                    log("removing a remote failed", "subnet=" + l.subnet() + " error=\"" + e.getMessage() + "\"");
-                }
+        for (Lease l : d.removes()) {
+            try {
+                dp.remove(l);
+                programmed.remove(l.subnet());
+                log("removed remote", "subnet=" + l.subnet() + " public_ip=" + l.publicIp());
+            } catch (RuntimeException e) {
+                log("removing a remote failed", "subnet=" + l.subnet() + " error=\"" + e.getMessage() + "\"");
             }
-            for (Lease l : d.adds()) {
-                try {
-                    dp.add(l);
+        }
+        for (Lease l : d.adds()) {
+            try {
+                if (dp.add(l)) {
                     programmed.put(l.subnet(), l);
+                    foreignRoutesLogged.remove(l.subnet());
                     log("added remote", "subnet=" + l.subnet() + " public_ip=" + l.publicIp());
-                } catch (RuntimeException e) {
-                    log("adding a remote failed", "subnet=" + l.subnet() + " error=\"" + e.getMessage() + "\"");
+                } else if (foreignRoutesLogged.add(l.subnet())) {
+                    log("not adding a remote: a route jcni did not install holds its subnet", "subnet=" + l.subnet() + " public_ip=" + l.publicIp());
                 }
+            } catch (RuntimeException e) {
+                log("adding a remote failed", "subnet=" + l.subnet() + " error=\"" + e.getMessage() + "\"");
             }
         }
     }
@@ -285,8 +517,7 @@ public final class OverlayAgent implements AutoCloseable {
         try {
             return Lease.parse(sn, kv.value());
         } catch (IllegalArgumentException e) {
-            log("ignoring a malformed lease", "key=" + kv.key() + " error=\"" + e.getMessage() + "\"");
-            return null;
+            return null; // the sync loop logs it, once
         }
     }
 
@@ -359,6 +590,16 @@ public final class OverlayAgent implements AutoCloseable {
         return addrs.getFirst().address();
     }
 
+    /** The underlay device's connected networks (its routes without a gateway): no lease may cover one. */
+    private List<Cidr> underlayNetworks() {
+        Set<Cidr> nets = new java.util.LinkedHashSet<>();
+        for (Address a : rt.addresses(underlay.index(), Family.INET)) nets.add(new Cidr(a.address(), a.prefixLength()).masked());
+        for (Route r : rt.routes(Family.INET, Route.TABLE_MAIN)) {
+            if (r.oif() == underlay.index() && r.gateway() == null && r.dst().prefix() > 0) nets.add(r.dst().masked());
+        }
+        return List.copyOf(nets);
+    }
+
     // ------------------------------------------------------------------ plumbing
 
     private interface EtcdStep<T> {
@@ -373,12 +614,19 @@ public final class OverlayAgent implements AutoCloseable {
             if (closed) throw new InterruptedException();
             try {
                 return step.run();
+            } catch (InterruptedIOException e) {
+                throw new InterruptedException(e.getMessage());
             } catch (IOException | IllegalArgumentException e) {
                 // A TLS or authentication failure is logged every time: it is a wrong file or password, not a blip.
                 if (!logged || e instanceof io.jcni.etcd.EtcdAuthException) {
                     log(what + " failed; retrying with back-off", "error=\"" + e.getMessage() + "\"");
                 }
                 logged = true;
+                Thread.sleep(backoff.nextMillis());
+            } catch (Throwable e) {
+                // An Error inside the HTTP client: logged, a fresh client, and try again.
+                log(what + " failed; retrying with back-off", "error=\"" + e + "\"");
+                replaceEtcdClient(etcd);
                 Thread.sleep(backoff.nextMillis());
             }
         }
@@ -392,17 +640,16 @@ public final class OverlayAgent implements AutoCloseable {
         return new Backoff(Backoff.FIRST, Backoff.capWithin(bound), random);
     }
 
+    /** Never throws: a log line that cannot be built (heap full) is dropped, not allowed to end the loop that logs it. */
     private void log(String msg, String fields) {
-        log.println(Instant.now() + " jcnid overlay msg=\"" + msg + "\"" + (fields.isEmpty() ? "" : " " + fields));
+        try {
+            log.println(Instant.now() + " jcnid overlay msg=\"" + msg + "\"" + (fields.isEmpty() ? "" : " " + fields));
+        } catch (Throwable ignored) {
+            // out of memory: the watchdog frees its reserve and acts; the next line gets through
+        }
     }
 
-    /** Clean shutdown: stop watching, release our subnet (revoke the etcd lease), remove the masquerade chain. Routes stay. */
-    @Override
-    public void close() {
-        closed = true;
-        if (keepAliveThread != null) keepAliveThread.interrupt();
-        if (ipamThread != null) ipamThread.interrupt();
-        syncThread.interrupt();
+    private void closeWatch() {
         AutoCloseable w = watchStream;
         if (w != null) {
             try {
@@ -411,6 +658,17 @@ public final class OverlayAgent implements AutoCloseable {
                 // closing a broken stream
             }
         }
+    }
+
+    /** Clean shutdown: stop watching, release our subnet (revoke the etcd lease), remove the masquerade chain. Routes stay. */
+    @Override
+    public void close() {
+        closed = true;
+        if (watchdogThread != null) watchdogThread.interrupt();
+        if (keepAliveThread != null) keepAliveThread.interrupt();
+        if (ipamThread != null) ipamThread.interrupt();
+        syncThread.interrupt();
+        closeWatch();
         try {
             syncThread.join(2000);
         } catch (InterruptedException e) {
@@ -431,7 +689,7 @@ public final class OverlayAgent implements AutoCloseable {
                 log("masquerade teardown failed", "error=\"" + e.getMessage() + "\"");
             }
         }
-        etcd.close();
+        etcd.abort(); // not close(): it would wait for a call that hangs
         rt.close();
     }
 }

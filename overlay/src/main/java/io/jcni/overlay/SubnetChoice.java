@@ -17,7 +17,8 @@ import java.util.random.RandomGenerator;
  * <p>Order, as flanneld: (1) a lease already carrying our PublicIP (an agent restart: keep the
  * subnet and every pod on it); (2) the subnet of our previous subnet.env, if free and still
  * leasable (a restart after the lease expired); (3) a random free subnet among the first 100 free
- * ones, so that hosts starting together rarely collide.
+ * ones, so that hosts starting together rarely collide. A subnet overlapping one of {@code avoid}
+ * (the underlay's networks: taking one would cut the host off its peers) is never chosen.
  */
 public final class SubnetChoice {
     private SubnetChoice() {}
@@ -28,20 +29,27 @@ public final class SubnetChoice {
     }
 
     /** A free subnet to try, or empty when the network is full. */
-    public static Optional<Cidr> pick(NetworkConfig cfg, Collection<Lease> leases, Cidr previous, RandomGenerator random) {
+    public static Optional<Cidr> pick(NetworkConfig cfg, Collection<Lease> leases, Cidr previous, Collection<Cidr> avoid, RandomGenerator random) {
         Set<Cidr> taken = new HashSet<>();
         for (Lease l : leases) taken.add(l.subnet());
         if (previous != null) {
             Cidr p = previous.masked();
-            if (cfg.leasable(p) && !taken.contains(p)) return Optional.of(p);
+            if (cfg.leasable(p) && !taken.contains(p) && !overlapsAny(p, avoid)) return Optional.of(p);
         }
         List<Cidr> free = new ArrayList<>();
         long n = cfg.capacity();
         for (long i = 0; i < n && free.size() < 100; i++) {
             Cidr c = cfg.subnet(i);
-            if (!taken.contains(c)) free.add(c);
+            if (!taken.contains(c) && !overlapsAny(c, avoid)) free.add(c);
         }
         if (free.isEmpty()) return Optional.empty();
         return Optional.of(free.get(random.nextInt(free.size())));
+    }
+
+    static boolean overlapsAny(Cidr c, Collection<Cidr> avoid) {
+        for (Cidr a : avoid) {
+            if (LeaseValidator.overlap(c, a)) return true;
+        }
+        return false;
     }
 }

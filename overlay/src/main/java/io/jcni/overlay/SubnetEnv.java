@@ -1,11 +1,11 @@
 package io.jcni.overlay;
 
+import io.jcni.common.AtomicFile;
 import io.jcni.plugins.meta.flannel.SubnetFile;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 
 /**
  * Reading and writing {@code subnet.env}; the format is {@link SubnetFile}'s, shared with the
@@ -17,13 +17,8 @@ public final class SubnetEnv {
     public static void write(Path file, SubnetFile content) throws IOException {
         Path dir = file.toAbsolutePath().getParent();
         Files.createDirectories(dir);
-        Path tmp = Files.createTempFile(dir, ".subnet", ".tmp");
-        try {
-            Files.writeString(tmp, content.format(), StandardCharsets.UTF_8);
-            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
+        // Not fsynced: the agent writes it again whenever it starts or its lease changes.
+        AtomicFile.write(file, content.format(), AtomicFile.PRIVATE, AtomicFile.Durability.ATOMIC_ONLY);
     }
 
     /** {@link IllegalArgumentException} if a variable is missing or malformed. */

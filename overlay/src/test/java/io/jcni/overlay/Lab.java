@@ -73,6 +73,11 @@ final class Lab implements AutoCloseable {
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("etcd.log").toFile())).start();
     }
 
+    /** SIGSTOP / SIGCONT to etcd (by pid: nsenter execs etcd, so the process is etcd itself). */
+    void freezeEtcd(boolean frozen) throws Exception {
+        sh("kill", frozen ? "-STOP" : "-CONT", Long.toString(etcd.pid()));
+    }
+
     void killEtcd() throws InterruptedException {
         etcd.destroyForcibly();
         etcd.waitFor(10, TimeUnit.SECONDS);
@@ -89,7 +94,12 @@ final class Lab implements AutoCloseable {
         Files.createDirectories(dir.resolve(h));
     }
 
-    Path subnetFile(int i) {
+    /** Host i's jcnid socket. */
+    Path socket(int i) {
+        return dir.resolve(host(i)).resolve("jcnid.sock");
+    }
+
+        Path subnetFile(int i) {
         return dir.resolve(host(i)).resolve("subnet.env");
     }
 
@@ -166,8 +176,8 @@ final class Lab implements AutoCloseable {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         for (String t : List.of("bridge", "host-local", "flannel", "loopback")) {
             Path f = bin.resolve(t);
-            Files.writeString(f, "#!/bin/sh\n# jcni-launcher\nexec " + java + " -Xlog:disable -Xlog:all=warning:stderr --enable-native-access=ALL-UNNAMED -cp '"
-                    + System.getProperty("java.class.path") + "' io.jcni.plugins.PluginMain " + t + "\n");
+            Files.writeString(f, io.jcni.common.Launcher.script(io.jcni.common.Launcher.Kind.PLUGIN, "the overlay lab", java,
+                    System.getProperty("java.class.path"), null, null, "io.jcni.plugins.PluginMain " + t));
             f.toFile().setExecutable(true);
         }
         return bin;
@@ -247,6 +257,13 @@ final class Lab implements AutoCloseable {
 
     @Override
     public void close() {
+        if (etcd != null && etcd.isAlive()) {
+            try {
+                freezeEtcd(false); // a test that failed while etcd was stopped
+            } catch (Exception ignored) {
+                // best effort
+            }
+        }
         for (Process p : agents.values()) p.destroyForcibly();
         for (Process p : agents.values()) {
             try {

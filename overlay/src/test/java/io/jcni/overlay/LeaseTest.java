@@ -39,17 +39,23 @@ class LeaseTest {
         NetworkConfig cfg = NetworkConfig.parse("{\"Network\":\"10.5.0.0/16\"}");
         assertEquals(A, SubnetChoice.ownLease(List.of(A), IpAddr.parse("192.168.0.2")).orElseThrow());
         assertTrue(SubnetChoice.ownLease(List.of(A), IpAddr.parse("192.168.0.9")).isEmpty());
-        assertEquals(Cidr.parse("10.5.7.0/24"), SubnetChoice.pick(cfg, List.of(A), Cidr.parse("10.5.7.1/24"), new Random(1)).orElseThrow());
-        Cidr p = SubnetChoice.pick(cfg, List.of(A), Cidr.parse("10.5.1.0/24"), new Random(1)).orElseThrow();
+        assertEquals(Cidr.parse("10.5.7.0/24"), SubnetChoice.pick(cfg, List.of(A), Cidr.parse("10.5.7.1/24"), List.of(), new Random(1)).orElseThrow());
+        Cidr p = SubnetChoice.pick(cfg, List.of(A), Cidr.parse("10.5.1.0/24"), List.of(), new Random(1)).orElseThrow();
         assertTrue(cfg.leasable(p) && !p.equals(A.subnet()), "previous taken: another free one");
         for (int seed = 0; seed < 50; seed++) {
-            Cidr c = SubnetChoice.pick(cfg, List.of(A), null, new Random(seed)).orElseThrow();
+            Cidr c = SubnetChoice.pick(cfg, List.of(A), null, List.of(), new Random(seed)).orElseThrow();
             assertTrue(cfg.leasable(c) && !c.equals(A.subnet()));
             assertTrue(c.address().compareTo(IpAddr.parse("10.5.101.0")) <= 0, "among the first 100 free");
         }
+        // never a subnet over the underlay, not even the previous one
+        NetworkConfig wide = NetworkConfig.parse("{\"Network\":\"192.168.0.0/16\",\"SubnetMin\":\"192.168.77.0\",\"SubnetMax\":\"192.168.78.0\"}");
+        List<Cidr> underlay = List.of(Cidr.parse("192.168.77.0/24"));
+        for (int seed = 0; seed < 10; seed++) {
+            assertEquals(Cidr.parse("192.168.78.0/24"), SubnetChoice.pick(wide, List.of(), Cidr.parse("192.168.77.0/24"), underlay, new Random(seed)).orElseThrow());
+        }
         NetworkConfig tiny = NetworkConfig.parse("{\"Network\":\"10.5.0.0/23\"}");
         List<Lease> full = List.of(lease("10.5.0.128/25"), lease("10.5.1.0/25"), lease("10.5.1.128/25"));
-        assertTrue(SubnetChoice.pick(tiny, full, null, new Random()).isEmpty());
+        assertTrue(SubnetChoice.pick(tiny, full, null, List.of(), new Random()).isEmpty());
     }
 
     @Test

@@ -116,6 +116,23 @@ class OverlayLabTest {
         }
     }
 
+    /** etcd down when the agents start: they wait (no subnet.env), and lease as soon as it is up. */
+    @Test
+    void etcdDownAtStart() throws Exception {
+        try (Lab lab = new Lab()) {
+            lab.start("{\"Network\":\"10.75.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
+            lab.killEtcd();
+            for (int i = 1; i <= 2; i++) lab.addHost(i);
+            for (int i = 1; i <= 2; i++) lab.startAgent(i);
+            Lab.waitFor("host 1 retrying", Duration.ofSeconds(60), () -> lab.log(1).contains("failed; retrying with back-off"));
+            assertFalse(java.nio.file.Files.exists(lab.subnetFile(1)), "no subnet without etcd");
+            lab.startEtcd();
+            Map<Integer, SubnetFile> envs = new LinkedHashMap<>();
+            for (int i = 1; i <= 2; i++) envs.put(i, lab.awaitSubnetEnv(i));
+            allPodsReachEachOther(lab, pods(lab, envs), 1450);
+        }
+    }
+
     /**
      * A full network (3 leasable subnets, 3 hosts): a 4th host waits; when host 3 dies its lease
      * expires, host 4 leases that subnet, and host 1's route for it moves to host 4 (host-gw).

@@ -66,6 +66,9 @@ class SubnetEnvTest {
         assertEquals("/jcni/ipam", d.ipamPrefix());
         assertEquals(java.time.Duration.ofSeconds(60), d.ipamReconcile());
         assertEquals(java.time.Duration.ofSeconds(120), d.ipamGrace());
+        assertEquals(java.time.Duration.ofSeconds(900), d.watchDeadline());
+        assertEquals(java.time.Duration.ofSeconds(20), AgentOptions.parse(List.of("--watch-deadline", "20")).watchDeadline());
+        assertThrows(IllegalArgumentException.class, () -> AgentOptions.parse(List.of("--watch-deadline", "0")));
         assertThrows(IllegalArgumentException.class, () -> AgentOptions.parse(List.of("--ipam-host", "a/b")));
         assertThrows(IllegalArgumentException.class, () -> AgentOptions.parse(List.of("--kube-subnet-mgr")));
         assertThrows(IllegalArgumentException.class, () -> AgentOptions.parse(List.of("--subnet-lease-ttl", "1")));

@@ -6,8 +6,6 @@ import io.jcni.types.Json;
 import io.jcni.types.NetConfList;
 import io.jcni.types.PluginConf;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -27,6 +25,10 @@ import java.util.Map;
  * {@link #load} refuses to guess. It fails, naming the file and the field, when the requested network's
  * file is malformed, when a file is so malformed that its network name cannot be read, or when two files
  * define the same network. Nothing is ever written.
+ *
+ * <p>Only regular files are read ({@link DirectoryFile}): a FIFO, a device or a symlink leading out of
+ * the directory is skipped with the reason, never opened, so neither a listing nor a load can hang or
+ * read someone else's file.
  */
 public final class ConfigLoader {
     private ConfigLoader() {}
@@ -168,20 +170,25 @@ public final class ConfigLoader {
         return out;
     }
 
+    /** The file's text; anything but a regular file inside its own directory is an I/O failure, never read. */
     private static String read(Path file) {
         try {
-            return Files.readString(file, StandardCharsets.UTF_8);
+            return DirectoryFile.readUtf8(directoryOf(file), file, DirectoryFile.CONFIG_LIMIT);
+        } catch (DirectoryFile.RefusedException e) {
+            throw new CniException(ErrorCode.IO_FAILURE, "refused to read " + file, String.valueOf(e.getMessage()), e);
         } catch (IOException e) {
             throw new CniException(ErrorCode.IO_FAILURE, "error reading " + file, String.valueOf(e.getMessage()), e);
-        } catch (UncheckedIOException e) {
-            throw new CniException(ErrorCode.IO_FAILURE, "error reading " + file, String.valueOf(e.getMessage()), e);
         }
+    }
+
+    private static Path directoryOf(Path file) {
+        return file.toAbsolutePath().getParent();
     }
 
     /** The network name a (possibly malformed) file declares, when it can be read. */
     private static String peekName(Path file) {
         try {
-            Object v = Json.parse(Files.readString(file, StandardCharsets.UTF_8));
+            Object v = Json.parse(DirectoryFile.readUtf8(directoryOf(file), file, DirectoryFile.CONFIG_LIMIT));
             if (v instanceof Map<?, ?> m && m.get("name") instanceof String s && !s.isEmpty()) return s;
         } catch (IOException | RuntimeException ignored) {
             // unreadable: the name is unknown

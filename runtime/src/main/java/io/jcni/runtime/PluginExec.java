@@ -39,7 +39,8 @@ public interface PluginExec {
         }
         if (path == null || path.isEmpty()) {
             throw new CniException(ErrorCode.PLUGIN_NOT_AVAILABLE, "no paths provided",
-                    "cannot find plugin \"" + type + "\": CNI_PATH is empty");
+                    "cannot find plugin \"" + type + "\": CNI_PATH is empty; set it to the directory holding the plugins,"
+                            + " e.g. CNI_PATH=/opt/cni/bin (where jcni's package and the reference plugins install them)");
         }
         List<String> tried = new ArrayList<>();
         for (Path dir : path) {

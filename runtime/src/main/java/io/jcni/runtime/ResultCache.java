@@ -1,28 +1,24 @@
 package io.jcni.runtime;
 
+import io.jcni.common.AtomicFile;
 import io.jcni.types.CniException;
 import io.jcni.types.ErrorCode;
 import io.jcni.types.Json;
 import io.jcni.types.Names;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * libcni's result cache: one file per attachment at {@code <cacheDir>/results/<network>-<containerID>-<ifname>},
@@ -74,29 +70,11 @@ public final class ResultCache {
     public void put(CacheEntry e) {
         Path target = file(e.networkName(), e.containerId(), e.ifName());
         byte[] bytes = Json.write(e.toJson()).getBytes(StandardCharsets.UTF_8);
-        Path dir = target.getParent();
-        // The writer's pid in the name: GC removes the temporary file of a writer that was killed.
-        Path tmp = dir.resolve("." + target.getFileName() + TMP_MARK + ProcessHandle.current().pid() + "-"
-                + Long.toHexString(ThreadLocalRandom.current().nextLong()));
         try {
-            createDirs(dir);
-            try (FileChannel ch = FileChannel.open(tmp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
-                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
-                ByteBuffer buf = ByteBuffer.wrap(bytes);
-                while (buf.hasRemaining()) ch.write(buf);
-                ch.force(true);
-            }
-            try {
-                Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException ex) {
-                Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
-            }
+            createDirs(target.getParent());
+            // The writer's pid in the temporary name: GC removes the temporary file of a writer that was killed.
+            AtomicFile.write(target, bytes, AtomicFile.PRIVATE, AtomicFile.Durability.DURABLE);
         } catch (IOException ex) {
-            try {
-                Files.deleteIfExists(tmp);
-            } catch (IOException ignored) {
-                // best effort
-            }
             throw new CniException(ErrorCode.IO_FAILURE, "failed to write cached result " + target, String.valueOf(ex.getMessage()), ex);
         }
     }
@@ -106,7 +84,7 @@ public final class ResultCache {
         Path f = file(network, containerId, ifName);
         String text;
         try {
-            text = Files.readString(f, StandardCharsets.UTF_8);
+            text = DirectoryFile.readUtf8(f.getParent(), f, ENTRY_LIMIT);
         } catch (NoSuchFileException ex) {
             return Optional.empty();
         } catch (IOException ex) {
@@ -119,7 +97,8 @@ public final class ResultCache {
         }
     }
 
-    private static final String TMP_MARK = ".tmp-";
+    /** A cache entry is a config and a result: a few KiB; a file far larger is not one of ours. */
+    static final int ENTRY_LIMIT = 4 << 20;
 
     /**
      * Removes the temporary files of writers that are no longer running (a runtime killed inside
@@ -127,29 +106,11 @@ public final class ResultCache {
      * and one whose name carries no pid, is left alone.
      */
     public int removeAbandonedTemporaries() {
-        int removed = 0;
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(resultsDir(), p -> p.getFileName().toString().startsWith("."))) {
-            for (Path tmp : ds) {
-                long pid = writerPid(tmp.getFileName().toString());
-                if (pid > 0 && ProcessHandle.of(pid).isEmpty() && Files.deleteIfExists(tmp)) removed++;
-            }
-        } catch (NoSuchFileException ex) {
-            return 0;
+        try {
+            return AtomicFile.removeAbandoned(resultsDir());
         } catch (IOException ex) {
             throw new CniException(ErrorCode.IO_FAILURE, "failed to list cached results in " + resultsDir(), String.valueOf(ex.getMessage()), ex);
         }
-        return removed;
-    }
-
-    /** The pid in a temporary file's name ({@code .NAME.tmp-PID-RANDOM}), or -1. */
-    static long writerPid(String fileName) {
-        int mark = fileName.lastIndexOf(TMP_MARK);
-        if (!fileName.startsWith(".") || mark < 0) return -1;
-        String rest = fileName.substring(mark + TMP_MARK.length());
-        int dash = rest.indexOf('-');
-        if (dash <= 0 || dash > 10) return -1;
-        for (int i = 0; i < dash; i++) if (rest.charAt(i) < '0' || rest.charAt(i) > '9') return -1;
-        return Long.parseLong(rest.substring(0, dash));
     }
 
     /**
@@ -158,11 +119,8 @@ public final class ResultCache {
      */
     public boolean remove(String network, String containerId, String ifName) {
         Path f = file(network, containerId, ifName);
-        String tmpPrefix = "." + f.getFileName() + TMP_MARK;
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(f.getParent(), p -> p.getFileName().toString().startsWith(tmpPrefix))) {
-            for (Path tmp : ds) Files.deleteIfExists(tmp);
-        } catch (NoSuchFileException ex) {
-            return false; // no results directory: nothing cached
+        try {
+            AtomicFile.removeTemporaries(f);
         } catch (IOException ex) {
             throw new CniException(ErrorCode.IO_FAILURE, "failed to remove cached result " + f, String.valueOf(ex.getMessage()), ex);
         }
@@ -178,34 +136,65 @@ public final class ResultCache {
      * those of one container. Unreadable, legacy and incomplete files are skipped.
      */
     public List<CacheEntry> list(String containerId) {
+        Scan s = scan(containerId);
+        if (s.unreadable() != null) {
+            throw new CniException(ErrorCode.IO_FAILURE, "failed to list cached results in " + resultsDir(), s.unreadable());
+        }
+        return s.entries();
+    }
+
+    /**
+     * What {@link #list} found, and what it passed over that a checker should hear of.
+     *
+     * @param refused    files that are no cache entry and were not read (a FIFO, a device, a symlink out of
+     *                   the directory, an oversized file), each with the reason; legacy and incomplete
+     *                   entries are not in it (libcni skips them too)
+     * @param unreadable why the directory could not be listed (permission denied, say), or null
+     */
+    public record Scan(List<CacheEntry> entries, List<Map.Entry<Path, String>> refused, String unreadable) {}
+
+    /** As {@link #list}, reporting instead of throwing; a missing directory holds nothing. */
+    public Scan scan(String containerId) {
         List<Path> files = new ArrayList<>();
+        List<Map.Entry<Path, String>> refused = new ArrayList<>();
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(resultsDir())) {
             for (Path p : ds) {
                 String n = p.getFileName().toString();
-                if (n.startsWith(".") || !Files.isRegularFile(p)) continue;
+                if (n.startsWith(".") || Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) continue;
                 if (containerId != null && !containerId.isEmpty() && !n.contains("~") && !n.contains("-" + containerId + "-")) continue;
                 files.add(p);
             }
         } catch (NoSuchFileException ex) {
-            return List.of();
+            return new Scan(List.of(), List.of(), null);
+        } catch (AccessDeniedException ex) {
+            return new Scan(List.of(), List.of(), "permission denied");
         } catch (IOException ex) {
-            throw new CniException(ErrorCode.IO_FAILURE, "failed to list cached results in " + resultsDir(), String.valueOf(ex.getMessage()), ex);
+            return new Scan(List.of(), List.of(), String.valueOf(ex.getMessage()));
         }
         files.sort((a, b) -> a.getFileName().toString().compareTo(b.getFileName().toString()));
         List<CacheEntry> out = new ArrayList<>();
         for (Path f : files) {
+            String text;
             try {
-                Object v = Json.parse(Files.readString(f, StandardCharsets.UTF_8));
+                text = DirectoryFile.readUtf8(f.getParent(), f, ENTRY_LIMIT);
+            } catch (NoSuchFileException ex) {
+                continue;
+            } catch (IOException ex) {
+                refused.add(Map.entry(f, ex instanceof AccessDeniedException ? "permission denied" : String.valueOf(ex.getMessage())));
+                continue;
+            }
+            try {
+                Object v = Json.parse(text);
                 if (!(v instanceof Map<?, ?> m) || !CacheEntry.KIND.equals(m.get("kind"))) continue;
                 CacheEntry e = CacheEntry.fromJson(Json.asObject(m), f.toString());
                 if (containerId != null && !containerId.isEmpty() && !e.containerId().equals(containerId)) continue;
                 if (e.ifName().isEmpty() || e.networkName().isEmpty()) continue;
                 out.add(e);
-            } catch (IOException | RuntimeException ignored) {
+            } catch (RuntimeException ignored) {
                 // skipped, as libcni does
             }
         }
-        return out;
+        return new Scan(out, refused, null);
     }
 
     private static void createDirs(Path dir) throws IOException {

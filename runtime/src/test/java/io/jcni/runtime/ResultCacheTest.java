@@ -105,8 +105,8 @@ class ResultCacheTest {
         try (var s = Files.list(results)) {
             assertEquals(List.of(live, ".n-ctr3-net1.tmp-44105de91060490c"), s.map(p -> p.getFileName().toString()).sorted().toList());
         }
-        assertEquals(4242, ResultCache.writerPid(".a-b-c.tmp-4242-ff"));
-        assertEquals(-1, ResultCache.writerPid("a-b-c"));
+        assertEquals(4242, io.jcni.common.AtomicFile.writerPid(".a-b-c.tmp-4242-ff"));
+        assertEquals(-1, io.jcni.common.AtomicFile.writerPid("a-b-c"));
     }
 
     @Test

@@ -241,8 +241,215 @@ class DockerEndToEndTest {
         docker.ok("network", "rm", net);
     }
 
+    /** The lines of a chain of iptables (in dockerd's namespace) that mention {@code word}. */
+    static List<String> rulesMentioning(String table, String chain, String word) {
+        return docker.inHost("iptables", "-t", table, "-S", chain).out().lines().filter(l -> l.contains(word)).toList();
+    }
+
     @Test
     @Order(8)
+    void aBridgeNameOfAnotherInterfaceIsRefusedAndAnExistingBridgeIsLeftInPlace() {
+        String veth = "jve" + ID, peer = "jvp" + ID, bridge = "jbr" + ID, net = "jb" + ID;
+        try {
+            docker.inHost("ip", "link", "add", veth, "type", "veth", "peer", "name", peer);
+            for (String name : List.of(veth, "lo")) {
+                Sh.Run r = docker.run("network", "create", "-d", DRIVER, "--subnet", "10.240.0.0/24", "-o", "com.docker.network.bridge.name=" + name, net);
+                assertNotEquals(0, r.rc());
+                assertTrue(r.err().contains("existing interface " + name + " is not a bridge"), r.err());
+            }
+            assertEquals(0, docker.inHost("ip", "link", "show", veth).rc(), "the interface is still there");
+
+            docker.inHost("ip", "link", "add", bridge, "type", "bridge");
+            docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.240.0.0/24", "-o",
+                    "com.docker.network.bridge.name=" + bridge, net);
+            String out = docker.ok("run", "--rm", "--network", net, IMAGE, "ping", "-c1", "-W2", "10.240.0.1");
+            assertTrue(out.contains("1 packets received"), out);
+            assertTrue(docker.inHost("ip", "-o", "addr", "show", bridge).out().contains("10.240.0.1/24"));
+            docker.ok("network", "rm", net);
+            assertEquals(0, docker.inHost("ip", "link", "show", bridge).rc(), "a bridge jcni did not make stays");
+            assertFalse(docker.inHost("ip", "-o", "addr", "show", bridge).out().contains("10.240.0.1"), "without the address jcni put on it");
+            assertEquals(List.of(), rulesMentioning("filter", "JCNI-FORWARD", bridge), "its forwarding rules went with the network");
+        } finally {
+            docker.inHost("ip", "link", "del", veth);
+            docker.inHost("ip", "link", "del", bridge);
+        }
+    }
+
+    @Test
+    @Order(9)
+    void overlappingSubnetsAreRefused() {
+        String a = "jva" + ID, b = "jvb" + ID, veth = "jvr" + ID, peer = "jvq" + ID;
+        try {
+            docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.241.0.0/16", a);
+            for (List<String> ipam : List.of(List.of("--ipam-driver", DRIVER), List.<String>of())) { // jcni's IPAM, then Docker's own
+                List<String> cmd = new java.util.ArrayList<>(List.of("network", "create", "-d", DRIVER));
+                cmd.addAll(ipam);
+                cmd.addAll(List.of("--subnet", "10.241.5.0/24", b));
+                Sh.Run r = docker.run(cmd.toArray(String[]::new));
+                assertNotEquals(0, r.rc());
+                assertTrue(r.err().contains("Pool overlaps with other one on this address space"), r.err());
+            }
+            // a route of the host (dockerd's namespace) counts too
+            docker.inHost("ip", "link", "add", veth, "type", "veth", "peer", "name", peer);
+            docker.inHost("ip", "addr", "add", "10.242.0.1/16", "dev", veth);
+            docker.inHost("ip", "link", "set", veth, "up");
+            Sh.Run r = docker.run("network", "create", "-d", DRIVER, "--subnet", "10.242.9.0/24", b);
+            assertNotEquals(0, r.rc());
+            assertTrue(r.err().contains("Pool overlaps with other one on this address space") && r.err().contains("10.242.0.0/16 dev " + veth), r.err());
+            assertEquals("", docker.ok("network", "ls", "-q", "--filter", "name=" + b));
+        } finally {
+            docker.run("network", "rm", a);
+            docker.inHost("ip", "link", "del", veth);
+        }
+    }
+
+    @Test
+    @Order(10)
+    void eightConcurrentCreatesWithOneBridgeNameMakeOneNetwork() throws Exception {
+        String bridge = "jcbs" + ID;
+        List<java.util.concurrent.CompletableFuture<Sh.Run>> runs = new java.util.ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            String name = "jc" + i + ID, subnet = "10.243." + i + ".0/24";
+            runs.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> docker.run("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER,
+                    "--subnet", subnet, "-o", "com.docker.network.bridge.name=" + bridge, name)));
+        }
+        List<Sh.Run> done = runs.stream().map(java.util.concurrent.CompletableFuture::join).toList();
+        List<Sh.Run> ok = done.stream().filter(r -> r.rc() == 0).toList();
+        assertEquals(1, ok.size(), done.stream().map(Sh.Run::err).toList().toString());
+        done.stream().filter(r -> r.rc() != 0).forEach(r -> assertTrue(r.err().contains("networks have same bridge name"), r.err()));
+        String winner = docker.ok("network", "ls", "--filter", "driver=" + DRIVER, "--format", "{{.Name}}");
+        assertTrue(winner.matches("jc[0-7]" + ID), winner);
+        String out = docker.ok("run", "--rm", "--network", winner, IMAGE, "ip", "-4", "-o", "addr", "show", "eth0");
+        assertTrue(out.contains("inet 10.243."), out);
+        assertEquals(2, rulesMentioning("filter", "JCNI-FORWARD", bridge).size(), "the bridge's forwarding rules, once");
+        docker.ok("network", "rm", winner);
+        assertNotEquals(0, docker.inHost("ip", "link", "show", bridge).rc(), "jcni made this bridge: it goes");
+        assertEquals(List.of(), rulesMentioning("filter", "JCNI-FORWARD", bridge));
+    }
+
+    @Test
+    @Order(11)
+    void aHostPortTakenByAnotherContainerIsRefused() {
+        String a = "jpa" + ID, b = "jpb" + ID;
+        docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.244.0.0/24", a);
+        docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.244.1.0/24", b);
+        try {
+            docker.ok("run", "-d", "--name", "pa" + ID, "--network", a, "-p", "8090:80", IMAGE, "sh", "-c", WEB);
+            Sh.Run second = docker.run("run", "-d", "--name", "pb" + ID, "--network", b, "-p", "8090:80", IMAGE, "sh", "-c", WEB);
+            assertNotEquals(0, second.rc());
+            assertTrue(second.err().contains("Bind for 0.0.0.0:8090 failed: port is already allocated"), second.err());
+            assertTrue(docker.inHost("curl", "-s", "-m", "5", "http://127.0.0.1:8090/").out().contains("hello-from-jcni"), "the first keeps it");
+            docker.ok("rm", "-f", "pa" + ID);
+            docker.ok("start", "pb" + ID);
+            assertTrue(docker.inHost("curl", "-s", "-m", "5", "http://127.0.0.1:8090/").out().contains("hello-from-jcni"), "free once released");
+        } finally {
+            docker.run("rm", "-f", "pa" + ID, "pb" + ID);
+            docker.run("network", "rm", a);
+            docker.run("network", "rm", b);
+        }
+    }
+
+    @Test
+    @Order(12)
+    void aDamagedStateFileIsMovedAsideAndTheDriverServesTheRest() throws Exception {
+        String good = "jsg" + ID, bad = "jsb" + ID;
+        docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.245.0.0/24", good);
+        docker.ok("network", "create", "-d", DRIVER, "--subnet", "10.245.1.0/24", bad);
+        String badId = docker.ok("network", "inspect", "-f", "{{.Id}}", bad);
+        Path file = state.resolve("state/networks/" + badId + ".json");
+        jcnid.destroyForcibly().waitFor();
+        Files.writeString(file, Files.readString(file).substring(0, 30)); // truncated
+        try {
+            startDriver();
+            String log = log();
+            assertTrue(log.contains("jcnid docker damaged state file " + file + ": not a JSON object"), log);
+            assertTrue(log.contains("networks " + badId + " skipped"), log);
+            String out = docker.ok("run", "--rm", "--network", good, IMAGE, "ping", "-c1", "-W2", "10.245.0.1");
+            assertTrue(out.contains("1 packets received"), out);
+            try (Stream<Path> s = Files.list(file.getParent())) {
+                assertEquals(1, s.filter(p -> p.getFileName().toString().startsWith(badId + ".json.damaged-")).count());
+            }
+        } finally {
+            docker.run("network", "rm", good);
+            docker.run("network", "rm", bad);
+            // The damaged network's rules are unknown to the driver now; the test that damaged it removes them.
+            String br = "jc-" + badId.substring(0, 12);
+            for (String rule : rulesMentioning("filter", "JCNI-FORWARD", br)) docker.inHost(("iptables " + rule.replace("-A ", "-D ")).split(" "));
+            for (String rule : rulesMentioning("nat", "JCNI-MASQ", br)) docker.inHost(("iptables -t nat " + rule.replace("-A ", "-D ")).split(" "));
+            try (Stream<Path> s = Files.list(file.getParent())) {
+                for (Path p : s.filter(p -> p.getFileName().toString().contains(".damaged-")).toList()) Files.delete(p);
+            }
+        }
+    }
+
+    @Test
+    @Order(13)
+    void aUserOtherThanRootIsRefusedEvenWhenTheSocketIsOpenToAll() throws Exception {
+        // dockerd keeps /run/docker 0700; a hard link of the socket in an open directory of the same
+        // file system reaches the same socket without changing the modes of directories others share.
+        Path open = Files.createTempDirectory(SOCKET.getParent().getParent().getParent(), "jcni-peer-");
+        Path link = open.resolve("s.sock");
+        try {
+            Files.setPosixFilePermissions(open, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+            Files.setPosixFilePermissions(SOCKET, java.nio.file.attribute.PosixFilePermissions.fromString("rw-rw-rw-"));
+            Files.createLink(link, SOCKET);
+            Sh.Run r = Sh.run(null, null, 60, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "curl", "-sS", "-m", "20",
+                    "--unix-socket", link.toString(), "-X", "POST", "-d", "{\"AddressSpace\":\"local_scope\",\"Pool\":\"10.246.0.0/24\"}",
+                    "http://x/IpamDriver.RequestPool");
+            assertNotEquals(0, r.rc(), r.out());
+            assertFalse(r.out().contains("PoolID"), r.out());
+            assertTrue(log().contains("jcnid docker rejected_peer=\"nobody\""), "refused by SO_PEERCRED, not by file modes: " + r.err());
+            String asRoot = Sh.run(null, null, 60, "curl", "-sS", "-m", "20", "--unix-socket", link.toString(), "-X", "POST",
+                    "http://x/Plugin.Activate").out();
+            assertTrue(asRoot.contains("IpamDriver"), asRoot);
+            String net = "jn" + ID; // and dockerd is still served
+            docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.246.0.0/24", net);
+            docker.ok("network", "rm", net);
+        } finally {
+            Files.deleteIfExists(link);
+            Files.deleteIfExists(open);
+            Files.setPosixFilePermissions(SOCKET, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        }
+    }
+
+    @Test
+    @Order(14)
+    void tricklingClientsNeitherStarveDockerdNorStay() throws Exception {
+        List<java.nio.channels.SocketChannel> slow = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 40; i++) {
+                java.nio.channels.SocketChannel ch = java.nio.channels.SocketChannel.open(java.net.UnixDomainSocketAddress.of(SOCKET));
+                ch.write(java.nio.ByteBuffer.wrap("POST /IpamDriver.RequestPool HTTP/1.1\r\nHost: \r\nContent-Length: 500\r\n\r\n{"
+                        .getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+                slow.add(ch);
+            }
+            String net = "jt" + ID;
+            docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.247.0.0/24", net);
+            String out = docker.ok("run", "--rm", "--network", net, IMAGE, "ping", "-c1", "-W2", "10.247.0.1");
+            assertTrue(out.contains("1 packets received"), out);
+            docker.ok("network", "rm", net);
+            // one byte a second: they never go idle, and are dropped on the request-read deadline
+            int open = slow.size();
+            for (int i = 0; i < 120 && open > 0; i++) {
+                open = 0;
+                for (java.nio.channels.SocketChannel ch : slow) {
+                    try {
+                        ch.write(java.nio.ByteBuffer.wrap(new byte[] {' '}));
+                        open++;
+                    } catch (java.io.IOException dropped) {
+                        // closed by the driver
+                    }
+                }
+                Dockerd.sleep(1000);
+            }
+            assertEquals(0, open, "every trickling client was dropped");
+        } finally {
+            for (java.nio.channels.SocketChannel ch : slow) ch.close();
+        }
+    }
+
+    @Test
+    @Order(20)
     void nothingIsLeftBehind() throws Exception {
         assertEquals("", docker.ok("network", "ls", "-q", "--filter", "driver=" + DRIVER));
         String links = docker.inHost("ip", "-o", "link").out();

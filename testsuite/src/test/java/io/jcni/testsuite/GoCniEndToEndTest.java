@@ -217,7 +217,7 @@ class GoCniEndToEndTest {
     /** The same calls to the reference plugins (/usr/lib/cni, portmap 1.1.1 on iptables): the behaviour jcni keeps. */
     @Test
     void theReferencePluginsShareAHostPortTheSameWay() throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/lib/cni/portmap")), "reference plugins not installed");
+        Peers.requireExecutable(Path.of("/usr/lib/cni/portmap"), "containernetworking-plugins");
         twoPodsOnOneHostPort(Path.of("/usr/lib/cni"));
     }
 

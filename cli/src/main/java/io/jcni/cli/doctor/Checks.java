@@ -128,6 +128,13 @@ public final class Checks {
 
     private static void config(NodeFacts f, List<Finding> out) {
         Path dir = f.confDir();
+        for (NodeFacts.Unread u : f.unread()) {
+            if (!u.path().equals(dir) || !u.what().equals(NodeProbe.CONF_DIR)) continue;
+            out.add(new Finding(Severity.FAIL, "config", dir.toString(), "could not read the configuration directory " + dir + " ("
+                    + u.reason() + "): networks, plugins and addresses were not checked",
+                    u.reason().contains("permission denied") ? "run jcni doctor as root" : "make " + dir + " a readable directory"));
+            return;
+        }
         if (!f.confDirExists()) {
             out.add(new Finding(Severity.WARN, "config", dir.toString(), "the configuration directory " + dir
                     + " does not exist: a runtime finds no network", "mkdir -p " + dir + " and put a .conflist in it"));
@@ -145,6 +152,32 @@ public final class Checks {
         for (Network n : f.networks()) {
             out.add(Finding.ok("config", n.file().toString(), "network \"" + n.name() + "\" loads (" + n.cniVersion() + ", "
                     + String.join(", ", n.plugins().keySet()) + ")"));
+        }
+        firstPicked(f, out);
+    }
+
+    /**
+     * A Kubernetes node's runtime (containerd's CRI, CRI-O) networks pods with one configuration only:
+     * the first file of the conf dir by name (libcni's ConfFiles: .conf, .conflist, .json, sorted). A
+     * jcni configuration (a file named *jcni*, as the DaemonSet's 10-jcni.conflist) behind another
+     * vendor's file is never used there, whatever loads.
+     */
+    static void firstPicked(NodeFacts f, List<Finding> out) {
+        List<Path> files = new ArrayList<>();
+        for (Network n : f.networks()) files.add(n.file());
+        for (NodeFacts.BadFile b : f.badFiles()) files.add(b.file());
+        if (files.size() < 2) return;
+        files.sort(java.util.Comparator.comparing(p -> p.getFileName().toString()));
+        Path first = files.getFirst();
+        List<String> jcni = new ArrayList<>();
+        for (Path p : files) if (p.getFileName().toString().contains("jcni")) jcni.add(p.getFileName().toString());
+        if (!jcni.isEmpty() && !jcni.contains(first.getFileName().toString())) {
+            out.add(new Finding(Severity.WARN, "config", first.toString(), "a Kubernetes node's runtime (containerd, CRI-O) uses only the"
+                    + " first file by name, " + first.getFileName() + ", not jcni's " + String.join(", ", jcni),
+                    "remove " + first + ", or give jcni's file a name that sorts first (e.g. 00-jcni.conflist)"));
+        } else {
+            out.add(new Finding(Severity.INFO, "config", first.toString(), "a Kubernetes node's runtime (containerd, CRI-O) uses only "
+                    + first.getFileName() + " (the first file by name); the other " + (files.size() - 1) + " file(s) only by name", ""));
         }
     }
 
@@ -224,6 +257,19 @@ public final class Checks {
                     (o.recorded() ? gc11Command(f, o.network()) : java.util.Optional.<String>empty())
                             .orElse("delete the elements commented \"" + o.comment()
                                     + "\" from table " + nftTable(o) + " (nft -a list table " + nftTable(o) + " shows them)")));
+        }
+        for (NodeFacts.Unread u : f.unread()) {
+            if (u.what().equals(NodeProbe.CONF_DIR)) continue; // reported under config
+            if (u.malformed()) {
+                out.add(new Finding(Severity.WARN, "leftovers", u.path().toString(), u.path() + " in " + u.what()
+                        + " is not state jcni can read (" + u.reason() + "); it was skipped, and no runtime should find it there",
+                        "look at it and remove it: rm " + u.path()));
+            } else {
+                boolean denied = u.reason().contains("permission denied");
+                out.add(new Finding(Severity.WARN, "leftovers", u.path().toString(), "could not read " + u.what() + " in "
+                        + u.path() + " (" + u.reason() + "): leftovers there were not checked",
+                        denied ? "run jcni doctor as root" : "check " + u.path()));
+            }
         }
         if (out.size() == before) {
             out.add(Finding.ok("leftovers", "state", f.cached().size() + " cached attachment(s), " + f.allocations().size()

@@ -1,10 +1,12 @@
 package io.jcni.cli.doctor;
 
+import io.jcni.common.Flags;
 import io.jcni.plugins.common.nft.ElementStore;
 import io.jcni.runtime.ConfigLoader;
 import io.jcni.runtime.PluginExec;
 import io.jcni.runtime.ResultCache;
 import io.jcni.types.Json;
+import io.jcni.types.Names;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -36,8 +38,9 @@ public final class Doctor {
         Path conf = pathEnv(env, "NETCONFPATH", ConfigLoader.DEFAULT_DIR);
         Path cache = pathEnv(env, "JCNI_CACHE_DIR", ResultCache.DEFAULT_DIR);
         Path socket = pathEnv(env, "JCNI_SOCKET", Path.of("/run/jcni/jcnid.sock"));
-        for (int i = 0; i < args.size(); i++) {
-            String a = args.get(i);
+        Flags f = new Flags(args);
+        while (f.next()) {
+            String a = f.name();
             switch (a) {
                 case "--json" -> json = true;
                 case "--no-kernel" -> kernel = false;
@@ -46,17 +49,19 @@ public final class Doctor {
                     return 0;
                 }
                 case "--conf-dir", "--cache-dir", "--socket" -> {
-                    if (i + 1 >= args.size()) {
-                        err.println("jcni doctor: " + a + " needs a value");
+                    Path p;
+                    try {
+                        p = f.path();
+                    } catch (IllegalArgumentException e) {
+                        err.println("jcni doctor: " + e.getMessage());
                         return 2;
                     }
-                    Path p = Path.of(args.get(++i));
                     if (a.equals("--conf-dir")) conf = p;
                     else if (a.equals("--cache-dir")) cache = p;
                     else socket = p;
                 }
                 default -> {
-                    err.println("jcni doctor: unknown option \"" + a + "\"");
+                    err.println("jcni doctor: unknown option \"" + f.token() + "\"");
                     err.print(USAGE);
                     return 2;
                 }
@@ -100,8 +105,10 @@ public final class Doctor {
                 case WARN -> "WARN";
                 case FAIL -> "FAIL";
             };
-            b.append(tag).append("  ").append(String.format("%-9s", f.check())).append(" ").append(f.message()).append('\n');
-            if (!f.fix().isEmpty() && f.severity() != Finding.Severity.OK) b.append("      fix: ").append(f.fix()).append('\n');
+            // Messages quote names and reasons that came from files: a control character is shown
+            // escaped, so no file can start a line of this report.
+            b.append(tag).append("  ").append(String.format("%-9s", f.check())).append(" ").append(Names.printable(f.message())).append('\n');
+            if (!f.fix().isEmpty() && f.severity() != Finding.Severity.OK) b.append("      fix: ").append(Names.printable(f.fix())).append('\n');
         }
         long problems = findings.stream().filter(f -> f.severity().problem()).count();
         b.append(problems == 0 ? "jcni doctor: all is well\n" : "jcni doctor: " + problems + " problem" + (problems == 1 ? "" : "s") + " found\n");

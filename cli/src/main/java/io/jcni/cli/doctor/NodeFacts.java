@@ -21,7 +21,15 @@ public record NodeFacts(
         List<Cached> cached,
         List<Allocation> allocations,
         List<OwnedLink> links,
-        List<NftOwner> nftOwners) {
+        List<NftOwner> nftOwners,
+        List<Unread> unread) {
+
+    /** Facts with nothing left unread. */
+    public NodeFacts(List<Feature> kernel, Access netlink, Access nft, Path confDir, boolean confDirExists, List<Network> networks,
+            List<BadFile> badFiles, List<Path> cniPath, Daemon daemon, List<Cached> cached, List<Allocation> allocations,
+            List<OwnedLink> links, List<NftOwner> nftOwners) {
+        this(kernel, netlink, nft, confDir, confDirExists, networks, badFiles, cniPath, daemon, cached, allocations, links, nftOwners, List.of());
+    }
 
     public enum State { AVAILABLE, MISSING, UNKNOWN }
 
@@ -46,6 +54,15 @@ public record NodeFacts(
 
     /** A result-cache entry: an attachment the runtime made. netnsExists is true when the path is empty (unknown). */
     public record Cached(String network, String containerId, String ifName, String netns, boolean netnsExists) {}
+
+    /**
+     * State the doctor could not judge: a directory it could not list, or a file in one that is not
+     * what the directory holds (never its content: only the reason).
+     *
+     * @param what      whose state it is, in words ("the result cache", "host-local's addresses of \"net\"")
+     * @param malformed true: the file is there but no state of the expected format; false: it could not be read
+     */
+    public record Unread(Path path, String what, String reason, boolean malformed) {}
 
     /** A host-local reservation file; ifName is null in the legacy format (container ID only). */
     public record Allocation(String network, Path file, String ip, String containerId, String ifName) {}

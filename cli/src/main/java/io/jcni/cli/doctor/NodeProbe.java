@@ -8,6 +8,7 @@ import io.jcni.cli.doctor.NodeFacts.Network;
 import io.jcni.cli.doctor.NodeFacts.NftOwner;
 import io.jcni.cli.doctor.NodeFacts.OwnedLink;
 import io.jcni.cli.doctor.NodeFacts.State;
+import io.jcni.cli.doctor.NodeFacts.Unread;
 import io.jcni.daemon.DaemonConfig;
 import io.jcni.daemon.DaemonControl;
 import io.jcni.linux.ErrnoException;
@@ -18,6 +19,7 @@ import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.TbfParams;
 import io.jcni.plugins.common.nft.ElementStore;
+import io.jcni.plugins.ipam.hostlocal.Reservations;
 import io.jcni.linux.nft.Nft;
 import io.jcni.runtime.CacheEntry;
 import io.jcni.runtime.ConfigLoader;
@@ -28,7 +30,6 @@ import io.jcni.types.PluginConf;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -47,6 +48,8 @@ public final class NodeProbe {
     /** Where host-local keeps allocations when the config names no dataDir (the reference's default). */
     static final Path HOST_LOCAL_DEFAULT = Path.of("/var/lib/cni/networks");
     private static final int EOPNOTSUPP = 95;
+    /** How an unreadable conf dir is named in {@link Unread#what()}; {@link Checks} reports it under "config". */
+    static final String CONF_DIR = "the configuration directory";
 
     /** What to look at. */
     public record Options(Path confDir, List<Path> cniPath, Path cacheDir, Path socket, Path nftStateBase, boolean kernel) {}
@@ -59,16 +62,27 @@ public final class NodeProbe {
         List<NodeFacts.BadFile> bad = new ArrayList<>();
         List<Network> networks = new ArrayList<>();
         List<Allocation> allocations = new ArrayList<>();
+        List<Unread> unread = new ArrayList<>();
         if (confExists) {
-            listing = ConfigLoader.list(o.confDir());
+            try {
+                listing = ConfigLoader.list(o.confDir());
+            } catch (CniException e) {
+                // A directory this user may not list (a root-only conf dir): said, not thrown.
+                String reason = e.getCause() instanceof java.nio.file.AccessDeniedException ? "permission denied" : e.details();
+                unread.add(new Unread(o.confDir(), CONF_DIR, reason.isEmpty() ? e.msg() : reason, false));
+                listing = new ConfigLoader.Listing(o.confDir(), List.of(), List.of());
+            }
             for (ConfigLoader.Skipped s : listing.skipped()) bad.add(new NodeFacts.BadFile(s.file(), s.reason()));
             for (ConfigLoader.Network n : listing.networks()) {
                 networks.add(network(n, o.cniPath()));
-                allocations.addAll(allocations(n));
+                allocations.addAll(allocations(n, unread));
             }
+        } else if (Files.exists(o.confDir())) {
+            unread.add(new Unread(o.confDir(), CONF_DIR, "not a directory", false));
         }
+        List<Cached> cached = cached(o.cacheDir(), unread);
         return new NodeFacts(o.kernel() ? kernel() : List.of(), netlink(), nft(), o.confDir(), confExists, networks, bad,
-                o.cniPath(), daemon(o.socket()), cached(o.cacheDir()), allocations, links(), nftOwners(o.nftStateBase()));
+                o.cniPath(), daemon(o.socket()), cached, allocations, links(), nftOwners(o.nftStateBase(), unread), unread);
     }
 
     private static Network network(ConfigLoader.Network n, List<Path> cniPath) {
@@ -92,35 +106,25 @@ public final class NodeProbe {
         }
     }
 
-    /** host-local's reservation files for this network: DATADIR/NETWORK/IP holding "CID\r\nIFNAME" (or just CID). */
-    static List<Allocation> allocations(ConfigLoader.Network n) {
+    /**
+     * host-local's reservations for this network, read by host-local's own reader; files it does not
+     * accept as reservations, and a directory it cannot list, go to {@code unread} with the reason.
+     */
+    static List<Allocation> allocations(ConfigLoader.Network n, List<Unread> unread) {
         List<Allocation> out = new ArrayList<>();
         for (PluginConf p : n.config().plugins()) {
             Map<String, Object> ipam = p.ipam();
             if (ipam == null || !"host-local".equals(ipam.get("type"))) continue;
             Path dir = (ipam.get("dataDir") instanceof String d && !d.isEmpty() ? Path.of(d) : HOST_LOCAL_DEFAULT).resolve(n.name());
-            if (!Files.isDirectory(dir)) continue;
-            try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
-                for (Path f : ds) {
-                    String name = f.getFileName().toString();
-                    if (!isAddress(name) || !Files.isRegularFile(f)) continue;
-                    String content = Files.readString(f, StandardCharsets.UTF_8).strip();
-                    int br = content.indexOf("\r\n");
-                    out.add(br < 0 ? new Allocation(n.name(), f, name, content, null)
-                            : new Allocation(n.name(), f, name, content.substring(0, br), content.substring(br + 2).strip()));
-                }
-            } catch (IOException e) {
-                // unreadable: nothing to report from it
+            String what = "host-local's addresses of \"" + n.name() + "\"";
+            Reservations.Scan scan = Reservations.scan(dir);
+            if (scan.unreadable() != null) unread.add(new Unread(dir, what, scan.unreadable(), false));
+            for (Reservations.Malformed m : scan.malformed()) unread.add(new Unread(m.file(), what, m.reason(), true));
+            for (Reservations.Reservation r : scan.reservations()) {
+                out.add(new Allocation(n.name(), r.file(), r.ip().toString(), r.containerId(), r.ifname()));
             }
         }
         return out;
-    }
-
-    /** Reservation files are named by their address; lock and last_reserved_ip.N are not. */
-    static boolean isAddress(String name) {
-        return !name.isEmpty() && !name.startsWith("last_reserved_ip") && !name.equals("lock")
-                && (name.chars().allMatch(c -> Character.isDigit(c) || c == '.') && name.indexOf('.') > 0
-                    || name.indexOf(':') >= 0);
     }
 
     /** Creates each kind of link, a tbf qdisc and an nftables table in a scratch namespace, then deletes the namespace. */
@@ -239,15 +243,15 @@ public final class NodeProbe {
         return new NodeFacts.Daemon(socket, s.running(), s.pid());
     }
 
-    private static List<Cached> cached(Path cacheDir) {
+    private static List<Cached> cached(Path cacheDir, List<Unread> unread) {
         List<Cached> out = new ArrayList<>();
-        try {
-            for (CacheEntry e : new ResultCache(cacheDir).list(null)) {
-                boolean exists = e.netns().isEmpty() || Files.exists(Path.of(e.netns()));
-                out.add(new Cached(e.networkName(), e.containerId(), e.ifName(), e.netns(), exists));
-            }
-        } catch (RuntimeException e) {
-            // an unreadable cache holds no attachment we can name
+        ResultCache cache = new ResultCache(cacheDir);
+        ResultCache.Scan scan = cache.scan(null);
+        if (scan.unreadable() != null) unread.add(new Unread(cache.resultsDir(), "the result cache", scan.unreadable(), false));
+        for (Map.Entry<Path, String> r : scan.refused()) unread.add(new Unread(r.getKey(), "the result cache", r.getValue(), true));
+        for (CacheEntry e : scan.entries()) {
+            boolean exists = e.netns().isEmpty() || Files.exists(Path.of(e.netns()));
+            out.add(new Cached(e.networkName(), e.containerId(), e.ifName(), e.netns(), exists));
         }
         return out;
     }
@@ -275,7 +279,7 @@ public final class NodeProbe {
     }
 
     /** Owners from jcni's records, then those only an element's comment in {@code inet jcni} names. */
-    private static List<NftOwner> nftOwners(Path base) {
+    private static List<NftOwner> nftOwners(Path base, List<Unread> unread) {
         List<NftOwner> out = new ArrayList<>();
         java.util.Set<String> seen = new java.util.HashSet<>();
         try {
@@ -284,7 +288,10 @@ public final class NodeProbe {
                 seen.add(o.comment());
             }
         } catch (RuntimeException e) {
-            // no state directory, or unreadable: nothing recorded to report
+            // No state directory: nothing recorded. One that exists but cannot be read hides owners.
+            if (Files.isDirectory(base) && !Files.isReadable(base)) {
+                unread.add(new Unread(base, "jcni's nftables ownership records", "permission denied", false));
+            }
         }
         for (NftOwner o : commentOwners(listJcniTable())) {
             if (seen.add(o.comment())) out.add(o);

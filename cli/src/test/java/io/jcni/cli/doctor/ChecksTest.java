@@ -244,15 +244,72 @@ class ChecksTest {
     }
 
     @Test
+    void stateItCouldNotReadIsAProblemNeverAllWell() {
+        NodeFacts h = healthy();
+        Path results = Path.of("/var/lib/cni/results");
+        Path odd = Path.of("/var/lib/cni/networks/n/10.0.0.9");
+        NodeFacts f = new NodeFacts(h.kernel(), h.netlink(), h.nft(), h.confDir(), true, h.networks(), List.of(), h.cniPath(), h.daemon(),
+                List.of(), List.of(), List.of(), List.of(), List.of(new NodeFacts.Unread(results, "the result cache", "permission denied", false),
+                        new NodeFacts.Unread(odd, "host-local's addresses of \"n\"", "is a symlink, not a file the plugin wrote; not read", true)));
+        List<Finding> p = problems(f);
+        assertEquals(2, p.size(), p.toString());
+        assertEquals("could not read the result cache in /var/lib/cni/results (permission denied): leftovers there were not checked",
+                p.get(0).message());
+        assertEquals("run jcni doctor as root", p.get(0).fix());
+        assertTrue(p.get(1).message().startsWith(odd + " in host-local's addresses of \"n\" is not state jcni can read"), p.get(1).message());
+        assertEquals("look at it and remove it: rm " + odd, p.get(1).fix());
+        assertTrue(Checks.evaluate(f).stream().noneMatch(x -> x.message().contains("every one belongs")));
+    }
+
+    @Test
+    void anUnreadableConfDirIsAConfigFailure() {
+        NodeFacts h = healthy();
+        NodeFacts f = new NodeFacts(h.kernel(), h.netlink(), h.nft(), h.confDir(), true, List.of(), List.of(), h.cniPath(), h.daemon(),
+                List.of(), List.of(), List.of(), List.of(), List.of(new NodeFacts.Unread(h.confDir(), NodeProbe.CONF_DIR, "permission denied", false)));
+        Finding p = problems(f).getFirst();
+        assertEquals("config", p.check());
+        assertEquals(Severity.FAIL, p.severity());
+        assertTrue(p.message().startsWith("could not read the configuration directory /etc/cni/net.d (permission denied)"), p.message());
+        assertEquals(1, problems(f).size(), problems(f).toString());
+    }
+
+    @Test
+    void theReportEscapesControlCharactersFromFiles() {
+        String r = Doctor.render(List.of(new Finding(Severity.WARN, "leftovers", "x", "file a\nFAIL  config    forged", "rm a\nb")));
+        assertTrue(r.contains("WARN  leftovers file a\\x0aFAIL  config    forged\n"), r);
+        assertTrue(r.contains("fix: rm a\\x0ab\n"), r);
+        assertEquals(3, r.split("\n").length, r);
+    }
+
+    @Test
     void parsesJcniLinkAliasesOnly() {
         assertEquals(new OwnedLink("v", "veth", "n1", "c1", "eth0"), NodeProbe.ownedLink("v", "veth", "jcni/n1/c1/eth0"));
         assertEquals("n2", NodeProbe.ownedLink("i", "ifb", "jcni-bandwidth/n2/c/eth0").network());
         assertNull(NodeProbe.ownedLink("v", "veth", "something else"));
         assertNull(NodeProbe.ownedLink("v", "veth", "jcni/n1/c1"));
         assertNull(NodeProbe.ownedLink("v", "veth", null));
-        assertTrue(NodeProbe.isAddress("10.0.0.2"));
-        assertTrue(NodeProbe.isAddress("fd00::2"));
-        assertFalse(NodeProbe.isAddress("lock"));
-        assertFalse(NodeProbe.isAddress("last_reserved_ip.0"));
+    }
+
+    @Test
+    void aKubernetesRuntimeUsesTheFirstFileByNameAndAJcniFileBehindAnotherIsAWarning() {
+        NodeFacts behind = facts(List.of(net("10-jcni", "1.0.0", false, "flannel", "portmap"), net("05-calico", "1.0.0", false, "bridge")),
+                List.of(), List.of(), List.of(), List.of(), List.of());
+        List<Finding> p = problems(behind);
+        assertEquals(1, p.size(), p.toString());
+        assertEquals(Severity.WARN, p.getFirst().severity());
+        assertTrue(p.getFirst().message().contains("05-calico.conflist") && p.getFirst().message().contains("10-jcni.conflist"), p.toString());
+
+        // A file that does not load still sorts where it is: it is what the runtime tries first.
+        NodeFacts badFirst = facts(List.of(net("10-jcni", "1.0.0", false, "flannel")),
+                List.of(new BadFile(Path.of("/etc/cni/net.d/01-broken.conf"), "not JSON")), List.of(), List.of(), List.of(), List.of());
+        assertTrue(problems(badFirst).stream().anyMatch(x -> x.severity() == Severity.WARN && x.message().contains("01-broken.conf")));
+
+        NodeFacts first = facts(List.of(net("00-jcni", "1.0.0", false, "flannel"), net("99-other", "1.0.0", false, "bridge")),
+                List.of(), List.of(), List.of(), List.of(), List.of());
+        assertTrue(problems(first).isEmpty(), problems(first).toString());
+        assertTrue(Checks.evaluate(first).stream().anyMatch(x -> x.severity() == Severity.INFO && x.message().contains("uses only 00-jcni.conflist")));
+
+        // One file: nothing to say.
+        assertTrue(Checks.evaluate(healthy()).stream().noneMatch(x -> x.message().contains("first file by name")));
     }
 }

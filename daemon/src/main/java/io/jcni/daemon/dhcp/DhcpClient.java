@@ -93,25 +93,38 @@ public final class DhcpClient {
      * broadcast when the interface has no route to that server any more.
      */
     public void release(IpAddr address, IpAddr server) {
+        byte[] m = releaseMessage(address, server);
+        try {
+            transport.send(server.bytes(), m);
+        } catch (RuntimeException e) {
+            // No route to the server: the interface lost its address (or never got one) before DEL.
+            // A broadcast still leaves through the device, and the server id tells servers whose lease it is.
+            transport.send(Transport.BROADCAST, m);
+        }
+    }
+
+    /**
+     * RELEASE by broadcast, for an address the interface has not been given: a unicast from an
+     * interface without an address may wait on ARP and never leave.
+     */
+    public void releaseUnconfigured(IpAddr address, IpAddr server) {
+        transport.send(Transport.BROADCAST, releaseMessage(address, server));
+    }
+
+    private byte[] releaseMessage(IpAddr address, IpAddr server) {
         Map<Integer, byte[]> opts = new LinkedHashMap<>();
         opts.put(DhcpOptions.MESSAGE_TYPE, new byte[] {DhcpOptions.RELEASE});
         opts.put(DhcpOptions.SERVER_ID, server.bytes());
         opts.put(DhcpOptions.CLIENT_ID, id.clientIdOption());
-        DhcpMessage m = new DhcpMessage(DhcpMessage.BOOTREQUEST, random.nextInt(), 0, 0, address.bytes(), null, null, null,
-                id.mac(), opts);
-        try {
-            transport.send(server.bytes(), m.encode());
-        } catch (RuntimeException e) {
-            // No route to the server: the interface lost its address (or never got one) before DEL.
-            // A broadcast still leaves through the device, and the server id tells servers whose lease it is.
-            transport.send(Transport.BROADCAST, m.encode());
-        }
+        return new DhcpMessage(DhcpMessage.BOOTREQUEST, random.nextInt(), 0, 0, address.bytes(), null, null, null,
+                id.mac(), opts).encode();
     }
 
     private Map<Integer, byte[]> options(int type) {
         Map<Integer, byte[]> opts = new LinkedHashMap<>();
         opts.put(DhcpOptions.MESSAGE_TYPE, new byte[] {(byte) type});
         opts.put(DhcpOptions.CLIENT_ID, id.clientIdOption());
+        opts.put(DhcpOptions.MAX_MESSAGE_SIZE, new byte[] {(byte) (Transport.MAX_MESSAGE >>> 8), (byte) Transport.MAX_MESSAGE});
         byte[] prl = new byte[id.requested().size()];
         for (int i = 0; i < prl.length; i++) prl[i] = id.requested().get(i).byteValue();
         if (prl.length > 0) opts.put(DhcpOptions.PARAMETER_REQUEST_LIST, prl);
@@ -124,17 +137,24 @@ public final class DhcpClient {
         return new DhcpMessage(DhcpMessage.BOOTREQUEST, xid, 0, flags, ciaddr, null, null, null, id.mac(), opts);
     }
 
-    /** Sends {@code m} until a reply that {@code wanted} accepts comes, or the deadline passes. */
+    /**
+     * Sends {@code m} until a reply that {@code wanted} accepts comes, or the deadline passes. A
+     * reply meant for this exchange (its xid and chaddr) that cannot be read, too long or broken,
+     * is not a reply, but it is what the failure names: "no offer" would send someone looking for
+     * a server that did answer.
+     */
     private DhcpMessage exchange(DhcpMessage m, byte[] to, Predicate<DhcpMessage> wanted, long deadline, String failure)
             throws DhcpException {
         byte[] bytes = m.encode();
         long wait = FIRST_RESEND_MILLIS;
         int sent = 0;
+        String unreadable = null;
         while (true) {
             long now = clockMillis.getAsLong();
             if (now >= deadline) {
-                throw new DhcpException(DhcpException.Kind.TIMEOUT, failure + " within the timeout ("
-                        + DhcpOptions.typeName(m.type()) + " sent " + sent + (sent == 1 ? " time)" : " times)"));
+                String times = " (" + DhcpOptions.typeName(m.type()) + " sent " + sent + (sent == 1 ? " time)" : " times)");
+                if (unreadable != null) throw new DhcpException(DhcpException.Kind.UNREADABLE, unreadable + times);
+                throw new DhcpException(DhcpException.Kind.TIMEOUT, failure + " within the timeout" + times);
             }
             transport.send(to, bytes);
             sent++;
@@ -143,13 +163,22 @@ public final class DhcpClient {
             while (true) {
                 long left = resendAt - clockMillis.getAsLong();
                 if (left <= 0) break;
-                byte[] raw = transport.receive(left);
+                Transport.Received raw = transport.receive(left);
                 if (raw == null) continue;
                 DhcpMessage reply;
                 try {
-                    reply = DhcpMessage.decode(raw);
+                    if (raw.truncated()) {
+                        throw new IllegalArgumentException("a message of " + raw.length() + " bytes, longer than the "
+                                + Transport.MAX_MESSAGE + " this client accepts (option 57)");
+                    }
+                    reply = DhcpMessage.decode(raw.data());
                 } catch (IllegalArgumentException e) {
-                    continue; // not DHCP, or broken: not ours
+                    DhcpMessage.Glimpse g = DhcpMessage.glimpse(raw.data());
+                    if (g != null && g.op() == DhcpMessage.BOOTREPLY && g.xid() == m.xid() && Arrays.equals(g.chaddr(), id.mac())) {
+                        unreadable = "unreadable " + (g.type() == 0 ? "reply" : DhcpOptions.typeName(g.type())) + " from "
+                                + ip(raw.from()) + ": " + e.getMessage();
+                    }
+                    continue; // not DHCP, or broken: not ours to use
                 }
                 if (reply.op() == DhcpMessage.BOOTREPLY && Arrays.equals(reply.chaddr(), id.mac()) && wanted.test(reply)) return reply;
             }

@@ -19,8 +19,11 @@ import java.util.random.RandomGenerator;
 
 /**
  * The leases jcnid holds: acquired on ADD, renewed on timers at T1 (unicast to their server) and
- * T2 (broadcast), persisted after every change and reloaded on start, so a restarted jcnid goes
- * on renewing them (the reference daemon keeps them in memory only), and released on DEL or GC.
+ * T2 (broadcast), persisted when they change (see {@link #persistIfChanged}) and reloaded on
+ * start, so a restarted jcnid goes on renewing them (the reference daemon keeps them in memory
+ * only), and released on DEL or GC. A lease the server takes back or moves to another address is
+ * given up and its interface set down (see {@link #lose}): the container never goes on with an
+ * address jcnid does not hold.
  *
  * <p>Exchanges block (up to their timeout), and open their socket inside the container's
  * namespace, so they run on platform threads: those of the ADD/DEL connection, or of the small
@@ -56,6 +59,11 @@ public final class DhcpLeases implements AutoCloseable {
     private final RandomGenerator random = RandomGenerator.of("L64X128MixRandom");
     private final Map<String, Lease> leases = new ConcurrentHashMap<>();
     private final Map<String, ScheduledFuture<?>> timers = new ConcurrentHashMap<>();
+    /** What each lease file holds now: a renewal that changes only the times rewrites it only when the recorded lease is half used. */
+    private final Map<String, Lease> recorded = new ConcurrentHashMap<>();
+    /** Leases reloaded with their recorded expiry past: one rebinding decides whether they are still held. */
+    private final Set<String> unconfirmed = ConcurrentHashMap.newKeySet();
+    private final RenewalLog renewalLog;
     /** One lock object per client id: ADD, DEL and the renewal timer of a lease never overlap. */
     private final Map<String, Object> locks = new ConcurrentHashMap<>();
     private final ScheduledExecutorService timer = Executors.newScheduledThreadPool(2,
@@ -81,6 +89,7 @@ public final class DhcpLeases implements AutoCloseable {
         this.log = log;
         this.opener = opener;
         this.clock = clock;
+        this.renewalLog = new RenewalLog(clock);
     }
 
     /** Loads the stored leases and schedules each one's next renewal (at once when it is due). */
@@ -88,7 +97,11 @@ public final class DhcpLeases implements AutoCloseable {
         int n = 0;
         for (Lease l : store.loadAll(log)) {
             leases.put(l.clientId(), l);
-            schedule(l, l.times().step(clock.getAsLong()) == LeaseTimes.Step.WAIT ? l.times().renewAt() : clock.getAsLong());
+            recorded.put(l.clientId(), l);
+            LeaseTimes.Step step = l.times().step(clock.getAsLong());
+            // The file is not rewritten on every renewal: jcnid may have renewed the lease after it was written.
+            if (step == LeaseTimes.Step.EXPIRED) unconfirmed.add(l.clientId());
+            schedule(l, step == LeaseTimes.Step.WAIT ? l.times().renewAt() : clock.getAsLong());
             logLine(l, "reloaded address=" + l.address() + " renew_at=" + at(l.times().renewAt())
                     + " expires_at=" + at(l.times().expiresAt()));
             n++;
@@ -117,9 +130,21 @@ public final class DhcpLeases implements AutoCloseable {
             Lease lease;
             long t2;
             try (Transport t = o.transport()) {
-                DhcpMessage ack = new DhcpClient(t, identity, clock, random).acquire(null, req.timeoutMillis());
+                DhcpClient c = new DhcpClient(t, identity, clock, random);
+                DhcpMessage ack = c.acquire(null, req.timeoutMillis());
                 t2 = System.nanoTime();
-                lease = Lease.fromAck(req.containerId(), req.network(), req.ifname(), req.netns(), identity, ack, null, clock.getAsLong());
+                try {
+                    lease = Lease.fromAck(req.containerId(), req.network(), req.ifname(), req.netns(), identity, ack, null, clock.getAsLong());
+                } catch (DhcpException e) {
+                    // The server holds the address for us now: give it back rather than leave it allocated.
+                    IpAddr server = DhcpOptions.firstAddress(ack.option(DhcpOptions.SERVER_ID));
+                    IpAddr granted = new IpAddr(ack.yiaddr());
+                    if (server != null) c.releaseUnconfigured(granted, server);
+                    String by = server == null ? "the DHCP server" : "the DHCP server " + server;
+                    throw new DhcpException(e.kind(), e.kind() == DhcpException.Kind.ZERO_LEASE
+                            ? by + " granted " + granted + " for 0 seconds (option 51): refused" + (server == null ? "" : " and released")
+                            : e.getMessage() + " (from " + by + " for " + granted + ")");
+                }
             }
             try {
                 store.save(lease);
@@ -127,6 +152,8 @@ public final class DhcpLeases implements AutoCloseable {
                 releaseQuietly(lease); // an unrecorded lease would never be renewed nor released
                 throw e;
             }
+            recorded.put(id, lease);
+            unconfirmed.remove(id);
             leases.put(id, lease);
             schedule(lease, lease.times().renewAt());
             logLine(lease, "acquired address=" + lease.address() + " server=" + lease.server() + " renew_at="
@@ -140,6 +167,7 @@ public final class DhcpLeases implements AutoCloseable {
     public void release(String clientId) throws IOException {
         synchronized (lock(clientId)) {
             Lease l = leases.remove(clientId);
+            forgetBookkeeping(clientId);
             ScheduledFuture<?> f = timers.remove(clientId);
             if (f != null) f.cancel(false);
             if (l != null) {
@@ -183,9 +211,23 @@ public final class DhcpLeases implements AutoCloseable {
     private void schedule(Lease l, long atMillis) {
         if (atMillis == Long.MAX_VALUE) return; // an infinite lease
         long delay = Math.max(0, atMillis - clock.getAsLong());
-        ScheduledFuture<?> f = timer.schedule(() -> maintain(l.clientId()), delay, TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> f = timer.schedule(() -> maintainOrRetry(l), delay, TimeUnit.MILLISECONDS);
         ScheduledFuture<?> old = timers.put(l.clientId(), f);
         if (old != null && old != f) old.cancel(false);
+    }
+
+    /** A timer's task must not die silently (the executor would swallow it, and the lease would never be renewed again). */
+    private void maintainOrRetry(Lease l) {
+        try {
+            maintain(l.clientId());
+        } catch (Throwable t) {
+            logLine(l, "maintain_failed error=" + quote(String.valueOf(t)) + " retry_in=60s");
+            try {
+                if (leases.get(l.clientId()) != null) schedule(l, clock.getAsLong() + 60_000);
+            } catch (Throwable ignored) {
+                // the executor itself is gone: jcnid is stopping
+            }
+        }
     }
 
     /** One timer firing: renew, rebind or expire, as the lease's times say; then the next timer. */
@@ -198,24 +240,48 @@ public final class DhcpLeases implements AutoCloseable {
             switch (step) {
                 case WAIT -> schedule(l, l.times().renewAt());
                 case EXPIRED -> {
-                    logLine(l, "expired address=" + l.address() + " (no server answered until the lease ran out); setting "
-                            + l.ifname() + " down, as the reference daemon does");
-                    try {
-                        opener.down(l.netns(), l.ifname());
-                    } catch (RuntimeException e) {
-                        logLine(l, "down_failed error=" + quote(String.valueOf(e.getMessage())));
+                    if (unconfirmed.remove(id)) {
+                        extend(l, LeaseTimes.Step.REBIND, now);
+                        return;
                     }
-                    leases.remove(id);
-                    timers.remove(id);
-                    try {
-                        store.delete(id);
-                    } catch (IOException e) {
-                        logLine(l, "error=" + quote("deleting lease file: " + e.getMessage()));
-                    }
+                    lose(l, "expired address=" + l.address() + " (no server answered until the lease ran out)");
                 }
                 case RENEW, REBIND -> extend(l, step, now);
             }
         }
+    }
+
+    /**
+     * The lease is gone (expired, NAKed and not granted again, or the server now hands out another
+     * address): the container must stop using the address, which the server may give to another
+     * host. Its interface is set down, as the reference does at expiry; the runtime learns it
+     * from CHECK, which fails once the lease is forgotten.
+     */
+    private void lose(Lease l, String why) {
+        logLine(l, why + "; setting " + l.ifname() + " down, as the reference daemon does at expiry");
+        try {
+            opener.down(l.netns(), l.ifname());
+        } catch (RuntimeException e) {
+            logLine(l, "down_failed error=" + quote(String.valueOf(e.getMessage())));
+        }
+        forget(l);
+    }
+
+    private void forget(Lease l) {
+        leases.remove(l.clientId());
+        timers.remove(l.clientId());
+        forgetBookkeeping(l.clientId());
+        try {
+            store.delete(l.clientId());
+        } catch (IOException e) {
+            logLine(l, "error=" + quote("deleting lease file: " + e.getMessage()));
+        }
+    }
+
+    private void forgetBookkeeping(String id) {
+        recorded.remove(id);
+        unconfirmed.remove(id);
+        renewalLog.forget(id);
     }
 
     private void extend(Lease l, LeaseTimes.Step step, long now) {
@@ -227,42 +293,77 @@ public final class DhcpLeases implements AutoCloseable {
             } catch (ErrnoException e) {
                 // The container went away without a DEL: its lease is of no use to anyone.
                 logLine(l, "forgotten reason=" + quote("container interface gone: " + e.getMessage()));
-                leases.remove(l.clientId());
-                timers.remove(l.clientId());
-                store.delete(l.clientId());
+                forget(l);
                 return;
             }
             Lease renewed;
             try (Transport t = o.transport()) {
                 DhcpClient c = new DhcpClient(t, l.identity(), clock, random);
-                long budget = Math.min(RENEW_EXCHANGE_MILLIS, Math.max(1000, l.times().nextEvent(now) - now));
+                long budget = l.times().step(now) == LeaseTimes.Step.EXPIRED ? RENEW_EXCHANGE_MILLIS // reloaded, unconfirmed
+                        : Math.min(RENEW_EXCHANGE_MILLIS, Math.max(1000, l.times().nextEvent(now) - now));
+                DhcpMessage ack;
                 try {
-                    renewed = l.withAck(c.extend(l.address(), server, budget), clock.getAsLong());
+                    ack = c.extend(l.address(), server, budget);
                 } catch (DhcpException e) {
                     if (e.kind() != DhcpException.Kind.NAK) throw e;
-                    // RFC 2131 4.4.5: a NAK ends the lease; start again at INIT, asking for the same address.
-                    logLine(l, "nak " + quote(e.getMessage()) + "; acquiring again");
-                    renewed = Lease.fromAck(l.containerId(), l.network(), l.ifname(), l.netns(), l.identity(),
-                            c.acquire(l.address(), RENEW_EXCHANGE_MILLIS), null, clock.getAsLong());
-                    if (!renewed.address().equals(l.address())) {
-                        logLine(l, "warning=" + quote("the server gave a different address " + renewed.address()
-                                + "; the container still has " + l.address()));
+                    // RFC 2131 4.4.5: a NAK ends the lease at once; start again at INIT, asking for the same address.
+                    logLine(l, "nak " + quote(e.getMessage()) + "; asking for " + l.address() + " again");
+                    try {
+                        ack = c.acquire(l.address(), RENEW_EXCHANGE_MILLIS);
+                    } catch (DhcpException again) {
+                        lose(l, "lost address=" + l.address() + " reason=" + quote("DHCPNAK, then " + again.getMessage()));
+                        return;
                     }
                 }
+                IpAddr granted = new IpAddr(ack.yiaddr());
+                if (!granted.equals(l.address())) {
+                    // The container keeps the address the runtime was given; jcnid cannot hold that one, and will not
+                    // hold another in its name. The new address goes back to the server.
+                    IpAddr grantor = DhcpOptions.firstAddress(ack.option(DhcpOptions.SERVER_ID));
+                    if (grantor != null) c.releaseUnconfigured(granted, grantor);
+                    lose(l, "lost address=" + l.address() + " reason=" + quote("the server now grants " + granted
+                            + " instead (network renumbered?); released " + granted + "; the container must be recreated"));
+                    return;
+                }
+                try {
+                    renewed = l.withAck(ack, clock.getAsLong());
+                } catch (DhcpException e) {
+                    if (e.kind() != DhcpException.Kind.ZERO_LEASE) throw e;
+                    lose(l, "lost address=" + l.address() + " reason=" + quote("the server renewed it for 0 seconds"));
+                    return;
+                }
             }
-            store.save(renewed);
+            unconfirmed.remove(l.clientId());
+            persistIfChanged(renewed);
             leases.put(l.clientId(), renewed);
             schedule(renewed, renewed.times().renewAt());
-            logLine(renewed, (step == LeaseTimes.Step.RENEW ? "renewed" : "rebound") + " address=" + renewed.address()
-                    + " renew_at=" + at(renewed.times().renewAt()) + " expires_at=" + at(renewed.times().expiresAt()));
+            String line = renewalLog.line(l.clientId(), step == LeaseTimes.Step.RENEW ? "renewed" : "rebound",
+                    " address=" + renewed.address() + " renew_at=" + at(renewed.times().renewAt()) + " expires_at="
+                            + at(renewed.times().expiresAt()));
+            if (line != null) logLine(renewed, line);
         } catch (DhcpException | IOException | RuntimeException e) {
             long after = clock.getAsLong();
             // A renewal that failed past T2 goes on as a rebinding at once, not a minute later.
             long retry = l.times().step(after) != step ? after : l.times().retryAt(after);
-            logLine(l, (step == LeaseTimes.Step.RENEW ? "renew" : "rebind") + "_failed error=" + quote(e.getMessage())
-                    + " retry_at=" + at(retry));
+            String line = renewalLog.line(l.clientId(), step == LeaseTimes.Step.RENEW ? "renew_failed" : "rebind_failed",
+                    " error=" + quote(e.getMessage()) + " retry_at=" + at(retry));
+            if (line != null) logLine(l, line);
             schedule(l, retry);
         }
+    }
+
+    /**
+     * Writes the lease file when it would say something new: another address, server, ACK or
+     * attachment; or times that have gone stale, the recorded lease being half used. A renewal
+     * changes only the times, so most renewals of a lease renewed before half its time (T1 set
+     * short by the server) write nothing; a jcnid restarted meanwhile renews at once, and one
+     * that finds the recorded lease expired rebinds before it gives up on it.
+     */
+    private void persistIfChanged(Lease renewed) throws IOException {
+        Lease had = recorded.get(renewed.clientId());
+        if (had != null && had.sameGrant(renewed) && !had.times().halfUsed(clock.getAsLong())) return;
+        store.save(renewed);
+        recorded.put(renewed.clientId(), renewed);
     }
 
     private void logLine(Lease l, String what) {

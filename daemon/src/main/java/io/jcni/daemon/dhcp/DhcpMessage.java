@@ -119,6 +119,38 @@ public record DhcpMessage(int op, int xid, int secs, int flags, byte[] ciaddr, b
         return new DhcpMessage(op, xid, secs, flags, ciaddr, yiaddr, siaddr, giaddr, chaddr, options);
     }
 
+    /**
+     * What can be read of a message {@link #decode} refuses (cut short, or with a broken option):
+     * the header and, when it comes before the damage, the message type (0 otherwise); null when
+     * not even the header is there. Enough to tell whether a reply that cannot be used was meant
+     * for this client, and to say so.
+     */
+    public record Glimpse(int op, int xid, byte[] chaddr, int type) {}
+
+    public static Glimpse glimpse(byte[] data) {
+        if (data.length < FIXED_LENGTH) return null;
+        ByteBuffer b = ByteBuffer.wrap(data);
+        int op = b.get() & 0xff;
+        b.get();
+        int hlen = Math.min(b.get() & 0xff, 16);
+        b.get();
+        int xid = b.getInt();
+        byte[] chaddr = Arrays.copyOfRange(data, 28, 28 + hlen);
+        int type = 0;
+        if (data.length >= FIXED_LENGTH + 4 && b.getInt(FIXED_LENGTH) == MAGIC_COOKIE) {
+            int i = FIXED_LENGTH + 4;
+            while (i + 1 < data.length) {
+                int code = data[i] & 0xff;
+                if (code == DhcpOptions.PAD) { i++; continue; }
+                if (code == DhcpOptions.END) break;
+                int len = data[i + 1] & 0xff;
+                if (code == DhcpOptions.MESSAGE_TYPE && len == 1 && i + 2 < data.length) { type = data[i + 2] & 0xff; break; }
+                i += 2 + len;
+            }
+        }
+        return new Glimpse(op, xid, chaddr, type);
+    }
+
     private static byte[] take(ByteBuffer b, int n) {
         byte[] out = new byte[n];
         b.get(out);

@@ -23,6 +23,7 @@ public final class DhcpOptions {
     public static final int SERVER_ID = 54;
     public static final int PARAMETER_REQUEST_LIST = 55;
     public static final int MESSAGE = 56;
+    public static final int MAX_MESSAGE_SIZE = 57;
     public static final int RENEWAL_TIME = 58;
     public static final int REBINDING_TIME = 59;
     public static final int VENDOR_CLASS_ID = 60;

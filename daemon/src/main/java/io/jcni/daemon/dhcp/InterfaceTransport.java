@@ -25,10 +25,15 @@ final class InterfaceTransport implements Transport {
         this.mac = mac;
     }
 
-    /** Opens the socket on {@code ifname} in the namespace at {@code netnsPath}; ErrnoException when either is gone. */
+    /**
+     * Opens the socket on {@code ifname} in the namespace at {@code netnsPath}; ErrnoException when
+     * either is gone. It runs on the calling thread (a service worker or renewal timer: pooled
+     * platform threads), moved into the namespace for the call, so no exchange needs a thread of
+     * its own: the service's thread count stays what it started with.
+     */
     static InterfaceTransport open(String netnsPath, String ifname) {
         try (Netns ns = Netns.open(netnsPath)) {
-            return ns.run(() -> {
+            return inside(ns, () -> {
                 byte[] mac;
                 try (Rtnl rtnl = Rtnl.open()) {
                     Link link = rtnl.link(ifname);
@@ -44,12 +49,17 @@ final class InterfaceTransport implements Transport {
     /** Sets the interface down (a lease expired); ErrnoException when the namespace or interface is gone. */
     static void down(String netnsPath, String ifname) {
         try (Netns ns = Netns.open(netnsPath)) {
-            ns.exec(() -> {
+            inside(ns, () -> {
                 try (Rtnl rtnl = Rtnl.open()) {
                     rtnl.setDown(rtnl.link(ifname).index());
                 }
+                return null;
             });
         }
+    }
+
+    private static <T> T inside(Netns ns, Netns.Task<T, RuntimeException> task) {
+        return Thread.currentThread().isVirtual() ? ns.run(task) : ns.runOnCallingThread(task);
     }
 
     /**
@@ -92,8 +102,9 @@ final class InterfaceTransport implements Transport {
     }
 
     @Override
-    public byte[] receive(long millis) {
-        return socket.receive((int) Math.min(Integer.MAX_VALUE, Math.max(1, millis)));
+    public Received receive(long millis) {
+        UdpSocket.Datagram d = socket.receive((int) Math.min(Integer.MAX_VALUE, Math.max(1, millis)), MAX_MESSAGE);
+        return d == null ? null : new Received(d.from(), d.data(), d.length());
     }
 
     @Override

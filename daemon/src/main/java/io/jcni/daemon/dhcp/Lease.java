@@ -3,6 +3,9 @@ package io.jcni.daemon.dhcp;
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -72,6 +75,27 @@ public record Lease(String containerId, String network, String ifname, String ne
     public Lease withAck(DhcpMessage newAck, long now) throws DhcpException {
         return fromAck(containerId, network, ifname, netns, identity, newAck, server, now);
     }
+
+    /**
+     * Whether {@code other} records the same grant for the same attachment: all but the times
+     * (options 51, 58 and 59 included: some servers send the time left, which changes each time).
+     */
+    public boolean sameGrant(Lease other) {
+        if (!containerId.equals(other.containerId) || !network.equals(other.network) || !ifname.equals(other.ifname)
+                || !netns.equals(other.netns) || !address.equals(other.address) || !server.equals(other.server)
+                || !identity.clientId().equals(other.identity.clientId())) {
+            return false;
+        }
+        Set<Integer> codes = new HashSet<>(ack.keySet());
+        codes.addAll(other.ack.keySet());
+        codes.removeAll(TIME_OPTIONS);
+        for (int code : codes) {
+            if (!Arrays.equals(ack.get(code), other.ack.get(code))) return false;
+        }
+        return true;
+    }
+
+    private static final Set<Integer> TIME_OPTIONS = Set.of(DhcpOptions.LEASE_TIME, DhcpOptions.RENEWAL_TIME, DhcpOptions.REBINDING_TIME);
 
     /** What the plugin needs for its result, as JSON. */
     public Map<String, Object> resultJson() {

@@ -1,15 +1,13 @@
 package io.jcni.daemon.dhcp;
 
+import io.jcni.common.AtomicFile;
 import io.jcni.types.Json;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -44,14 +42,8 @@ public final class LeaseStore {
 
     public void save(Lease lease) throws IOException {
         Path file = fileOf(lease.clientId());
-        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
         byte[] body = (Json.writePretty(lease.toJson()) + "\n").getBytes(StandardCharsets.UTF_8);
-        try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING)) {
-            ch.write(java.nio.ByteBuffer.wrap(body));
-            ch.force(true);
-        }
-        Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        AtomicFile.write(file, body, AtomicFile.PRIVATE, AtomicFile.Durability.DURABLE);
     }
 
     public void delete(String clientId) throws IOException {

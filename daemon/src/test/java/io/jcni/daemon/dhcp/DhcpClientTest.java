@@ -46,6 +46,71 @@ class DhcpClientTest {
     }
 
     @Test
+    void everyDiscoverAndRequestSaysHowLongAMessageMayBe() throws Exception {
+        FakeServer s = new FakeServer();
+        client(s).acquire(null, 10_000);
+        client(s).extend(new IpAddr(FakeServer.OFFERED), new IpAddr(FakeServer.SERVER), 5_000);
+        for (FakeServer.Sent m : s.sent) {
+            assertArrayEquals(new byte[] {0x40, 0}, m.message().option(DhcpOptions.MAX_MESSAGE_SIZE), "option 57: 16384");
+        }
+        client(s).release(new IpAddr(FakeServer.OFFERED), new IpAddr(FakeServer.SERVER));
+        assertNull(s.sent.getLast().message().option(DhcpOptions.MAX_MESSAGE_SIZE), "not in RELEASE (RFC 2131 table 5)");
+    }
+
+    @Test
+    void aLongOfferIsAccepted() throws Exception {
+        FakeServer s = new FakeServer();
+        java.util.List<DhcpOptions.Route> routes = new java.util.ArrayList<>();
+        for (int i = 0; i < 1000; i++) {
+            routes.add(new DhcpOptions.Route(io.jcni.types.Cidr.parse("10." + (100 + i / 250) + "." + (i % 250) + ".0/25"),
+                    new IpAddr(FakeServer.SERVER)));
+        }
+        s.ackOptions.put(DhcpOptions.CLASSLESS_ROUTES, DhcpOptions.encodeClasslessRoutes(routes));
+        DhcpMessage ack = client(s).acquire(null, 10_000);
+        assertTrue(ack.encode().length > 9000, "a 9 KB message: " + ack.encode().length);
+        assertEquals(1000, DhcpOptions.classlessRoutes(ack.option(DhcpOptions.CLASSLESS_ROUTES)).size());
+    }
+
+    @Test
+    void anUnreadableOfferIsReportedAsSuch() {
+        FakeServer s = new FakeServer() {
+            @Override
+            public Received receive(long millis) {
+                Received r = super.receive(millis);
+                if (r == null) return null;
+                byte[] cut = java.util.Arrays.copyOf(r.data(), r.data().length - 1);
+                return new Received(r.from(), cut, 20_000); // longer than option 57 allows: the client read only part of it
+            }
+        };
+        DhcpException e = assertThrows(DhcpException.class, () -> client(s).acquire(null, 3_000));
+        assertEquals(DhcpException.Kind.UNREADABLE, e.kind());
+        assertTrue(e.getMessage().startsWith("unreadable DHCPOFFER from 10.9.0.1: a message of 20000 bytes, longer than the 16384"),
+                e.getMessage());
+    }
+
+    @Test
+    void aBrokenOfferIsReportedAsSuch() {
+        FakeServer s = new FakeServer() {
+            @Override
+            public Received receive(long millis) {
+                Received r = super.receive(millis);
+                if (r == null) return null;
+                byte[] d = r.data().clone();
+                // The last option before END claims more bytes than the message has.
+                int end = d.length - 1;
+                while (d[end] != (byte) DhcpOptions.END) end--;
+                byte[] broken = java.util.Arrays.copyOf(d, end + 3);
+                broken[end] = (byte) DhcpOptions.CLASSLESS_ROUTES;
+                broken[end + 1] = (byte) 200;
+                broken[end + 2] = 24;
+                return new Received(r.from(), broken);
+            }
+        };
+        DhcpException e = assertThrows(DhcpException.class, () -> client(s).acquire(null, 3_000));
+        assertTrue(e.getMessage().startsWith("unreadable DHCPOFFER from 10.9.0.1: option 121 overruns the message"), e.getMessage());
+    }
+
+    @Test
     void aNakRestartsAtInit() throws Exception {
         FakeServer s = new FakeServer();
         s.naks = 1;
@@ -120,12 +185,12 @@ class DhcpClientTest {
     void repliesForOtherClientsAreIgnored() throws Exception {
         FakeServer s = new FakeServer() {
             @Override
-            public byte[] receive(long millis) {
-                byte[] r = super.receive(millis);
+            public Received receive(long millis) {
+                Received r = super.receive(millis);
                 if (r == null) return null;
-                byte[] other = r.clone();
+                byte[] other = r.data().clone();
                 other[28] ^= 1; // another chaddr
-                return other;
+                return new Received(r.from(), other);
             }
         };
         assertThrows(DhcpException.class, () -> client(s).acquire(null, 3_000));

@@ -69,8 +69,120 @@ class DhcpLeasesTest {
             assertEquals(List.of(DhcpOptions.REQUEST), server.sentTypes());
             assertEquals(new IpAddr(FakeServer.SERVER), new IpAddr(server.sent.getFirst().to()), "renewing: unicast");
             assertTrue(k.get(l.clientId()).times().renewAt() > l.times().renewAt(), "new times after the ACK");
-            assertTrue(Files.readString(new LeaseStore(dir).fileOf(l.clientId())).contains("\"renewAt\": "
-                    + k.get(l.clientId()).times().renewAt()), "persisted");
+        }
+    }
+
+    @Test
+    void theFileIsRewrittenOnlyWhenItWouldSaySomethingNew() throws Exception {
+        try (DhcpLeases k = keeper()) {
+            Lease l = k.acquire(add("c7"));
+            Path file = new LeaseStore(dir).fileOf(l.clientId());
+            String first = Files.readString(file);
+            // T1 4 s of a 120 s lease: renewals every 4 s change only the times, the recorded lease is far from half used.
+            for (int i = 0; i < 10; i++) {
+                server.now = k.get(l.clientId()).times().renewAt();
+                k.maintain(l.clientId());
+            }
+            assertEquals(first, Files.readString(file), "not rewritten");
+            server.now = l.times().boundAt() + 60_000; // half the recorded lease gone by
+            server.now = Math.max(server.now, k.get(l.clientId()).times().renewAt());
+            k.maintain(l.clientId());
+            Lease now = k.get(l.clientId());
+            assertTrue(Files.readString(file).contains("\"renewAt\": " + now.times().renewAt()), "rewritten with the times");
+            server.now = now.times().renewAt();
+            server.ackOptions.put(DhcpOptions.DNS_SERVERS, new byte[] {10, 9, 0, 53});
+            k.maintain(l.clientId());
+            assertTrue(Files.readString(file).contains("\"6\": \"0a090035\""), "a new option: rewritten at once");
+            // The renewal lines: the first, then at most one a minute.
+            long renewed = logBytes.toString().lines().filter(x -> x.contains(" renewed ")).count();
+            assertTrue(renewed <= 3, logBytes.toString());
+        }
+    }
+
+    @Test
+    void aT1OfZeroDoesNotRenewAtOnce() throws Exception {
+        server.ackOptions.put(DhcpOptions.RENEWAL_TIME, DhcpOptions.u32(0));
+        server.ackOptions.put(DhcpOptions.REBINDING_TIME, DhcpOptions.u32(0));
+        try (DhcpLeases k = keeper()) {
+            Lease l = k.acquire(add("c8"));
+            assertEquals(l.times().boundAt() + 60_000, l.times().renewAt());
+            server.sent.clear();
+            server.now = l.times().renewAt();
+            k.maintain(l.clientId());
+            k.maintain(l.clientId()); // a timer firing early: nothing is due
+            assertEquals(List.of(DhcpOptions.REQUEST), server.sentTypes());
+        }
+    }
+
+    @Test
+    void aZeroLeaseIsRefusedAtAddAndReleased() throws Exception {
+        server.ackOptions.put(DhcpOptions.LEASE_TIME, DhcpOptions.u32(0));
+        try (DhcpLeases k = keeper()) {
+            DhcpException e = assertThrows(DhcpException.class, () -> k.acquire(add("c9")));
+            assertEquals("the DHCP server 10.9.0.1 granted 10.9.0.50 for 0 seconds (option 51): refused and released", e.getMessage());
+            assertEquals(DhcpOptions.RELEASE, server.sent.getLast().message().type());
+            assertEquals(0, k.size());
+            assertEquals(0, Files.list(dir).count());
+            assertTrue(downed.isEmpty());
+        }
+    }
+
+    @Test
+    void aNakAndAnotherAddressLeavesTheContainerDownNotOnAnAddressNobodyHolds() throws Exception {
+        try (DhcpLeases k = keeper()) {
+            Lease l = k.acquire(add("c10"));
+            server.sent.clear();
+            server.naks = 1;
+            server.offered = new byte[] {10, 9, 1, 77}; // the LAN was renumbered
+            server.now = l.times().renewAt();
+            k.maintain(l.clientId());
+            assertEquals(List.of(DhcpOptions.REQUEST, DhcpOptions.DISCOVER, DhcpOptions.REQUEST, DhcpOptions.RELEASE), server.sentTypes());
+            assertEquals(new IpAddr(server.offered), new IpAddr(server.sent.getLast().message().ciaddr()), "the new address given back");
+            assertNull(k.get(l.clientId()), "jcnid holds nothing in the container's name");
+            assertEquals(List.of("/run/netns/x eth0"), downed, "the container is not left on 10.9.0.50");
+            assertEquals(0, Files.list(dir).count());
+            assertTrue(logBytes.toString().contains("lost address=10.9.0.50"), logBytes.toString());
+        }
+    }
+
+    @Test
+    void aRebindAckWithAnotherAddressLeavesTheContainerDown() throws Exception {
+        try (DhcpLeases k = keeper()) {
+            Lease l = k.acquire(add("c11"));
+            server.sent.clear();
+            server.offered = new byte[] {10, 9, 1, 78};
+            server.now = l.times().rebindAt();
+            k.maintain(l.clientId());
+            assertEquals(new IpAddr(Transport.BROADCAST), new IpAddr(server.sent.getFirst().to()), "rebinding");
+            assertEquals(DhcpOptions.RELEASE, server.sent.getLast().message().type());
+            assertNull(k.get(l.clientId()));
+            assertEquals(List.of("/run/netns/x eth0"), downed);
+        }
+    }
+
+    @Test
+    void aReloadedLeaseWhoseRecordExpiredIsReboundBeforeItIsGivenUp() throws Exception {
+        Lease l;
+        try (DhcpLeases k = keeper()) {
+            l = k.acquire(add("c12"));
+        }
+        server.now = l.times().expiresAt() + 1000; // jcnid was down longer than the recorded lease
+        server.sent.clear();
+        try (DhcpLeases k = keeper()) {
+            k.reload(); // due at once: on the keeper's timer thread
+            for (int i = 0; i < 100 && k.get(l.clientId()).times().expiresAt() < server.now; i++) Thread.sleep(50);
+            assertEquals(List.of(DhcpOptions.REQUEST), server.sentTypes());
+            assertEquals(new IpAddr(Transport.BROADCAST), new IpAddr(server.sent.getFirst().to()));
+            assertTrue(k.get(l.clientId()).times().expiresAt() > server.now, "still held");
+            assertTrue(downed.isEmpty());
+        }
+        server.now = Long.MAX_VALUE / 2;
+        server.ignore.add(DhcpOptions.REQUEST);
+        try (DhcpLeases k = keeper()) {
+            k.reload();
+            for (int i = 0; i < 100 && k.get(l.clientId()) != null; i++) Thread.sleep(50); // the expiry follows on the timer thread
+            assertNull(k.get(l.clientId()));
+            assertEquals(List.of("/run/netns/x eth0"), downed);
         }
     }
 
@@ -107,7 +219,8 @@ class DhcpLeasesTest {
             assertEquals(new IpAddr(FakeServer.OFFERED), new IpAddr(server.sent.get(1).message().option(DhcpOptions.REQUESTED_IP)),
                     "INIT again, asking for the address the container has");
             assertTrue(k.get(l.clientId()).times().renewAt() > l.times().renewAt());
-            assertTrue(logBytes.toString().contains("acquiring again"), logBytes.toString());
+            assertTrue(logBytes.toString().contains("asking for 10.9.0.50 again"), logBytes.toString());
+            assertTrue(downed.isEmpty(), "granted again: the container goes on");
         }
     }
 

@@ -85,4 +85,20 @@ class DhcpMessageTest {
                 DhcpOptions.staticRoutes(new byte[] {10, 0, 0, 0, 1, 1, 1, 1}));
         assertEquals("example.org", DhcpOptions.text(new byte[] {'e', 'x', 'a', 'm', 'p', 'l', 'e', '.', 'o', 'r', 'g', 0}));
     }
+
+    @Test
+    void aGlimpseOfABrokenMessageReadsItsHeaderAndType() {
+        java.util.Map<Integer, byte[]> o = new java.util.LinkedHashMap<>();
+        o.put(DhcpOptions.MESSAGE_TYPE, new byte[] {DhcpOptions.OFFER});
+        o.put(DhcpOptions.CLASSLESS_ROUTES, new byte[200]);
+        byte[] whole = new DhcpMessage(DhcpMessage.BOOTREPLY, 0x1234, 0, 0, null, null, null, null, new byte[] {2, 0, 0, 0, 0, 9}, o).encode();
+        byte[] cut = java.util.Arrays.copyOf(whole, 300);
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class, () -> DhcpMessage.decode(cut));
+        DhcpMessage.Glimpse g = DhcpMessage.glimpse(cut);
+        org.junit.jupiter.api.Assertions.assertEquals(DhcpMessage.BOOTREPLY, g.op());
+        org.junit.jupiter.api.Assertions.assertEquals(0x1234, g.xid());
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new byte[] {2, 0, 0, 0, 0, 9}, g.chaddr());
+        org.junit.jupiter.api.Assertions.assertEquals(DhcpOptions.OFFER, g.type());
+        org.junit.jupiter.api.Assertions.assertNull(DhcpMessage.glimpse(new byte[100]), "not even a header");
+    }
 }

@@ -121,6 +121,10 @@ final class DnsmasqWorld implements AutoCloseable {
         await("jcnid's DHCP socket", () -> Files.exists(dhcpSocket()));
     }
 
+    long jcnidPid() {
+        return jcnid.pid();
+    }
+
     void killJcnid() throws Exception {
         jcnid.destroyForcibly(); // SIGKILL: no shutdown hook, no clean stop
         jcnid.waitFor(10, TimeUnit.SECONDS);

@@ -20,6 +20,8 @@ class FakeServer implements Transport {
 
     final List<Sent> sent = new ArrayList<>();
     private final Deque<byte[]> replies = new ArrayDeque<>();
+    /** The address offered and acknowledged: a test changes it to play a renumbered network. */
+    byte[] offered = OFFERED;
     long now = 1_000_000;
     /** Messages of these types get no answer. */
     final List<Integer> ignore = new ArrayList<>();
@@ -59,18 +61,18 @@ class FakeServer implements Transport {
         opts.put(DhcpOptions.SERVER_ID, SERVER);
         if (type == DhcpOptions.NAK) opts.put(DhcpOptions.MESSAGE, "wrong network".getBytes());
         else opts.putAll(ackOptions);
-        byte[] yi = type == DhcpOptions.NAK ? null : OFFERED;
+        byte[] yi = type == DhcpOptions.NAK ? null : offered;
         replies.add(new DhcpMessage(DhcpMessage.BOOTREPLY, m.xid(), 0, m.flags(), null, yi, null, null, m.chaddr(), opts).encode());
     }
 
     @Override
-    public byte[] receive(long millis) {
+    public Received receive(long millis) {
         if (replies.isEmpty()) {
             now += millis;
             return null;
         }
         now += 1;
-        return replies.poll();
+        return new Received(SERVER, replies.poll());
     }
 
     @Override

@@ -35,6 +35,39 @@ class LeaseTimesTest {
     }
 
     @Test
+    void aT1OfZeroOrBelowTheFloorTakesTheDefault() throws Exception {
+        // T1 = 0 would renew again the moment each ACK arrives.
+        assertEquals(new LeaseTimes(0, 60_000, 105_000, 120_000), LeaseTimes.fromAck(ack(120, 0, -1), 0));
+        assertEquals(new LeaseTimes(0, 60_000, 105_000, 120_000), LeaseTimes.fromAck(ack(120, 1, 0), 0));
+        assertEquals(new LeaseTimes(0, 2_000, 3_000, 120_000), LeaseTimes.fromAck(ack(120, 2, 3), 0), "the floor itself is fine");
+        // T2 before T1's default: both defaults, in order.
+        assertEquals(new LeaseTimes(0, 50_000, 87_500, 100_000), LeaseTimes.fromAck(ack(100, -1, 10), 0));
+        // T2 equal to the lease: not before it.
+        assertEquals(new LeaseTimes(0, 4_000, 87_500, 100_000), LeaseTimes.fromAck(ack(100, 4, 100), 0));
+    }
+
+    @Test
+    void aOneSecondLeaseKeepsItsOrderBelowTheFloor() throws Exception {
+        LeaseTimes t = LeaseTimes.fromAck(ack(1, -1, -1), 0);
+        assertEquals(new LeaseTimes(0, 500, 875, 1_000), t);
+        assertEquals(new LeaseTimes(0, 500, 875, 1_000), LeaseTimes.fromAck(ack(1, 0, 0), 0));
+    }
+
+    @Test
+    void aZeroLeaseIsRefused() {
+        DhcpException e = org.junit.jupiter.api.Assertions.assertThrows(DhcpException.class, () -> LeaseTimes.fromAck(ack(0, -1, -1), 0));
+        assertEquals(DhcpException.Kind.ZERO_LEASE, e.kind());
+    }
+
+    @Test
+    void halfUsed() {
+        LeaseTimes t = new LeaseTimes(1000, 5000, 8000, 121_000);
+        org.junit.jupiter.api.Assertions.assertFalse(t.halfUsed(60_999));
+        org.junit.jupiter.api.Assertions.assertTrue(t.halfUsed(61_000));
+        org.junit.jupiter.api.Assertions.assertFalse(new LeaseTimes(0, Long.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE).halfUsed(Long.MAX_VALUE - 1));
+    }
+
+    @Test
     void infiniteLeaseNeverRenews() throws Exception {
         LeaseTimes t = LeaseTimes.fromAck(ack(0xffffffffL, -1, -1), 0);
         assertEquals(LeaseTimes.Step.WAIT, t.step(Long.MAX_VALUE - 1));

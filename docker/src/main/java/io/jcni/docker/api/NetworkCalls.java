@@ -98,6 +98,11 @@ public final class NetworkCalls {
             int end = (int) b.integer("HostPortEnd", 0, 65535, 0);
             return new PortBinding(p, port, hostIp, hostPort, end, b.fields());
         }
+
+        /** A binding as an endpoint's state keeps it (libnetwork's own encoding, checked again). */
+        public static PortBinding fromRaw(Map<String, Object> raw) {
+            return parse(new Body("published port", raw));
+        }
     }
 
     public record ProgramExternalConnectivity(String networkId, String endpointId, List<PortBinding> ports) {

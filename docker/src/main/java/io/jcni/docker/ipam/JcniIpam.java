@@ -14,6 +14,7 @@ import java.util.HexFormat;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 
 /**
  * {@code --ipam-driver jcni}: pools with reference counts and their addresses, each pool one
@@ -33,11 +34,13 @@ public final class JcniIpam implements IpamDriver {
     private final Map<String, Pool> pools = new TreeMap<>();
 
     public JcniIpam(StateStore store) {
+        this(store, line -> {});
+    }
+
+    /** @param report where a damaged pool document is named (it is moved aside, and the other pools are served) */
+    public JcniIpam(StateStore store, Consumer<String> report) {
         this.store = store;
-        for (Map<String, Object> doc : store.list(KIND).values()) {
-            Pool p = Pool.fromJson(doc);
-            pools.put(p.id(), p);
-        }
+        pools.putAll(store.load(KIND, Pool::fromJson, Pool::id, report));
     }
 
     @Override
@@ -53,7 +56,8 @@ public final class JcniIpam implements IpamDriver {
         if (p == null) {
             for (Pool other : pools.values()) {
                 if (other.space().equals(r.addressSpace()) && other.overlaps(cidr) && !other.pool().equals(cidr)) {
-                    throw new DriverException("RequestPool: " + cidr + " overlaps the pool " + other.pool() + " already in use");
+                    throw new DriverException("RequestPool: Pool overlaps with other one on this address space: " + cidr + " overlaps the pool "
+                            + other.pool() + " already in use");
                 }
             }
             p = new Pool(id, r.addressSpace(), cidr, range, r.v6(), 1, new TreeSet<>());

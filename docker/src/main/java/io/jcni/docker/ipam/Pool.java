@@ -1,6 +1,7 @@
 package io.jcni.docker.ipam;
 
 import io.jcni.docker.api.DriverException;
+import io.jcni.docker.store.StateDoc;
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
 import java.math.BigInteger;
@@ -101,10 +102,11 @@ public record Pool(String id, String space, Cidr pool, Cidr range, boolean v6, i
         return m;
     }
 
-    public static Pool fromJson(Map<String, Object> m) {
-        TreeSet<IpAddr> a = new TreeSet<>();
-        for (Object o : (List<?>) m.get("allocated")) a.add(IpAddr.parse((String) o));
-        return new Pool((String) m.get("id"), (String) m.get("space"), Cidr.parse((String) m.get("pool")),
-                Cidr.parse((String) m.get("range")), (Boolean) m.get("v6"), ((Long) m.get("refs")).intValue(), a);
+    public static Pool fromJson(StateDoc d) {
+        Cidr pool = d.cidr("pool"), range = d.cidr("range");
+        boolean v6 = d.bool("v6");
+        if (pool.isV6() != v6 || !pool.contains(range.network())) throw d.damaged("range", range + " is not inside the pool " + pool);
+        return new Pool(d.string("id"), d.string("space"), pool, range, v6, (int) d.integer("refs", 1, Integer.MAX_VALUE),
+                new TreeSet<>(d.addresses("allocated")));
     }
 }

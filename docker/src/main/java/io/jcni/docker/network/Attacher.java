@@ -1,9 +1,11 @@
 package io.jcni.docker.network;
 
 import io.jcni.runtime.RuntimeConf;
+import io.jcni.types.Cidr;
 import io.jcni.types.NetConfList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The effects of Join, Leave and port publishing.
@@ -49,10 +51,34 @@ public interface Attacher {
     void openNetwork(String bridge, boolean internal, List<String> masquerade);
 
     /**
-     * A network's leftovers once its last endpoint is gone: CNI GC with no valid attachment, its
-     * forwarding rules, and (when {@code deleteBridge}: the bridge is the driver's own) the bridge.
+     * A network's leftovers once its last endpoint is gone: CNI GC with no valid attachment, then
+     * what the driver made for it and recorded as its own ({@link Teardown}), nothing else.
      */
-    void removeNetwork(NetConfList list, String bridge, boolean internal, List<String> masquerade, boolean deleteBridge);
+    void removeNetwork(NetConfList list, Teardown teardown);
+
+    /**
+     * What {@link #removeNetwork} takes away besides the CNI GC.
+     *
+     * @param bridge          the network's Linux bridge (null: none)
+     * @param closeForwarding remove the bridge's forwarding rules and the masquerade rules of {@code masquerade}
+     *                        (false while another network still uses the bridge)
+     * @param deleteBridge    delete the bridge: jcni made it (and it is still a bridge)
+     * @param lentAddresses   addresses jcni put on a bridge it does not own, to take off it again
+     */
+    record Teardown(String bridge, boolean internal, List<String> masquerade, boolean closeForwarding, boolean deleteBridge,
+            List<Cidr> lentAddresses) {}
+
+    /** An interface of the driver's namespace: its kind (IFLA_INFO_KIND; "" for none) and addresses. */
+    record HostLink(String name, String kind, List<Cidr> addresses) {}
+
+    /** A route of the driver's namespace's main table (dev null when it has no output interface). */
+    record HostRoute(Cidr dst, String dev) {}
+
+    /** The interface {@code name} of the driver's namespace, if there is one. */
+    Optional<HostLink> hostLink(String name);
+
+    /** The main routing table of the driver's namespace, both families. */
+    List<HostRoute> hostRoutes();
 
     /** Waits for interface deletions still running in the background ({@link #dropInterface}). */
     void settle();

@@ -1,13 +1,17 @@
 package io.jcni.docker.network;
 
 import io.jcni.docker.api.DriverException;
+import io.jcni.linux.Address;
+import io.jcni.linux.Family;
 import io.jcni.linux.Link;
 import io.jcni.linux.Netns;
+import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
 import io.jcni.runtime.Cni;
 import io.jcni.runtime.CniEnvironment;
 import io.jcni.runtime.PluginExec;
 import io.jcni.runtime.RuntimeConf;
+import io.jcni.types.Cidr;
 import io.jcni.types.CniCommand;
 import io.jcni.types.CniException;
 import io.jcni.types.Json;
@@ -17,9 +21,11 @@ import io.jcni.types.Result;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /** {@link Attacher} through the runtime module's {@link Cni}, with jcni's plugins run in-process. */
 public final class CniAttacher implements Attacher {
@@ -154,19 +160,55 @@ public final class CniAttacher implements Attacher {
     }
 
     @Override
-    public void removeNetwork(NetConfList list, String bridge, boolean internal, List<String> masquerade, boolean deleteBridge) {
+    public void removeNetwork(NetConfList list, Teardown t) {
         settle();
         try {
             cni.gcNetworkList(list, List.of());
         } catch (CniException e) {
             throw new DriverException("CNI GC on " + list.name() + " failed: " + e.getMessage(), e);
         }
-        if (bridge == null) return;
-        Forwarding.close(bridge, internal, family(masquerade, false), family(masquerade, true));
-        if (!deleteBridge) return;
+        if (t.bridge() == null) return;
+        if (t.closeForwarding()) Forwarding.close(t.bridge(), t.internal(), family(t.masquerade(), false), family(t.masquerade(), true));
         try (Rtnl nl = Rtnl.open()) {
-            nl.findLink(bridge).ifPresent(l -> nl.deleteLink(l.index()));
+            Optional<Link> bridge = nl.findLink(t.bridge());
+            if (bridge.isEmpty()) return;
+            if (t.deleteBridge()) {
+                // Recorded as jcni's at CreateNetwork; still, only a bridge is ever deleted under that name.
+                if ("bridge".equals(bridge.get().kind())) nl.deleteLink(bridge.get().index());
+                return;
+            }
+            for (Cidr a : t.lentAddresses()) {
+                boolean there = nl.addresses(bridge.get().index(), a.isV6() ? Family.INET6 : Family.INET).stream()
+                        .anyMatch(x -> x.address().equals(a.address()) && x.prefixLength() == a.prefix());
+                if (there) nl.deleteAddress(bridge.get().index(), a.address(), a.prefix());
+            }
         }
+    }
+
+    @Override
+    public Optional<HostLink> hostLink(String name) {
+        try (Rtnl nl = Rtnl.open()) {
+            return nl.findLink(name).map(l -> {
+                List<Cidr> addrs = new ArrayList<>();
+                for (Family f : List.of(Family.INET, Family.INET6)) for (Address a : nl.addresses(l.index(), f)) addrs.add(a.prefix());
+                return new HostLink(l.name(), l.kind() == null ? "" : l.kind(), addrs);
+            });
+        }
+    }
+
+    @Override
+    public List<HostRoute> hostRoutes() {
+        List<HostRoute> out = new ArrayList<>();
+        try (Rtnl nl = Rtnl.open()) {
+            Map<Integer, String> names = new HashMap<>();
+            for (Link l : nl.links()) names.put(l.index(), l.name());
+            for (Family f : List.of(Family.INET, Family.INET6)) {
+                for (Route r : nl.routes(f, Route.TABLE_MAIN)) {
+                    if (r.dst() != null && r.dst().prefix() > 0) out.add(new HostRoute(r.dst(), names.get(r.oif())));
+                }
+            }
+        }
+        return out;
     }
 
     @Override

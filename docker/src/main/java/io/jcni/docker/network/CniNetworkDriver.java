@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -29,7 +30,13 @@ import java.util.function.Function;
 /**
  * The NetworkDriver: a Docker network is a CNI network list ({@link Chain}), an endpoint is one CNI
  * attachment (container ID = endpoint ID, netns = SandboxKey), Join is ADD and Leave is DEL.
- * Calls on one network run one at a time; calls on different networks run in parallel.
+ * Calls on one network run one at a time; calls on different networks run in parallel, except
+ * what must be checked against every network at once: creating and deleting networks (bridge names,
+ * subnets) hold one driver-wide lock ({@code topology}), publishing ports another ({@code ports}).
+ * Locks are taken in the order topology, then the network's own lock, then ports.
+ *
+ * <p>Ownership: the driver deletes only what it made and recorded as its own, so {@code docker
+ * network rm} never takes away a bridge, an address or a rule that was there before.
  */
 public final class CniNetworkDriver implements NetworkDriver {
     static final String NETWORKS = "networks";
@@ -44,6 +51,10 @@ public final class CniNetworkDriver implements NetworkDriver {
     private final Map<String, DockerNetwork> networks = new ConcurrentHashMap<>();
     private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
     private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
+    /** Held around every check-then-record of networks (CreateNetwork) and their removal (DeleteNetwork). */
+    private final ReentrantLock topology = new ReentrantLock();
+    /** Held around every check-then-publish of host ports. */
+    private final ReentrantLock ports = new ReentrantLock();
 
     /**
      * @param conflists loads {@code -o jcni.conflist=NAME} from the CNI configuration directory
@@ -56,14 +67,9 @@ public final class CniNetworkDriver implements NetworkDriver {
         this.conflists = conflists;
         this.scope = scope;
         this.log = log;
-        store.list(NETWORKS).values().forEach(d -> {
-            DockerNetwork n = DockerNetwork.fromJson(d);
-            networks.put(n.id(), n);
-        });
-        store.list(ENDPOINTS).values().forEach(d -> {
-            Endpoint e = Endpoint.fromJson(d);
-            endpoints.put(e.id(), e);
-        });
+        // A damaged document is moved aside and named in the log; the rest is served.
+        networks.putAll(store.load(NETWORKS, DockerNetwork::fromJson, DockerNetwork::id, this::note));
+        endpoints.putAll(store.load(ENDPOINTS, Endpoint::fromJson, Endpoint::id, this::note));
     }
 
     /**
@@ -119,26 +125,30 @@ public final class CniNetworkDriver implements NetworkDriver {
     @Override
     public void createNetwork(CreateNetwork r) {
         DockerNetwork n = DockerNetwork.fromCreate(r, conflists);
+        topology.lock();
         ReentrantLock l = lock(r.networkId());
         try {
             if (networks.containsKey(n.id())) return; // a repeated call: the network is there already
+            Optional<Attacher.HostLink> existing = n.linuxBridge() == null ? Optional.empty() : attacher.hostLink(n.linuxBridge());
+            Conflicts.checkBridge(n, networks.values(), existing);
+            Conflicts.checkSubnets(n, networks.values(), attacher.hostRoutes(), existing.isPresent());
             if (n.conflist() == null) {
-                for (DockerNetwork other : networks.values()) {
-                    if (other.conflist() == null && other.bridge().equals(n.bridge())) {
-                        throw new DriverException("CreateNetwork: bridge " + n.bridge() + " is already used by network " + other.id());
-                    }
-                }
+                DockerNetwork asked = n;
+                n = asked.withBridgeOwnership(existing.isEmpty(), existing.map(h -> Conflicts.lentAddresses(asked, h)).orElse(List.of()));
             }
             if (n.linuxBridge() != null) attacher.openNetwork(n.linuxBridge(), n.internal(), n.masqueraded());
             store.put(NETWORKS, n.id(), n.toJson());
             networks.put(n.id(), n);
+            if (existing.isPresent()) note("network=" + n.id() + " bridge=" + n.linuxBridge() + " existed: used, and left in place at removal");
         } finally {
             l.unlock();
+            topology.unlock();
         }
     }
 
     @Override
     public void deleteNetwork(NetworkRef r) {
+        topology.lock();
         ReentrantLock l = lock(r.networkId());
         try {
             DockerNetwork n = networks.get(r.networkId());
@@ -151,11 +161,15 @@ public final class CniNetworkDriver implements NetworkDriver {
             }
             // The chain with a placeholder endpoint: GC needs only the plugins and the network name.
             Endpoint none = new Endpoint("gc", n.id(), null, null, "");
-            attacher.removeNetwork(chain(n, none), n.linuxBridge(), n.internal(), n.masqueraded(), n.conflist() == null);
+            boolean shared = networks.values().stream().anyMatch(o -> !o.id().equals(n.id()) && n.linuxBridge() != null
+                    && n.linuxBridge().equals(o.linuxBridge()));
+            attacher.removeNetwork(chain(n, none), new Attacher.Teardown(n.linuxBridge(), n.internal(), n.masqueraded(), !shared,
+                    n.conflist() == null && n.ownsBridge() && !shared, n.lentAddresses()));
             store.delete(NETWORKS, n.id());
             networks.remove(n.id());
         } finally {
             l.unlock();
+            topology.unlock();
         }
     }
 
@@ -288,8 +302,18 @@ public final class CniNetworkDriver implements NetworkDriver {
                 mappings.add(m);
                 raw.add(p.raw());
             }
-            attacher.publish(chain(n, e), runtime(e, e.sandboxKey()), mappings);
-            save(e.withPorts(raw));
+            ports.lock();
+            try {
+                Map<String, List<PortBinding>> published = new LinkedHashMap<>();
+                for (Endpoint o : endpoints.values()) {
+                    if (!o.id().equals(e.id()) && !o.ports().isEmpty()) published.put(o.id(), o.bindings());
+                }
+                Conflicts.checkPorts(r.ports(), published);
+                attacher.publish(chain(n, e), runtime(e, e.sandboxKey()), mappings);
+                save(e.withPorts(raw));
+            } finally {
+                ports.unlock();
+            }
         } finally {
             l.unlock();
         }

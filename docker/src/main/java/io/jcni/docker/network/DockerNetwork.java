@@ -2,6 +2,7 @@ package io.jcni.docker.network;
 
 import io.jcni.docker.api.DriverException;
 import io.jcni.docker.api.NetworkCalls;
+import io.jcni.docker.store.StateDoc;
 import io.jcni.types.Cidr;
 import io.jcni.types.Json;
 import java.util.ArrayList;
@@ -23,12 +24,35 @@ import java.util.Set;
  * @param subnets  IPv4 then IPv6 pools with their gateways (the gateway may be null)
  * @param bandwidth the bandwidth plugin's ingressRate/ingressBurst/egressRate/egressBurst for every
  *                 endpoint (-o jcni.bandwidth.ingressRate=BITS_PER_S ...); empty for none
+ * @param ownsBridge whether jcni made {@code bridge} (it did not exist at CreateNetwork) and so deletes
+ *                 it with the network; a bridge that was there before is used and left in place
+ * @param lentAddresses the gateway addresses jcni put on a bridge it does not own (they were not on it at
+ *                 CreateNetwork), removed from it with the network
  */
 public record DockerNetwork(String id, List<String> plugins, Map<String, Object> conflist, String bridge, int mtu,
-        boolean internal, boolean ipv6, List<Subnet> subnets, Map<String, Long> bandwidth) {
+        boolean internal, boolean ipv6, List<Subnet> subnets, Map<String, Long> bandwidth, boolean ownsBridge,
+        List<Cidr> lentAddresses) {
 
     public DockerNetwork {
         bandwidth = bandwidth == null ? Map.of() : Map.copyOf(bandwidth);
+        lentAddresses = lentAddresses == null ? List.of() : List.copyOf(lentAddresses);
+    }
+
+    /** As decided at CreateNetwork, once the driver has looked at the host. */
+    public DockerNetwork withBridgeOwnership(boolean owns, List<Cidr> lent) {
+        return new DockerNetwork(id, plugins, conflist, bridge, mtu, internal, ipv6, subnets, bandwidth, owns, lent);
+    }
+
+    /** The bridge's name when jcni does not choose one: {@code jc-} and 12 characters of the network ID. */
+    static String defaultBridge(String networkId) {
+        return "jc-" + networkId.substring(0, Math.min(12, networkId.length()));
+    }
+
+    /** The gateways as the bridge plugin puts them on the bridge: the gateway address with its pool's prefix. */
+    public List<Cidr> gatewayAddresses() {
+        List<Cidr> out = new ArrayList<>();
+        for (Subnet s : subnets) if (s.gateway() != null) out.add(new Cidr(s.gateway().address(), s.pool().prefix()));
+        return out;
     }
 
     /** A pool and its gateway ("10.0.0.1/24"; null when none). */
@@ -88,7 +112,7 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
                 throw new DriverException("CreateNetwork: " + OPT_MTU + " must be a number in [68, 65535]: " + opts.get(OPT_MTU));
             }
         }
-        String bridge = opts.getOrDefault(OPT_BRIDGE, "jc-" + r.networkId().substring(0, Math.min(12, r.networkId().length())));
+        String bridge = opts.getOrDefault(OPT_BRIDGE, defaultBridge(r.networkId()));
         if (!bridge.matches("[A-Za-z0-9_.-]{1,15}")) {
             throw new DriverException("CreateNetwork: " + OPT_BRIDGE + " is not an interface name (1-15 letters, digits, '_', '.', '-'): " + bridge);
         }
@@ -97,7 +121,7 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
             if (opts.containsKey(OPT_PLUGINS)) throw new DriverException("CreateNetwork: give " + OPT_PLUGINS + " or " + OPT_CONFLIST + ", not both");
             if (!bandwidth.isEmpty()) throw new DriverException("CreateNetwork: " + OPT_BANDWIDTH + "* options are for generated chains; write them into the conflist");
             Map<String, Object> list = conflists.apply(opts.get(OPT_CONFLIST));
-            return new DockerNetwork(r.networkId(), List.of(), list, bridge, mtu, internal, ipv6, subnets, Map.of());
+            return new DockerNetwork(r.networkId(), List.of(), list, bridge, mtu, internal, ipv6, subnets, Map.of(), false, List.of());
         }
         List<String> plugins = DEFAULT_PLUGINS;
         if (opts.containsKey(OPT_PLUGINS)) {
@@ -115,7 +139,7 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
         if (!bandwidth.isEmpty() && !plugins.contains("bandwidth")) {
             throw new DriverException("CreateNetwork: " + OPT_BANDWIDTH + "* needs bandwidth in " + OPT_PLUGINS + " (e.g. bridge,portmap,bandwidth)");
         }
-        return new DockerNetwork(r.networkId(), List.copyOf(plugins), null, bridge, mtu, internal, ipv6, subnets, bandwidth);
+        return new DockerNetwork(r.networkId(), List.copyOf(plugins), null, bridge, mtu, internal, ipv6, subnets, bandwidth, true, List.of());
     }
 
     /** The jcni.bandwidth.* options: whole numbers, a rate always with its burst (as the plugin requires). */
@@ -185,21 +209,44 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
         }
         m.put("subnets", s);
         if (!bandwidth.isEmpty()) m.put("bandwidth", new LinkedHashMap<String, Object>(bandwidth));
+        m.put("ownsBridge", ownsBridge);
+        if (!lentAddresses.isEmpty()) m.put("lentAddresses", new ArrayList<Object>(lentAddresses.stream().map(Cidr::toString).toList()));
         return m;
     }
 
-    public static DockerNetwork fromJson(Map<String, Object> m) {
-        List<String> plugins = new ArrayList<>();
-        for (Object o : Json.asList(m.get("plugins"))) plugins.add((String) o);
+    /**
+     * A stored network. Files written before ownership was recorded have no {@code ownsBridge}: then
+     * only a bridge of the default name counts as jcni's, since only that name is surely one jcni chose.
+     */
+    public static DockerNetwork fromJson(StateDoc d) {
         List<Subnet> subnets = new ArrayList<>();
-        for (Object o : Json.asList(m.get("subnets"))) {
-            Map<String, Object> e = Json.asObject(o);
-            subnets.add(new Subnet(Cidr.parse((String) e.get("pool")), e.get("gateway") == null ? null : Cidr.parse((String) e.get("gateway"))));
-        }
-        Map<String, Object> conflist = m.get("conflist") == null ? null : Json.asObject(m.get("conflist"));
+        for (StateDoc e : d.objects("subnets")) subnets.add(new Subnet(e.cidr("pool"), e.optCidr("gateway")));
+        if (subnets.isEmpty()) throw d.damaged("subnets", "missing");
         Map<String, Long> bandwidth = new LinkedHashMap<>();
-        if (m.get("bandwidth") instanceof Map<?, ?> bw) bw.forEach((k, v) -> bandwidth.put((String) k, (Long) v));
-        return new DockerNetwork((String) m.get("id"), plugins, conflist, (String) m.get("bridge"), ((Long) m.get("mtu")).intValue(),
-                (Boolean) m.get("internal"), (Boolean) m.get("ipv6"), subnets, bandwidth);
+        Map<String, Object> bw = d.optObject("bandwidth");
+        if (bw != null) {
+            StateDoc b = new StateDoc(d.location(), "bandwidth", bw);
+            for (String k : bw.keySet()) {
+                if (!BANDWIDTH_KEYS.contains(k)) throw b.damaged(k, "not a bandwidth setting");
+                bandwidth.put(k, b.integer(k, 1, Long.MAX_VALUE, 0));
+            }
+        }
+        String id = d.string("id");
+        Map<String, Object> conflist = d.optObject("conflist");
+        List<String> plugins = d.strings("plugins");
+        if (conflist == null && (plugins.isEmpty() || !plugins.getFirst().equals("bridge"))) throw d.damaged("plugins", "must start with bridge");
+        if (conflist != null && !(conflist.get("plugins") instanceof List<?>)) throw d.damaged("conflist", "has no plugins list");
+        String bridge = d.string("bridge");
+        if (!bridge.matches("[A-Za-z0-9_.-]{1,15}")) throw d.damaged("bridge", "not an interface name: " + bridge);
+        boolean owns = d.bool("ownsBridge", conflist == null && bridge.equals(defaultBridge(id)));
+        List<Cidr> lent = new ArrayList<>();
+        List<String> l = d.strings("lentAddresses");
+        for (int i = 0; i < l.size(); i++) {
+            Cidr c = Cidr.tryParse(l.get(i));
+            if (c == null) throw d.damaged("lentAddresses[" + i + "]", "not a CIDR: " + l.get(i));
+            lent.add(c);
+        }
+        return new DockerNetwork(id, plugins, conflist, bridge, (int) d.integer("mtu", 0, 65535, 0), d.bool("internal"), d.bool("ipv6"),
+                subnets, bandwidth, owns, lent);
     }
 }

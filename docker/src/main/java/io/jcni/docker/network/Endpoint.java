@@ -1,7 +1,9 @@
 package io.jcni.docker.network;
 
+import io.jcni.docker.api.DriverException;
+import io.jcni.docker.api.NetworkCalls.PortBinding;
+import io.jcni.docker.store.StateDoc;
 import io.jcni.types.Cidr;
-import io.jcni.types.Json;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -44,6 +46,11 @@ public record Endpoint(String id, String networkId, Cidr address, Cidr addressV6
         return new Endpoint(id, networkId, address, addressV6, mac, sandboxKey, ifName, p, joinedMillis);
     }
 
+    /** The published ports, decoded (checked when they were received and when they were loaded). */
+    public List<PortBinding> bindings() {
+        return ports.stream().map(PortBinding::fromRaw).toList();
+    }
+
     public Map<String, Object> toJson() {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("id", id);
@@ -58,15 +65,20 @@ public record Endpoint(String id, String networkId, Cidr address, Cidr addressV6
         return m;
     }
 
-    public static Endpoint fromJson(Map<String, Object> m) {
+    public static Endpoint fromJson(StateDoc d) {
         List<Map<String, Object>> ports = new ArrayList<>();
-        for (Object o : Json.asList(m.get("ports"))) ports.add(Json.asObject(o));
-        return new Endpoint((String) m.get("id"), (String) m.get("networkId"), cidr(m.get("address")), cidr(m.get("addressV6")),
-                m.get("mac") == null ? "" : (String) m.get("mac"), (String) m.get("sandboxKey"), (String) m.get("ifName"), ports,
-                m.get("joinedMillis") instanceof Long l ? l : 0L);
-    }
-
-    private static Cidr cidr(Object o) {
-        return o == null ? null : Cidr.parse((String) o);
+        for (StateDoc p : d.objects("ports")) {
+            try {
+                PortBinding.fromRaw(p.fields());
+            } catch (DriverException e) {
+                throw d.damaged("ports", e.getMessage());
+            }
+            ports.add(p.fields());
+        }
+        String key = d.optString("sandboxKey"), ifName = d.optString("ifName");
+        if ((key == null) != (ifName == null)) throw d.damaged(key == null ? "sandboxKey" : "ifName", "missing (a joined endpoint has both)");
+        String mac = d.optString("mac");
+        return new Endpoint(d.string("id"), d.string("networkId"), d.optCidr("address"), d.optCidr("addressV6"), mac == null ? "" : mac,
+                key, ifName, ports, d.integer("joinedMillis", 0, Long.MAX_VALUE, 0));
     }
 }

@@ -1,28 +1,33 @@
 package io.jcni.docker.store;
 
+import io.jcni.common.AtomicFile;
 import io.jcni.docker.api.DriverException;
 import io.jcni.types.Json;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.regex.Pattern;
 
 /**
  * {@link StateStore} as one small file per document, {@code DIR/KIND/KEY.json}, written to a
  * temporary file, fsynced and renamed over the old one. A few hundred documents of a few hundred
  * bytes need no database; a crash leaves the old or the new file, and at worst a stray
- * {@code .tmp} that the next start removes.
+ * temporary file ({@link AtomicFile}) that the next listing removes. A file that is not JSON is
+ * reported by name ({@link DamagedStateException}); {@link #quarantine} renames it aside.
  */
 public final class FileStore implements StateStore {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.:-]{0,200}");
@@ -60,23 +65,17 @@ public final class FileStore implements StateStore {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (Json.JsonException e) {
-            throw new DriverException("state file " + file(kind, key) + " is damaged: " + e.getMessage());
+            throw new DamagedStateException(file(kind, key).toString(), "not a JSON object: " + e.getMessage());
         }
     }
 
     @Override
     public void put(String kind, String key, Map<String, Object> doc) {
         Path f = file(kind, key);
-        Path tmp = f.resolveSibling(f.getFileName() + ".tmp");
         try {
             Files.createDirectories(f.getParent());
             byte[] bytes = (Json.writePretty(doc) + "\n").getBytes(StandardCharsets.UTF_8);
-            try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    StandardOpenOption.TRUNCATE_EXISTING)) {
-                ch.write(java.nio.ByteBuffer.wrap(bytes));
-                ch.force(true);
-            }
-            Files.move(tmp, f, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            AtomicFile.write(f, bytes, AtomicFile.PRIVATE, AtomicFile.Durability.DURABLE);
         } catch (IOException e) {
             throw new UncheckedIOException("writing " + f, e);
         }
@@ -92,23 +91,42 @@ public final class FileStore implements StateStore {
     }
 
     @Override
-    public Map<String, Map<String, Object>> list(String kind) {
-        Map<String, Map<String, Object>> out = new TreeMap<>();
+    public List<String> keys(String kind) {
+        List<String> out = new ArrayList<>();
         Path d = dir.resolve(kind);
         if (!Files.isDirectory(d)) return out;
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(d)) {
+            AtomicFile.removeAbandoned(d);
             for (Path p : ds) {
                 String n = p.getFileName().toString();
                 if (n.endsWith(".json.tmp")) {
                     Files.deleteIfExists(p); // a write that a crash interrupted; the old file is still there
-                } else if (n.endsWith(".json")) {
-                    String key = n.substring(0, n.length() - 5);
-                    get(kind, key).ifPresent(doc -> out.put(key, doc));
+                } else if (n.endsWith(".json") && NAME.matcher(n.substring(0, n.length() - 5)).matches()) {
+                    out.add(n.substring(0, n.length() - 5));
                 }
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        Collections.sort(out);
         return out;
+    }
+
+    @Override
+    public String location(String kind, String key) {
+        return file(kind, key).toString();
+    }
+
+    @Override
+    public String quarantine(String kind, String key) {
+        Path f = file(kind, key);
+        String stamp = DateTimeFormatter.ofPattern("uuuuMMdd'T'HHmmss.SSS'Z'").withZone(ZoneOffset.UTC).format(Instant.now());
+        Path aside = f.resolveSibling(f.getFileName() + ".damaged-" + stamp);
+        try {
+            Files.move(f, aside, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot move " + f + " aside", e);
+        }
+        return aside.toString();
     }
 }

@@ -309,7 +309,7 @@ class RemoteApiTest {
         network("{\"com.docker.network.bridge.name\":\"br-x\"}");
         String other = "b".repeat(64);
         assertTrue(err("/NetworkDriver.CreateNetwork", createNetwork("{\"com.docker.network.generic\":{\"com.docker.network.bridge.name\":\"br-x\"}}")
-                .replace(NET, other)).contains("already used"));
+                .replace(NET, other)).contains("networks have same bridge name"));
     }
 
     @Test

@@ -10,11 +10,13 @@ import java.util.Set;
 
 /** Records what the driver asks for; fails ADD on request; sandboxes "exist" when listed. */
 public final class FakeAttacher implements Attacher {
-    public final List<String> calls = new ArrayList<>();
+    public final List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());
     public final List<NetConfList> added = new ArrayList<>();
     public final List<List<Map<String, Object>>> published = new ArrayList<>();
     public final Set<String> sandboxes = new HashSet<>();
     public RuntimeException failAdd;
+    /** How long openNetwork and publish take (iptables and nft take that long on a real host): widens race windows in tests. */
+    public volatile long slowMillis;
 
     @Override
     public void add(NetConfList list, RuntimeConf rt, String srcName) {
@@ -39,6 +41,7 @@ public final class FakeAttacher implements Attacher {
 
     @Override
     public void publish(NetConfList list, RuntimeConf rt, List<Map<String, Object>> portMappings) {
+        pause();
         calls.add("publish " + rt.containerId());
         published.add(portMappings);
     }
@@ -50,13 +53,38 @@ public final class FakeAttacher implements Attacher {
 
     @Override
     public void openNetwork(String bridge, boolean internal, List<String> masquerade) {
+        pause();
         calls.add("open " + bridge + (internal ? " internal" : "") + (masquerade.isEmpty() ? "" : " masquerade " + masquerade));
     }
 
     @Override
-    public void removeNetwork(NetConfList list, String bridge, boolean internal, List<String> masquerade, boolean deleteBridge) {
-        calls.add("remove " + list.name() + " " + bridge + (masquerade.isEmpty() ? "" : " masquerade " + masquerade)
-                + (deleteBridge ? " delete-bridge" : ""));
+    public void removeNetwork(NetConfList list, Teardown t) {
+        calls.add("remove " + list.name() + " " + t.bridge() + (t.masquerade().isEmpty() ? "" : " masquerade " + t.masquerade())
+                + (t.closeForwarding() ? "" : " keep-forwarding") + (t.deleteBridge() ? " delete-bridge" : "")
+                + (t.lentAddresses().isEmpty() ? "" : " drop-addresses " + t.lentAddresses()));
+    }
+
+    /** Interfaces of the "host", by name. */
+    public final Map<String, HostLink> links = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Routes of the "host". */
+    public final List<HostRoute> routes = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    @Override
+    public java.util.Optional<HostLink> hostLink(String name) {
+        return java.util.Optional.ofNullable(links.get(name));
+    }
+
+    @Override
+    public List<HostRoute> hostRoutes() {
+        return List.copyOf(routes);
+    }
+
+    private void pause() {
+        try {
+            Thread.sleep(slowMillis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Override

@@ -17,9 +17,14 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.io.PrintStream;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -102,6 +107,162 @@ class PluginSocketServerTest {
             assertEquals(0, s.count());
         }
         server = null;
+    }
+
+    /** Opens the socket's path and mode to everyone: only SO_PEERCRED is left to refuse others. */
+    static void openToEveryone(Path tmp, Path sock) throws Exception {
+        for (Path d = sock.getParent(); d.startsWith(tmp.getParent()) && !d.equals(tmp.getParent()); d = d.getParent()) {
+            Files.setPosixFilePermissions(d, PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+        Files.setPosixFilePermissions(sock, PosixFilePermissions.fromString("rw-rw-rw-"));
+    }
+
+    @Test
+    @Tag("root")
+    void aUserOtherThanRootIsRefusedEvenWhenTheSocketIsOpenToAll() throws Exception {
+        server.close();
+        ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
+        MemoryStore store = new MemoryStore();
+        RemoteApi api = new RemoteApi(new CniNetworkDriver(store, new FakeAttacher(), n -> null, "local", null), new JcniIpam(store), null);
+        server = PluginSocketServer.start(sock, api, new PrintStream(logBytes, true, StandardCharsets.UTF_8), PluginSocketServer.READ_DEADLINE_MILLIS);
+        openToEveryone(tmp, sock);
+        List<String> curl = List.of("curl", "-sS", "-m", "20", "--unix-socket", sock.toString(), "-X", "POST", "-d",
+                "{\"AddressSpace\":\"local_scope\",\"Pool\":\"10.0.0.0/24\"}", "http://x/IpamDriver.RequestPool");
+        List<String> asNobody = new java.util.ArrayList<>(List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"));
+        asNobody.addAll(curl);
+        for (int i = 0; i < 3; i++) {
+            Process p = new ProcessBuilder(asNobody).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+            assertNotEquals(0, p.exitValue(), out);
+            assertFalse(out.contains("PoolID"), out);
+        }
+        assertEquals(java.util.Map.of(), store.list("pools"), "nobody created no pool");
+        Process p = new ProcessBuilder(curl).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(30, TimeUnit.SECONDS));
+        assertTrue(out.contains("\"Pool\":\"10.0.0.0/24\""), "root is served, the acceptor went on: " + out);
+        String log = logBytes.toString(StandardCharsets.UTF_8);
+        assertEquals(3, log.lines().filter(l -> l.contains("jcnid docker rejected_peer=\"nobody\"")).count(), log);
+    }
+
+    /** A client that sends a request's start, then one byte now and then. */
+    static final class Trickler implements AutoCloseable {
+        final SocketChannel ch;
+        final CompletableFuture<Integer> closedByServer;
+
+        Trickler(Path sock, String start) throws Exception {
+            ch = SocketChannel.open(UnixDomainSocketAddress.of(sock));
+            ch.write(ByteBuffer.wrap(start.getBytes(StandardCharsets.UTF_8)));
+            closedByServer = CompletableFuture.supplyAsync(() -> {
+                try {
+                    ByteBuffer b = ByteBuffer.allocate(4096);
+                    int n;
+                    while ((n = ch.read(b)) > 0) b.clear();
+                    return n;
+                } catch (java.io.IOException e) {
+                    return -2; // reset: the server closed it with the client's bytes unread
+                }
+            }, Executors.newVirtualThreadPerTaskExecutor());
+        }
+
+        void trickle() {
+            try {
+                ch.write(ByteBuffer.wrap(new byte[] {' '}));
+            } catch (Exception ignored) {
+                // the server dropped it
+            }
+        }
+
+        @Override
+        public void close() throws Exception {
+            ch.close();
+        }
+    }
+
+    static List<Trickler> tricklers(Path sock, int n) throws Exception {
+        List<Trickler> t = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            // half trickle a body they announced, half their headers
+            t.add(new Trickler(sock, i % 2 == 0
+                    ? "POST /IpamDriver.RequestPool HTTP/1.1\r\nHost: \r\nContent-Length: 1000\r\n\r\n{"
+                    : "POST /IpamDriver.RequestPool HTTP/1.1\r\nHost: \r\nX-Slow: "));
+        }
+        return t;
+    }
+
+    /** More trickling clients than Jetty has threads: none is held by them, so a normal call is answered while they all hang on. */
+    @Test
+    void tricklingClientsHoldNoThread() throws Exception {
+        server.close();
+        MemoryStore store = new MemoryStore();
+        RemoteApi api = new RemoteApi(new CniNetworkDriver(store, new FakeAttacher(), n -> null, "local", null), new JcniIpam(store), null);
+        server = PluginSocketServer.start(sock, api, null, 600_000); // the deadline plays no part here
+        List<Trickler> slow = tricklers(sock, 48);
+        try {
+            for (int round = 0; round < 3; round++) {
+                slow.forEach(Trickler::trickle);
+                CompletableFuture<String> normal = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        return exchange(sock, post("/IpamDriver.RequestPool", "{\"AddressSpace\":\"local_scope\",\"Pool\":\"10.0.0.0/24\"}"));
+                    } catch (Exception e) {
+                        return e.toString();
+                    }
+                });
+                String r = normal.get(60, TimeUnit.SECONDS);
+                assertTrue(r.startsWith("HTTP/1.1 200") && r.contains("PoolID"), r);
+            }
+            for (Trickler t : slow) assertFalse(t.closedByServer.isDone(), "the slow clients were all still connected meanwhile");
+        } finally {
+            for (Trickler t : slow) t.close();
+        }
+    }
+
+    @Test
+    void requestsThatDoNotArriveWithinTheDeadlineAreDropped() throws Exception {
+        server.close();
+        MemoryStore store = new MemoryStore();
+        RemoteApi api = new RemoteApi(new CniNetworkDriver(store, new FakeAttacher(), n -> null, "local", null), new JcniIpam(store), null);
+        server = PluginSocketServer.start(sock, api, null, 1_000);
+        List<Trickler> slow = tricklers(sock, 8);
+        try {
+            // they keep trickling, so an idle timeout alone would never drop them
+            for (int i = 0; i < 120 && !slow.stream().allMatch(t -> t.closedByServer.isDone()); i++) {
+                slow.forEach(Trickler::trickle);
+                Thread.sleep(250);
+            }
+            for (Trickler t : slow) assertTrue(t.closedByServer.get(1, TimeUnit.SECONDS) < 0, "closed by the server");
+            String r = exchange(sock, post("/NetworkDriver.GetCapabilities", ""));
+            assertTrue(r.startsWith("HTTP/1.1 200"), r);
+            String two = post("/NetworkDriver.GetCapabilities", "").replace("Connection: close\r\n", "");
+            try (SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(sock))) {
+                // a keep-alive connection whose calls each arrive at once is never dropped between them
+                for (int i = 0; i < 3; i++) {
+                    ch.write(ByteBuffer.wrap(two.getBytes(StandardCharsets.UTF_8)));
+                    ByteBuffer b = ByteBuffer.allocate(8192);
+                    String got = "";
+                    while (!got.contains("\"ConnectivityScope\"")) {
+                        assertTrue(ch.read(b) > 0, got);
+                        got = new String(b.array(), 0, b.position(), StandardCharsets.UTF_8);
+                    }
+                    assertTrue(got.startsWith("HTTP/1.1 200"), got);
+                    Thread.sleep(1_500); // longer than the deadline, between calls
+                }
+            }
+        } finally {
+            for (Trickler t : slow) t.close();
+        }
+    }
+
+    @Test
+    void aBodyLargerThanAnnouncedIsCutAtTheCap() throws Exception {
+        // chunked: no length announced, the cap applies as the bytes arrive
+        StringBuilder req = new StringBuilder("POST /IpamDriver.RequestPool HTTP/1.1\r\nHost: \r\nTransfer-Encoding: chunked\r\n\r\n");
+        String chunk = "x".repeat(64 * 1024);
+        for (int i = 0; i < 20; i++) req.append(Integer.toHexString(chunk.length())).append("\r\n").append(chunk).append("\r\n");
+        req.append("0\r\n\r\n");
+        String r = exchange(sock, req.toString());
+        assertTrue(r.startsWith("HTTP/1.1 413"), r.substring(0, Math.min(200, r.length())));
     }
 
     @Test

@@ -44,8 +44,8 @@ class FileStoreTest {
         FileStore s = new FileStore(tmp);
         Files.createDirectories(tmp.resolve("networks"));
         Files.writeString(tmp.resolve("networks/n.json"), "{not json");
-        DriverException e = assertThrows(DriverException.class, () -> s.get("networks", "n"));
-        assertTrue(e.getMessage().contains("damaged"), e.getMessage());
+        DriverException e = assertThrows(DamagedStateException.class, () -> s.get("networks", "n"));
+        assertTrue(e.getMessage().startsWith("damaged state file " + tmp.resolve("networks/n.json") + ": "), e.getMessage());
         assertThrows(DriverException.class, () -> s.put("networks", "../x", Map.of()));
         assertThrows(DriverException.class, () -> s.get("..", "x"));
     }

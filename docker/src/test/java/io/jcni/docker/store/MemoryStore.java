@@ -1,6 +1,7 @@
 package io.jcni.docker.store;
 
 import io.jcni.types.Json;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
@@ -26,10 +27,23 @@ public final class MemoryStore implements StateStore {
     }
 
     @Override
-    public synchronized Map<String, Map<String, Object>> list(String kind) {
-        Map<String, Map<String, Object>> out = new TreeMap<>();
-        kinds.getOrDefault(kind, Map.of()).forEach((k, v) -> out.put(k, copy(v)));
-        return out;
+    public synchronized List<String> keys(String kind) {
+        return List.copyOf(kinds.getOrDefault(kind, new TreeMap<>()).keySet());
+    }
+
+    @Override
+    public String location(String kind, String key) {
+        return "memory:" + kind + "/" + key;
+    }
+
+    /** Documents moved aside, by their former location. */
+    public final Map<String, Map<String, Object>> quarantined = new TreeMap<>();
+
+    @Override
+    public synchronized String quarantine(String kind, String key) {
+        Map<String, Object> d = kinds.getOrDefault(kind, new TreeMap<>()).remove(key);
+        quarantined.put(location(kind, key), d);
+        return location(kind, key) + ".damaged";
     }
 
     private static Map<String, Object> copy(Map<String, Object> d) {

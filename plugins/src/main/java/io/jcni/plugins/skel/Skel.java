@@ -1,5 +1,6 @@
 package io.jcni.plugins.skel;
 
+import io.jcni.plugins.common.Privilege;
 import io.jcni.types.Attachment;
 import io.jcni.types.CniArgs;
 import io.jcni.types.CniCommand;
@@ -134,12 +135,15 @@ public final class Skel {
             return new Outcome("", 0);
         } catch (CniException e) {
             if (phases != null) phases.enter(Phases.Phase.RESULT);
-            return failure(e, confVersion);
+            CniException unprivileged = Privilege.unprivileged(e, e.details().isEmpty() ? e.msg() : e.msg() + ": " + e.details());
+            return failure(unprivileged != null ? unprivileged : e, confVersion);
         } catch (Exception | LinkageError | AssertionError e) {
             // Anything unexpected is still a spec error on stdout, with the trace kept for stderr.
             if (phases != null) phases.enter(Phases.Phase.RESULT);
-            e.printStackTrace(log);
             String details = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            CniException unprivileged = Privilege.unprivileged(e, details);
+            if (unprivileged != null) return failure(unprivileged, confVersion); // no fault of ours: no trace
+            e.printStackTrace(log);
             return failure(new CniException(ErrorCode.INTERNAL, "internal error", details, e), confVersion);
         }
     }

@@ -96,7 +96,7 @@ class SkelTest {
         assertEquals("required env variables [CNI_NETNS, CNI_IFNAME] missing", json(o).get("msg"));
     }
 
-    /** Issue 14 (chaos fuzz, through jcnid's frames): Path.of would throw InvalidPathException, a 999 with a trace. */
+    /** Found by the chaos fuzzer through jcnid's frames: Path.of would throw InvalidPathException, a 999 with a trace. */
     @Test
     void netnsWithANulIsABadEnvironment() {
         for (String command : List.of("ADD", "DEL")) {
@@ -223,7 +223,7 @@ class SkelTest {
         assertEquals(0, o.exitCode(), o.stdout());
     }
 
-    /** Stricter than the reference: the kernel would expand "%d" in a new link's name (issue 14). */
+    /** Stricter than the reference: the kernel would expand "%d" in a new link's name. */
     @Test
     void interfaceNamesWithAPercentSignAreCode4BeforeThePluginRuns() {
         Map<String, String> env = env("ADD");
@@ -240,7 +240,7 @@ class SkelTest {
         env.put("CNI_IFNAME", "\u00e9".repeat(8));  // 8 characters, 16 bytes
         Skel.Outcome o = run(env, "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}");
         assertEquals(4L, json(o).get("code"), o.stdout());
-        env.put("CNI_IFNAME", "\u00e9th0");  // the reference takes it; jcni refuses it whatever the locale (issue 14 defects 8, 9)
+        env.put("CNI_IFNAME", "\u00e9th0");  // the reference takes it; jcni refuses it whatever the locale
         assertEquals(4L, json(run(env, "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}")).get("code"));
         env.put("CNI_IFNAME", "eth\u00010");
         assertEquals(4L, json(run(env, "{\"cniVersion\":\"1.0.0\",\"name\":\"n\"}")).get("code"));

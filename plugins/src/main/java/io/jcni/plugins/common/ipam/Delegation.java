@@ -37,7 +37,7 @@ import java.util.function.Supplier;
  * are those of the executable: a Go host-local earlier on CNI_PATH still wins.
  */
 public final class Delegation implements Delegator {
-    public static final String MARKER = "jcni-launcher";
+    public static final String MARKER = io.jcni.common.Launcher.MARKER;
     private static final byte[] MARKER_BYTES = MARKER.getBytes(StandardCharsets.US_ASCII);
     /** Launchers are scripts and the shim is small; anything larger is not ours. */
     private static final long MAX_MARKED_SIZE = 1 << 20;

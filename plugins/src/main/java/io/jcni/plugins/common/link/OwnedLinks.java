@@ -74,15 +74,21 @@ public final class OwnedLinks {
         return keep;
     }
 
-    /** Deletes this network's tagged links whose attachment is not in {@code valid}; returns their names. */
+    /**
+     * Deletes this network's tagged links whose attachment is not in {@code valid}, and host veths
+     * whose creator died before it could tag them (of any network: such a link belongs to no
+     * attachment; {@link BirthMarks}); returns their names.
+     */
     public static List<String> collect(Rtnl host, String network, Collection<Attachment> valid) {
         Set<String> keep = tagsOf(VETH, network, valid);
         List<String> removed = new ArrayList<>();
-        for (Link l : host.links()) {
+        List<Link> links = host.links();
+        for (Link l : links) {
             if (!isTagOf(l.alias(), network) || keep.contains(l.alias())) continue;
             Links.deleteQuietly(host, l.name());
             removed.add(l.name());
         }
+        removed.addAll(BirthMarks.collectOrphans(host, links, BirthMarks::isAlive));
         return removed;
     }
 

@@ -21,7 +21,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * A veth pair between a container and the host, as pkg/ip's SetupVeth leaves it: the container end
  * named CNI_IFNAME, the host end named {@code veth} + 8 random hex digits (or a requested name), up,
  * with IPv6 router advertisements ignored on the host end. The host end is born in the host
- * namespace and tagged with its owner right after (see {@code createThenTag}).
+ * namespace, marked as unfinished, and tagged with its owner right after (see {@code createThenTag}).
  *
  * <p>Unlike SetupVeth, one RTM_NEWLINK makes the pair with the host end already up and, for a
  * bridge port, already enslaved (IFLA_MASTER), as {@code ip link add ... master BR up type veth peer
@@ -53,21 +53,21 @@ public record Veth(Link host, Link container) {
     }
 
     /**
-     * The host end is born in the host namespace, as pkg/ip makes it, and tagged by the next
-     * request. It used to be born in the container's namespace, tagged there and then moved, so
-     * that no kill could leave an untagged host end; but moving a device between namespaces waits
-     * for an RCU grace period under the rtnl lock (13-25 ms per ADD on the benchmark machine, and
-     * every concurrent ADD waited behind it: docs/performance.md). A kill in the microseconds
-     * between the two requests leaves the pair untagged; it still goes with the container's
-     * namespace or its DEL, only GC of a namespace kept alive cannot attribute it.
+     * The host end is born in the host namespace, as pkg/ip makes it, in its creator's birth group
+     * ({@link BirthMarks}), and the next request sets its tag and takes it out of that group. It
+     * used to be born in the container's namespace, tagged there and then moved, so that no kill
+     * could leave an untagged host end; but moving a device between namespaces waits for an RCU
+     * grace period under the rtnl lock (13-25 ms per ADD on the benchmark machine, and every
+     * concurrent ADD waited behind it: docs/performance.md). A kill between the two requests
+     * leaves the pair marked but untagged, which GC deletes once the creator is gone.
      *
      * @throws ErrnoException EEXIST when either name is taken
      */
     private static void createThenTag(Rtnl hostRt, Rtnl containerRt, NewLink pair, String containerName, String hostEnd,
                                       String ownerTag) {
-        hostRt.addLink(pair);
+        hostRt.addLink(pair.group(BirthMarks.ownGroup()));
         try {
-            hostRt.setAlias(hostRt.link(hostEnd).index(), ownerTag);
+            hostRt.setAliasAndGroup(hostRt.link(hostEnd).index(), ownerTag, 0);
         } catch (RuntimeException e) {
             Links.deleteQuietly(containerRt, containerName);
             throw e;

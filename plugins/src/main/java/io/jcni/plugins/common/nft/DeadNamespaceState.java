@@ -1,5 +1,6 @@
 package io.jcni.plugins.common.nft;
 
+import io.jcni.common.AtomicFile;
 import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Flock;
 import io.jcni.linux.LiveNetns;
@@ -113,8 +114,10 @@ final class DeadNamespaceState {
             deleteTree(dir.resolve("key"));
             Files.deleteIfExists(dir.resolve(StateFiles.COOKIE_FILE));
             Files.deleteIfExists(dir.resolve(StateFiles.COOKIE_FILE + ".tmp"));
+            AtomicFile.removeTemporaries(dir.resolve(StateFiles.COOKIE_FILE));
             Files.deleteIfExists(dir.resolve(StateFiles.SKELETONS_FILE));
             Files.deleteIfExists(dir.resolve(StateFiles.SKELETONS_FILE + ".tmp"));
+            AtomicFile.removeTemporaries(dir.resolve(StateFiles.SKELETONS_FILE));
             Files.deleteIfExists(dir.resolve("lock")); // still held: a waiter finds it replaced
             try {
                 Files.deleteIfExists(dir);

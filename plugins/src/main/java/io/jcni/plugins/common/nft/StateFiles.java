@@ -1,5 +1,6 @@
 package io.jcni.plugins.common.nft;
 
+import io.jcni.common.AtomicFile;
 import io.jcni.linux.Flock;
 import io.jcni.plugins.common.nft.ElementStore.Element;
 import io.jcni.plugins.common.nft.ElementStore.Owner;
@@ -13,7 +14,6 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -32,7 +32,7 @@ final class StateFiles {
     static final String COOKIE_FILE = "netns-cookie";
     /** Records which structures are in force ({@link StructureCache}). */
     static final String SKELETONS_FILE = "skeletons";
-    /** Longest file name used as is: NAME_MAX is 255 bytes, and ".tmp" is appended while writing. */
+    /** Longest file name used as is: NAME_MAX is 255 bytes, and a temporary name adds up to {@link AtomicFile#MAX_TEMPORARY_EXTRA} while writing. */
     static final int MAX_FILE_NAME = 200;
     /** Marks a hashed name ({@link Names#shortened}); {@link #enc} never produces it. */
     static final char HASH_MARK = '~';
@@ -188,7 +188,7 @@ final class StateFiles {
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(d)) {
             for (Path p : ds) {
                 String n = p.getFileName().toString();
-                if (n.endsWith(".tmp")) continue;
+                if (isTemporary(n)) continue;
                 if (n.indexOf(HASH_MARK) >= 0) {
                     // A hashed name: the owner is only in the file (written with it).
                     Owner o = ownerIn(p, scope, network);
@@ -246,7 +246,7 @@ final class StateFiles {
             Path root = dir.resolve(sub);
             if (!Files.isDirectory(root)) continue;
             try (Stream<Path> files = Files.walk(root)) {
-                for (Path p : files.filter(f -> f.getFileName().toString().endsWith(".tmp")).toList()) Files.deleteIfExists(p);
+                for (Path p : files.filter(f -> isTemporary(f.getFileName().toString())).toList()) Files.deleteIfExists(p);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -280,6 +280,7 @@ final class StateFiles {
     private static void deleteWithTemporary(Path p) {
         try {
             Files.deleteIfExists(p.resolveSibling(p.getFileName() + ".tmp"));
+            AtomicFile.removeTemporaries(p);
             Files.deleteIfExists(p);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -299,12 +300,16 @@ final class StateFiles {
     private static void atomicWrite(Path p, String content) {
         try {
             Files.createDirectories(p.getParent());
-            Path tmp = p.resolveSibling(p.getFileName() + ".tmp");
-            Files.writeString(tmp, content, StandardCharsets.UTF_8);
-            Files.move(tmp, p, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            // No fsync: on every portmap/firewall ADD it would cost more than the ADD (see common/README.md).
+            AtomicFile.write(p, content, AtomicFile.PRIVATE, AtomicFile.Durability.ATOMIC_ONLY);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** A temporary file of {@link AtomicFile}, or one ending in ".tmp" as earlier versions wrote them. */
+    static boolean isTemporary(String fileName) {
+        return fileName.endsWith(".tmp") || AtomicFile.isTemporary(fileName);
     }
 
     // ---- names

@@ -13,6 +13,7 @@ import io.jcni.types.CniException;
 import io.jcni.types.CniVersion;
 import io.jcni.types.ErrorCode;
 import io.jcni.types.IpAddr;
+import io.jcni.types.Names;
 import io.jcni.types.Result;
 import java.io.IOException;
 import java.util.HashSet;
@@ -69,6 +70,9 @@ public final class ClusterIpam implements Plugin {
             if (existing.isPresent()) {
                 IpAddr ip = IpAddr.tryParse(existing.get().value());
                 if (ip != null) return ip;
+                // No transaction can succeed while the key is there (each requires it absent), so
+                // retrying would only spin until "contention": name the key instead.
+                throw damagedOwner(ownerKey, existing.get().value());
             }
             Set<IpAddr> used = new HashSet<>();
             for (String k : etcd.keys(ipsDir)) {
@@ -92,6 +96,14 @@ public final class ClusterIpam implements Plugin {
         }
         throw new CniException(ErrorCode.TRY_AGAIN_LATER,
                 "cluster-ipam: no address after " + cfg.retries() + " attempts (too much contention in " + cfg.range() + ")");
+    }
+
+    /** An owner key that holds no address: written by something else, or damaged. DEL of the attachment removes it. */
+    static CniException damagedOwner(String ownerKey, String value) {
+        String shown = value.length() > 64 ? value.substring(0, 64) + "..." : value;
+        return new CniException(ErrorCode.TRY_AGAIN_LATER, "cluster-ipam: damaged allocation record " + ownerKey,
+                "the key holds \"" + Names.printable(shown) + "\", not an address; DEL this attachment "
+                        + "(or etcdctl del " + ownerKey + ") to clear it, then ADD again");
     }
 
     @Override

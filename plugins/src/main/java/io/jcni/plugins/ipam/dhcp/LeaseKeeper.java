@@ -47,6 +47,7 @@ final class LeaseKeeper {
             throw new CniException(ErrorCode.INTERNAL, "dhcp: the daemon at " + socket + " does not speak jcni's DHCP protocol",
                     "is it the reference dhcp daemon? jcni's dhcp plugin needs jcnid --dhcp; reply: " + abbreviate(reply));
         }
+        if (Boolean.TRUE.equals(m.get("busy"))) throw new CniException(ErrorCode.TRY_AGAIN_LATER, "dhcp: " + m.get("error"));
         if (!Boolean.TRUE.equals(m.get("ok"))) {
             throw new CniException(ErrorCode.INTERNAL, "dhcp: " + m.get("error"));
         }

@@ -1,5 +1,6 @@
 package io.jcni.plugins.ipam.hostlocal;
 
+import io.jcni.common.AtomicFile;
 import io.jcni.types.Attachment;
 import io.jcni.types.IpAddr;
 import io.jcni.types.Json;
@@ -9,7 +10,6 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
@@ -70,15 +70,8 @@ final class AttachmentIndex {
         for (IpAddr ip : ips) names.add(ip.toString());
         json.put("ips", names);
         Files.createDirectories(dir);
-        // Write-then-rename, so a crash never leaves a half-written entry under the real name.
-        Path tmp = f.resolveSibling(f.getFileName() + ".tmp");
-        try {
-            Files.writeString(tmp, Json.write(json), StandardCharsets.UTF_8);
-            Files.move(tmp, f, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        } catch (IOException | RuntimeException e) {
-            Files.deleteIfExists(tmp);  // a full disk must not leave a stray temporary file
-            throw e;
-        }
+        // No fsync, as the reference's address files: on every ADD it would cost more than the ADD (see common/README.md).
+        AtomicFile.write(f, Json.write(json), AtomicFile.PRIVATE, AtomicFile.Durability.ATOMIC_ONLY);
     }
 
     void delete(String containerId, String ifname) throws IOException {
@@ -89,7 +82,8 @@ final class AttachmentIndex {
     void retainOnly(Set<Attachment> keep) throws IOException {
         try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
             for (Path f : files) {
-                Entry e = f.getFileName().toString().endsWith(".tmp") ? null : read(f);
+                String n = f.getFileName().toString();
+                Entry e = AtomicFile.isTemporary(n) || n.endsWith(".tmp") ? null : read(f);
                 if (e == null || !keep.contains(e.attachment())) Files.deleteIfExists(f);
             }
         } catch (NoSuchFileException e) {
@@ -101,7 +95,7 @@ final class AttachmentIndex {
 
     private static Entry read(Path f) {
         try {
-            Map<String, Object> json = Json.parseObject(Files.readString(f, StandardCharsets.UTF_8));
+            Map<String, Object> json = Json.parseObject(Reservations.readSmall(f, 1 << 16));
             String id = (String) json.get("containerID");
             String ifname = (String) json.get("ifname");
             List<IpAddr> ips = new ArrayList<>();

@@ -175,10 +175,12 @@ public final class DiskStore implements Store {
     @Override
     public Optional<IpAddr> lastReservedIp(String rangeId) throws IOException {
         try {
-            String s = Files.readString(dir.resolve(LAST_IP_FILE_PREFIX + rangeId), StandardCharsets.UTF_8);
+            String s = Reservations.readSmall(dir.resolve(LAST_IP_FILE_PREFIX + rangeId), 256);
             return Optional.ofNullable(IpAddr.tryParse(s.strip()));
         } catch (NoSuchFileException e) {
             return Optional.empty();
+        } catch (IOException e) {
+            return Optional.empty(); // only where the search starts: a FIFO or junk there must not stop ADD
         }
     }
 
@@ -269,7 +271,7 @@ public final class DiskStore implements Store {
     }
 
     /** The address a file name stands for, when it is a reservation (not lock, last_reserved_ip...). */
-    private static IpAddr reservationName(Path f) {
+    static IpAddr reservationName(Path f) {
         String name = f.getFileName().toString();
         IpAddr ip = IpAddr.tryParse(name);
         return ip != null && ip.toString().equals(name) ? ip : null;
@@ -286,12 +288,13 @@ public final class DiskStore implements Store {
         return out;
     }
 
-    /** Trimmed content of a reservation file, or null when it does not exist. */
+    /** Trimmed content of a reservation file, or null when it does not exist; IOException when it is no regular file. */
     private String readReservation(Path f) throws IOException {
         try {
             reservationReads.incrementAndGet();
-            // Lenient decoding: odd bytes simply never match, as in Go's byte comparison.
-            return ReservationFormat.trimSpace(new String(Files.readAllBytes(f), StandardCharsets.UTF_8));
+            // Lenient decoding: odd bytes simply never match, as in Go's byte comparison. A FIFO or
+            // device named like an address is an error here, never a read that blocks or never ends.
+            return Reservations.read(f);
         } catch (NoSuchFileException e) {
             return null;
         }

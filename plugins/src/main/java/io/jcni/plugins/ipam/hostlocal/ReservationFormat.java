@@ -1,5 +1,7 @@
 package io.jcni.plugins.ipam.hostlocal;
 
+import io.jcni.types.Names;
+
 /**
  * The bytes of a reservation file, as upstream's disk backend (backend/disk/backend.go) writes and
  * matches them.
@@ -25,6 +27,19 @@ final class ReservationFormat {
     /** The content of a legacy reservation for this container. */
     static String legacyContent(String containerId) {
         return trimSpace(containerId);
+    }
+
+    /**
+     * The attachment a trimmed reservation holds: {container ID, interface name}, the name null in
+     * the legacy format; null when the content is neither, or names what the plugin would never
+     * have accepted (a container ID or interface name that breaks the CNI rules: a line break, say).
+     */
+    static String[] parse(String trimmed) {
+        int br = trimmed.indexOf(LINE_BREAK);
+        String id = br < 0 ? trimmed : trimmed.substring(0, br);
+        String ifname = br < 0 ? null : trimmed.substring(br + LINE_BREAK.length());
+        if (!Names.isCniName(id) || ifname != null && Names.interfaceNameProblem(ifname) != null) return null;
+        return new String[] {id, ifname};
     }
 
     /** Go's {@code strings.TrimSpace}: Unicode white space, which differs from Java's strip(). */

@@ -1,5 +1,6 @@
 package io.jcni.plugins.main.hostdevice;
 
+import io.jcni.common.AtomicFile;
 import io.jcni.types.Cidr;
 import io.jcni.types.CniException;
 import io.jcni.types.ErrorCode;
@@ -7,12 +8,9 @@ import io.jcni.types.Fields;
 import io.jcni.types.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -80,17 +78,9 @@ record SavedDevice(String network, String containerId, String ifname, String net
     /** Writes the file (0600) through a temporary file and a rename, so a reader never sees half of it. */
     void save(Path dataDir) {
         Path file = file(dataDir);
-        Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
         try {
             Files.createDirectories(file.getParent());
-            Files.deleteIfExists(tmp);
-            Files.createFile(tmp, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-            Files.writeString(tmp, toJson(), StandardCharsets.UTF_8);
-            try {
-                Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
-            }
+            AtomicFile.write(file, toJson(), AtomicFile.PRIVATE, AtomicFile.Durability.ATOMIC_ONLY);
         } catch (IOException e) {
             throw new CniException(ErrorCode.IO_FAILURE, "failed to save the state of host device " + name + " to " + file, e);
         }
@@ -116,7 +106,8 @@ record SavedDevice(String network, String containerId, String ifname, String net
     static void delete(Path file) {
         try {
             Files.deleteIfExists(file);
-            Files.deleteIfExists(file.resolveSibling(file.getFileName() + ".tmp"));
+            Files.deleteIfExists(file.resolveSibling(file.getFileName() + ".tmp")); // written by earlier versions
+            AtomicFile.removeTemporaries(file);
         } catch (IOException e) {
             throw new CniException(ErrorCode.IO_FAILURE, "failed to delete " + file, e);
         }

@@ -1,5 +1,6 @@
 package io.jcni.plugins.meta.flannel;
 
+import io.jcni.common.AtomicFile;
 import io.jcni.plugins.skel.Plugin;
 import io.jcni.plugins.skel.PluginRequest;
 import io.jcni.types.CniException;
@@ -11,7 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
 
@@ -100,12 +100,6 @@ public final class FlannelPlugin implements Plugin {
     private static void save(Path dataDir, String containerId, byte[] bytes) throws IOException {
         Files.createDirectories(dataDir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
         Path target = savedPath(dataDir, containerId);
-        Path tmp = Files.createTempFile(dataDir, "." + containerId, ".tmp"); // created 0600
-        try {
-            Files.write(tmp, bytes);
-            Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
+        AtomicFile.write(target, bytes, AtomicFile.PRIVATE, AtomicFile.Durability.ATOMIC_ONLY);
     }
 }

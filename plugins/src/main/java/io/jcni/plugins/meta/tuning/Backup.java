@@ -1,5 +1,6 @@
 package io.jcni.plugins.meta.tuning;
 
+import io.jcni.common.AtomicFile;
 import io.jcni.linux.Link;
 import io.jcni.linux.MacAddress;
 import io.jcni.types.CniException;
@@ -7,18 +8,14 @@ import io.jcni.types.ErrorCode;
 import io.jcni.types.Fields;
 import io.jcni.types.Json;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The interface attributes ADD is about to change, saved so DEL can put them back. Only what the
@@ -78,12 +75,8 @@ record Backup(String mac, Boolean promisc, int mtu, Boolean allmulti, Integer tx
             if (!Files.isDirectory(dir)) {
                 Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             }
-            try (SeekableByteChannel ch = Files.newByteChannel(file,
-                    Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING),
-                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")))) {
-                ByteBuffer b = ByteBuffer.wrap(toJson().getBytes(StandardCharsets.UTF_8));
-                while (b.hasRemaining()) ch.write(b);
-            }
+            // Replaced, not written in place: a DEL after a crash mid-write must not find half a backup.
+            AtomicFile.write(file, toJson(), AtomicFile.PRIVATE, AtomicFile.Durability.ATOMIC_ONLY);
         } catch (IOException e) {
             throw new CniException(ErrorCode.IO_FAILURE, "failed to save file " + file, e);
         }

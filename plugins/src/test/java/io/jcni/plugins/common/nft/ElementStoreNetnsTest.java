@@ -25,7 +25,7 @@ class ElementStoreNetnsTest {
     Path base;
 
     /**
-     * Issue 14 defect 10: the kernel reuses a dead namespace's inode, so state found under a
+     * The kernel reuses a dead namespace's inode, so state found under a
      * namespace's inode but recorded with another namespace's cookie is dropped, not adopted.
      */
     @Test
@@ -63,7 +63,7 @@ class ElementStoreNetnsTest {
         }
     }
 
-    /** Issue 14 defect 7: a 4,096-character container ID and a 300-character network name get state files. */
+    /** A 4,096-character container ID and a 300-character network name get state files. */
     @Test
     void longContainerIdsAndNetworkNamesWork() {
         String n = uniqueName();
@@ -127,7 +127,7 @@ class ElementStoreNetnsTest {
         }
     }
 
-    /** Issue 14 (chaos kill points): a plugin killed between writing a state file's ".tmp" and renaming it. */
+    /** Found by chaos kill points: a plugin killed between writing a state file's ".tmp" and renaming it. */
     @Test
     void removeTakesTheTemporaryFileAKilledWriterLeft() throws Exception {
         String n = uniqueName();
@@ -137,7 +137,8 @@ class ElementStoreNetnsTest {
             store.put(owner, els -> SKELETON, List.of(new ElementStore.Element("es_test", "10.0.0.4", null)));
             Path att = store.dir().resolve("att/test/net/killed@eth0");
             assertTrue(Files.isRegularFile(att), att.toString());
-            Files.writeString(att.resolveSibling(att.getFileName() + ".tmp"), "{");
+            Files.writeString(att.resolveSibling(att.getFileName() + ".tmp"), "{"); // as earlier versions named it
+            Files.writeString(att.resolveSibling(io.jcni.common.AtomicFile.temporaryPrefix(att) + "4194304-ab"), "{");
             assertEquals(1, store.remove(owner, els -> SKELETON).size());
             try (var files = Files.walk(store.dir().resolve("att"))) {
                 assertEquals(List.of(), files.filter(Files::isRegularFile).toList());
@@ -148,7 +149,7 @@ class ElementStoreNetnsTest {
     }
 
     /**
-     * Issue 14 (chaos reboot): the namespace the plugins ran in is deleted for good; a GC in another
+     * Found by the chaos reboot: the namespace the plugins ran in is deleted for good; a GC in another
      * namespace under the same base removes its whole state directory, and keeps a live one's.
      */
     @Test

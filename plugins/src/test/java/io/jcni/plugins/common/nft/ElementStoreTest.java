@@ -25,7 +25,7 @@ class ElementStoreTest {
         assertEquals(shortName, StateFiles.fileName(shortName));
         String longName = StateFiles.enc("c".repeat(4096)) + "@eth0";
         String f = StateFiles.fileName(longName);
-        assertEquals(true, f.length() + ".tmp".length() <= 255, f);
+        assertEquals(true, f.length() + io.jcni.common.AtomicFile.MAX_TEMPORARY_EXTRA <= 255, f);
         assertEquals(f, StateFiles.fileName(longName));
         assertEquals(false, f.equals(StateFiles.fileName(StateFiles.enc("c".repeat(4096)) + "@eth1")));
         assertEquals(-1, StateFiles.enc("~x").indexOf(StateFiles.HASH_MARK), "the hash mark never comes from enc");

@@ -214,7 +214,7 @@ class BridgeTest {
         assertFalse(NetWorld.in(w.hostName, "nft", "list", "set", "inet", "jcni", "mq4_24").out().contains("10.50.0.2"), "GC");
     }
 
-    /** Issue 14 defect 7: IDs and names the reference accepts fit the link alias (hashed when too long) and GC still works. */
+    /** IDs and names the reference accepts fit the link alias (hashed when too long) and GC still works. */
     @Test
     void longContainerIdsAndNetworkNamesWorkAndAreCollected() throws Exception {
         w.jcniLauncher("host-local");
@@ -252,7 +252,7 @@ class BridgeTest {
         gc.remove("CNI_CONTAINERID");
         gc.remove("CNI_IFNAME");
 
-        // Issue 14 defect 2: a GC that does not list the valid attachments changes nothing.
+        // A GC that does not list the valid attachments changes nothing.
         assertEquals(7L, w.fails("bridge", gc, conf).get("code"));
         String before = NetWorld.in(w.hostName, "ip", "-d", "link", "show", "type", "veth").out();
         assertTrue(before.contains("jcni/tnet/c1/eth0") && before.contains("jcni/tnet/c2/eth0"), before);

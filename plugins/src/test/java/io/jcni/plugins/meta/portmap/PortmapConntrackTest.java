@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Parity with the reference portmap (issue 14): ADD deletes the conntrack entries of UDP flows to
+ * Parity with the reference portmap: ADD deletes the conntrack entries of UDP flows to
  * the host ports it maps, in the host namespace, so a client that was already sending to the port
  * reaches the new container; flows to other ports and TCP flows stay.
  */
