@@ -11,7 +11,6 @@ import java.security.Signature;
 import java.security.cert.CertificateExpiredException;
 import java.security.cert.CertificateNotYetValidException;
 import java.security.cert.X509Certificate;
-import java.util.Date;
 import java.util.List;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
@@ -74,7 +73,7 @@ final class TlsFiles {
                     throw new EtcdAuthException("client certificate " + sec.certFile() + " expired on " + leaf.getNotAfter().toInstant());
                 } catch (CertificateNotYetValidException e) {
                     throw new EtcdAuthException("client certificate " + sec.certFile() + " is not valid before " + leaf.getNotBefore().toInstant()
-                            + " (now " + new Date().toInstant() + ": is the clock right?)");
+                            + " (now " + java.time.Instant.now() + ": is the clock right?)");
                 }
                 PrivateKey key = key(sec.keyFile());
                 if (!belongsTo(key, leaf)) {
