@@ -135,8 +135,8 @@ public final class Metrics {
     /** The exposition of the memory budget for request bodies and answers. */
     static String budget(long used, long capacity) {
         StringBuilder b = new StringBuilder(256);
-        gauge(b, "jcnid_io_budget_used_bytes", "Bytes of request bodies and answers held now.", used);
-        gauge(b, "jcnid_io_budget_bytes", "The most bytes of request bodies and answers held at once.", capacity);
+        gauge(b, "jcnid_io_budget_used_bytes", "Bytes of request bodies and answers held now.", (double) used);
+        gauge(b, "jcnid_io_budget_bytes", "The most bytes of request bodies and answers held at once.", (double) capacity);
         return b.toString();
     }
 
