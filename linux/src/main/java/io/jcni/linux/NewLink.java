@@ -43,6 +43,7 @@ public final class NewLink {
     private int vxlanDev;
     private Boolean vxlanLearning;
     private int vxlanTtl = -1;
+    private boolean vxlanGbp;
 
     private NewLink(String name, String kind) {
         this.name = checkName(name);
@@ -239,6 +240,13 @@ public final class NewLink {
         return this;
     }
 
+    /** VXLAN Group Based Policy extension (IFLA_VXLAN_GBP, {@code ip link ... gbp}): the header carries the sender's policy group. */
+    public NewLink vxlanGbp(boolean gbp) {
+        requireKind("vxlan");
+        this.vxlanGbp = gbp;
+        return this;
+    }
+
     public NewLink vxlanTtl(int ttl) {
         requireKind("vxlan");
         this.vxlanTtl = ttl;
@@ -315,6 +323,7 @@ public final class NewLink {
                 if (vxlanPort > 0) m.attrBe16(Rtm.IFLA_VXLAN_PORT, vxlanPort);
                 if (vxlanLearning != null) m.attrU8(Rtm.IFLA_VXLAN_LEARNING, vxlanLearning ? 1 : 0);
                 if (vxlanTtl >= 0) m.attrU8(Rtm.IFLA_VXLAN_TTL, vxlanTtl);
+                if (vxlanGbp) m.attrFlag(Rtm.IFLA_VXLAN_GBP);
                 m.end(data);
             }
             default -> { }

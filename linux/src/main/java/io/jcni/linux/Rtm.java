@@ -77,6 +77,7 @@ final class Rtm {
     static final int IFLA_VXLAN_PORT = 15;
     static final int IFLA_VXLAN_GROUP6 = 16;
     static final int IFLA_VXLAN_LOCAL6 = 17;
+    static final int IFLA_VXLAN_GBP = 23; // a flag: present = on
 
     static final int IFLA_BRPORT_STATE = 1;
     static final int IFLA_BRPORT_MODE = 4;

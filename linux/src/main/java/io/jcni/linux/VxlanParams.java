@@ -11,8 +11,13 @@ import io.jcni.types.IpAddr;
  * @param port the UDP destination port (IFLA_VXLAN_PORT, network order on the wire)
  * @param underlayIndex IFLA_VXLAN_LINK: the device its packets leave by, 0 if none
  * @param learning IFLA_VXLAN_LEARNING
+ * @param gbp IFLA_VXLAN_GBP (a flag attribute) present
  */
-public record VxlanParams(int vni, IpAddr local, int port, int underlayIndex, boolean learning) {
+public record VxlanParams(int vni, IpAddr local, int port, int underlayIndex, boolean learning, boolean gbp) {
+
+    public VxlanParams(int vni, IpAddr local, int port, int underlayIndex, boolean learning) {
+        this(vni, local, port, underlayIndex, learning, false);
+    }
 
     /** The parameters in an RTM_NEWLINK of a vxlan link, or null when it is not one. */
     static VxlanParams decode(NlMsg m) {
@@ -22,6 +27,6 @@ public record VxlanParams(int vni, IpAddr local, int port, int underlayIndex, bo
         IpAddr local = d.address(Rtm.IFLA_VXLAN_LOCAL);
         if (local == null) local = d.address(Rtm.IFLA_VXLAN_LOCAL6);
         return new VxlanParams(d.u32(Rtm.IFLA_VXLAN_ID, 0), local, d.be16(Rtm.IFLA_VXLAN_PORT, 0),
-                d.u32(Rtm.IFLA_VXLAN_LINK, 0), d.u8(Rtm.IFLA_VXLAN_LEARNING, 1) != 0);
+                d.u32(Rtm.IFLA_VXLAN_LINK, 0), d.u8(Rtm.IFLA_VXLAN_LEARNING, 1) != 0, d.has(Rtm.IFLA_VXLAN_GBP));
     }
 }

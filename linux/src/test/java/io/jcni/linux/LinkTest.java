@@ -247,6 +247,14 @@ class LinkTest {
             assertEquals(4789L, data.get("port"));
             assertEquals("under0", data.get("link"));
             assertEquals(false, data.get("learning"));
+            assertEquals(null, data.get("gbp"));
+            assertEquals(false, s.rt.vxlanParams(vx.index()).orElseThrow().gbp());
+
+            // GBP is a flag attribute: iproute2 shows "gbp": true, and the kernel reports it back
+            s.rt.addLink(NewLink.vxlan("vx43", 43).vxlanLocal(IpAddr.parse("192.0.2.10")).vxlanDev(under).vxlanLearning(false).vxlanGbp(true));
+            assertEquals(true, Json.asObject(info(ipLink(s, "vx43")).get("info_data")).get("gbp"));
+            assertEquals(new VxlanParams(43, IpAddr.parse("192.0.2.10"), 8472, under, false, true),
+                    s.rt.vxlanParams(s.rt.link("vx43").index()).orElseThrow());
 
             s.rt.addLink(NewLink.ifb("ifb0").up());
             assertEquals("ifb", s.rt.link("ifb0").kind());

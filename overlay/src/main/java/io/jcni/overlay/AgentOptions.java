@@ -3,13 +3,14 @@ package io.jcni.overlay;
 import io.jcni.common.Flags;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 
 /**
  * The agent's flags, named as flanneld's where one exists.
  *
- * @param iface          interface (name or IPv4 address) for host-to-host traffic; empty: the default route's
+ * @param iface          the first {@code --iface} (name or IPv4 address); empty: none given
  * @param publicIp       the address other hosts reach us on; empty: the interface's first IPv4 address
  * @param leaseTtl       TTL of the etcd lease holding our subnet (renewed at a third of it); a dead host's subnet frees after it
  * @param etcdTimeout    bound on every etcd request
@@ -18,15 +19,16 @@ import java.util.Set;
  * @param ipamReconcile  how often the reconcile runs; zero: never
  * @param ipamGrace      an allocation younger than this is never released (its ADD may be running)
  * @param watchDeadline  a lease watch silent for longer is taken for dead and re-listed (etcd sends progress every 10 min when idle)
+ * @param underlayChoice how the interface for host-to-host traffic is found: every {@code --iface}, {@code --iface-regex}, {@code --iface-can-reach}
  * @param etcdSecurity   flanneld's --etcd-cafile/--etcd-certfile/--etcd-keyfile/--etcd-username/--etcd-password
  */
 public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String iface, String publicIp, Path subnetFile,
         boolean ipMasq, Duration leaseTtl, Duration etcdTimeout, String ipamPrefix, String ipamHost, Duration ipamReconcile,
-        Duration ipamGrace, Duration watchDeadline, io.jcni.etcd.EtcdSecurity etcdSecurity) {
+        Duration ipamGrace, Duration watchDeadline, UnderlayChoice underlayChoice, io.jcni.etcd.EtcdSecurity etcdSecurity) {
 
     public static final Set<String> VALUE_FLAGS = union(io.jcni.etcd.EtcdSecurity.FLAGS, Set.of("--etcd-endpoints", "--etcd-prefix", "--iface", "--public-ip",
             "--subnet-file", "--subnet-lease-ttl", "--etcd-timeout", "--ipam-prefix", "--ipam-host", "--ipam-reconcile-every",
-            "--ipam-grace", "--watch-deadline"));
+            "--ipam-grace", "--watch-deadline", "--iface-regex", "--iface-can-reach"));
     public static final Set<String> SWITCH_FLAGS = Set.of("--ip-masq");
 
     public static AgentOptions parse(List<String> args) {
@@ -38,6 +40,8 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
         String ipamPrefix = "/jcni/ipam", ipamHost = null;
         Duration reconcile = Duration.ofSeconds(60), grace = Duration.ofSeconds(120), watchDeadline = Duration.ofSeconds(900);
         io.jcni.etcd.EtcdSecurity security = io.jcni.etcd.EtcdSecurity.NONE;
+        List<String> ifaces = new ArrayList<>(), regexes = new ArrayList<>(); // flanneld's repeatable flags
+        String canReach = "";
         Flags f = new Flags(args);
         while (f.next()) {
             String a = f.name();
@@ -62,7 +66,9 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
                     switch (a) {
                         case "--etcd-endpoints" -> eps = io.jcni.etcd.EtcdClient.splitEndpoints(v);
                         case "--etcd-prefix" -> prefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
-                        case "--iface" -> iface = v;
+                        case "--iface" -> ifaces.add(v);
+                        case "--iface-regex" -> regexes.add(v);
+                        case "--iface-can-reach" -> canReach = v;
                         case "--public-ip" -> pub = v;
                         case "--ipam-prefix" -> ipamPrefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
                         case "--ipam-host" -> {
@@ -76,8 +82,9 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
         }
         if (eps.isEmpty()) throw new IllegalArgumentException("--etcd-endpoints: no endpoint");
         if (ipamHost == null) ipamHost = io.jcni.plugins.ipam.clusteripam.ClusterIpamConfig.hostname(); // cluster-ipam's default
+        if (!ifaces.isEmpty()) iface = ifaces.getFirst();
         return new AgentOptions(eps, prefix, iface, pub, subnetFile, masq, ttl, timeout, ipamPrefix, ipamHost, reconcile, grace, watchDeadline,
-                security.validated());
+                new UnderlayChoice(ifaces, regexes, canReach), security.validated());
     }
 
     private static Set<String> union(Set<String> a, Set<String> b) {

@@ -46,10 +46,16 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
 
     /**
      * flannel's VXLAN: one device {@code flannel.<VNI>} (local = our public address, dstport, learning
-     * off, MTU underlay - 50) holding our subnet's network address as a /32; per remote host a static
-     * FDB entry (its VTEP MAC -> its public address), a permanent neighbour (its subnet's .0 -> VTEP
-     * MAC) and an onlink route (its subnet via its .0 dev flannel.1). No multicast, no learning: the
-     * kernel never floods or guesses.
+     * and GBP as configured, MTU {@code Backend.MTU} or the underlay's, minus 50) holding our subnet's
+     * network address as a /32; per remote host a static FDB entry (its VTEP MAC -> its public
+     * address), a permanent neighbour (its subnet's .0 -> VTEP MAC) and an onlink route (its subnet
+     * via its .0 dev flannel.1). No multicast: the kernel never floods.
+     *
+     * <p>{@code DirectRouting}: a remote host whose public address is on one of the underlay's
+     * connected networks gets a plain route instead (its subnet via its public address dev
+     * underlay), as flanneld does: no encapsulation, and the reverse path of its pods' packets is
+     * the underlay, which strict reverse-path filtering (rp_filter=1) requires when the other side
+     * routes directly too.
      */
     final class Vxlan implements Dataplane {
         private final Rtnl rt;
@@ -60,6 +66,7 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
         private MacAddress mac;
 
         private final java.util.function.Consumer<String> notice;
+        private final java.util.function.Supplier<java.util.List<Cidr>> underlayNets;
 
         public Vxlan(Rtnl rt, NetworkConfig.Vxlan cfg, IpAddr publicIp, Link underlay) {
             this(rt, cfg, publicIp, underlay, s -> {});
@@ -67,11 +74,18 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
 
         /** @param notice told why an existing device was replaced */
         public Vxlan(Rtnl rt, NetworkConfig.Vxlan cfg, IpAddr publicIp, Link underlay, java.util.function.Consumer<String> notice) {
+            this(rt, cfg, publicIp, underlay, notice, java.util.List::of);
+        }
+
+        /** @param underlayNets the underlay's connected networks now (DirectRouting routes to hosts on them directly) */
+        public Vxlan(Rtnl rt, NetworkConfig.Vxlan cfg, IpAddr publicIp, Link underlay, java.util.function.Consumer<String> notice,
+                java.util.function.Supplier<java.util.List<Cidr>> underlayNets) {
             this.rt = rt;
             this.cfg = cfg;
             this.publicIp = publicIp;
             this.underlay = underlay;
             this.notice = notice;
+            this.underlayNets = underlayNets;
         }
 
         @Override
@@ -85,7 +99,7 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
             }
             if (dev != null) {
                 var have = rt.vxlanParams(dev.index()).orElseThrow();
-                var diff = VtepReuse.differences(have, cfg.vni(), publicIp, cfg.port(), underlay.index());
+                var diff = VtepReuse.differences(have, cfg.vni(), publicIp, cfg.port(), underlay.index(), cfg.learning(), cfg.gbp());
                 if (!diff.isEmpty()) {
                     notice.accept(name + " exists with other parameters: " + String.join(", ", diff) + "; recreating it");
                     rt.deleteLink(dev.index());
@@ -95,7 +109,7 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
             if (dev == null) {
                 // Kept across agent restarts (pods keep working); its MAC is what other hosts know us by.
                 rt.addLink(NewLink.vxlan(name, cfg.vni()).vxlanLocal(publicIp).vxlanDev(underlay.index())
-                        .vxlanPort(cfg.port()).vxlanLearning(false).mtu(podMtu()));
+                        .vxlanPort(cfg.port()).vxlanLearning(cfg.learning()).vxlanGbp(cfg.gbp()).mtu(podMtu()));
                 dev = rt.link(name);
             } else {
                 rt.setMtu(dev.index(), podMtu());
@@ -121,6 +135,12 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
 
         @Override
         public boolean add(Lease r) {
+            if (direct(r)) {
+                // A route through flannel.<VNI> held before (the host moved onto our L2) is ours to replace.
+                if (!addOwnRoute(rt, Route.to(r.subnet().masked()).via(r.publicIp()).dev(underlay.index()), old -> old.oif() == index)) return false;
+                removeEncapsulation(r); // its neighbour and FDB entry, should the lease have been encapsulated before
+                return true;
+            }
             MacAddress vtep = MacAddress.parse(r.vtepMac());
             IpAddr gw = r.subnet().network();
             // The route first: when it is not ours, nothing of this lease goes into the kernel.
@@ -132,16 +152,28 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
 
         @Override
         public void remove(Lease r) {
+            // Both kinds of route: the underlay's networks may have changed since the lease was added.
+            ignoreMissing(() -> rt.deleteRoute(Route.to(r.subnet().masked()).dev(index)));
+            ignoreMissing(() -> rt.deleteRoute(Route.to(r.subnet().masked()).via(r.publicIp()).dev(underlay.index()).protocol(ROUTE_PROTOCOL)));
+            removeEncapsulation(r);
+        }
+
+        private void removeEncapsulation(Lease r) {
+            if (r.vtepMac() == null) return;
             IpAddr gw = r.subnet().network();
             MacAddress vtep = MacAddress.parse(r.vtepMac());
-            ignoreMissing(() -> rt.deleteRoute(Route.to(r.subnet().masked()).dev(index)));
             ignoreMissing(() -> rt.deleteNeighbor(Neighbor.permanent(index, gw, vtep)));
             ignoreMissing(() -> rt.deleteFdb(Neighbor.fdb(index, vtep, r.publicIp())));
         }
 
+        /** DirectRouting on and the remote host on one of the underlay's connected networks (flanneld asks the kernel the same: a route without gateway). */
+        boolean direct(Lease r) {
+            return cfg.directRouting() && onLink(r.publicIp(), underlayNets.get());
+        }
+
         @Override
         public int podMtu() {
-            return underlay.mtu() - cfg.overhead();
+            return cfg.podMtu(underlay.mtu());
         }
 
         @Override
@@ -190,6 +222,14 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
         public String vtepMac() {
             return null;
         }
+    }
+
+    /** Whether {@code ip} is inside one of {@code connected} (the underlay's networks without a gateway). Pure. */
+    static boolean onLink(IpAddr ip, java.util.List<Cidr> connected) {
+        for (Cidr c : connected) {
+            if (!c.isV6() && !ip.isV6() && c.prefix() > 0 && c.contains(ip)) return true;
+        }
+        return false;
     }
 
     /**

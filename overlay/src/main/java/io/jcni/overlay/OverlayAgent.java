@@ -80,7 +80,8 @@ public final class OverlayAgent implements AutoCloseable {
     private Dataplane dp;
     private Link underlay;
     private IpAddr publicIp;
-    private volatile Thread syncThread, keepAliveThread, ipamThread, watchdogThread;
+    private volatile Thread syncThread, keepAliveThread, ipamThread, watchdogThread, configThread;
+    private volatile AutoCloseable configWatchStream;
 
     private OverlayAgent(AgentOptions opts, PrintStream log) {
         this.opts = opts;
@@ -109,18 +110,24 @@ public final class OverlayAgent implements AutoCloseable {
     private void run() {
         try {
             watchdogThread = Thread.ofPlatform().name("overlay-watchdog").daemon().start(this::watchdog);
-            cfg = untilDone("read network config " + opts.configKey(), () -> {
+            KeyValue cfgKv = untilDone("read network config " + opts.configKey(), () -> {
                 Optional<KeyValue> kv = leaseCall(() -> etcd.get(opts.configKey()));
                 if (kv.isEmpty()) throw new IOException("no network config at " + opts.configKey());
-                return NetworkConfig.parse(kv.get().value());
+                return kv.get();
             });
-            underlay = underlay();
-            publicIp = publicIp(underlay);
+            // A config the agent cannot honour stops it here, naming the key (not retried: it would not change by itself).
+            cfg = NetworkConfig.parse(cfgKv.value());
+            log("network config", describe(cfg));
+            UnderlayChoice.Picked picked = underlay();
+            underlay = rt.link(picked.iface().index());
+            publicIp = publicIp(underlay, picked.address());
             underlayNets = underlayNetworks();
             dp = switch (cfg.backend()) {
-                case NetworkConfig.Vxlan v -> new Dataplane.Vxlan(rt, v, publicIp, underlay, n -> log("vxlan device", "notice=\"" + n + "\""));
+                case NetworkConfig.Vxlan v -> new Dataplane.Vxlan(rt, v, publicIp, underlay, n -> log("vxlan device", "notice=\"" + n + "\""),
+                        () -> underlayNets);
                 case NetworkConfig.HostGw h -> new Dataplane.HostGw(rt, publicIp, underlay);
             };
+            configThread = Thread.ofPlatform().name("overlay-config-watch").daemon().start(() -> configWatchLoop(cfgKv));
             acquire(0);
             startKeepAlive(false);
             if (!opts.ipamReconcile().isZero() && opts.ipamHost() != null) {
@@ -135,6 +142,76 @@ public final class OverlayAgent implements AutoCloseable {
             if (!closed) log("fatal", "error=\"" + e + "\"");
             throw e;
         }
+    }
+
+    // ------------------------------------------------------------------ the network config
+
+    /** What the agent runs with, for the log (flanneld logs its VXLAN config the same way). */
+    private static String describe(NetworkConfig c) {
+        String s = "network=" + c.network() + " subnet_len=" + c.subnetLen() + " subnet_min=" + c.subnetMin() + " subnet_max=" + c.subnetMax()
+                + " backend=" + c.backend().type();
+        if (c.backend() instanceof NetworkConfig.Vxlan v) {
+            s += " vni=" + v.vni() + " port=" + v.port() + " mtu=" + (v.mtu() == 0 ? "underlay" : Integer.toString(v.mtu())) + " gbp=" + v.gbp()
+                    + " learning=" + v.learning() + " direct_routing=" + v.directRouting();
+        }
+        return s;
+    }
+
+    /**
+     * Watches {@code <prefix>/config} after start: flanneld reads it once, so a change is not
+     * applied while running (nothing is torn down or rebuilt); it is judged and logged once per
+     * new value: refused (with the key), or valid but needing a restart, or deleted.
+     */
+    private void configWatchLoop(KeyValue running) {
+        String runningText = running.value();
+        String judged = runningText;
+        long from = running.modRevision() + 1;
+        Backoff backoff = backoff(opts.leaseTtl());
+        while (!closed) {
+            try {
+                Optional<KeyValue> now = etcd.get(opts.configKey()); // catches up after a lost watch (compaction included)
+                judged = judgeConfig(now.map(KeyValue::value).orElse(null), runningText, judged);
+                long rev = now.map(KeyValue::modRevision).orElse(from - 1);
+                from = Math.max(from, rev + 1);
+                String[] last = {judged};
+                long[] next = {from};
+                etcd.watch(opts.configKey(), from, ev -> {
+                    if (!ev.kv().key().equals(opts.configKey())) return; // the watch is by prefix
+                    last[0] = judgeConfig(ev.deleted() ? null : ev.kv().value(), runningText, last[0]);
+                    next[0] = ev.revision() + 1;
+                }, s -> configWatchStream = s);
+                judged = last[0];
+                from = next[0];
+                backoff.reset();
+            } catch (Throwable e) {
+                if (closed) return;
+                if (e instanceof InterruptedIOException) Thread.interrupted();
+            }
+            try {
+                Thread.sleep(backoff.nextMillis());
+            } catch (InterruptedException e) {
+                if (closed) return;
+            }
+        }
+    }
+
+    /** Logs what a new value of the config key means for the running agent, unless it was judged already; returns the value judged. */
+    private String judgeConfig(String text, String runningText, String judged) {
+        if (java.util.Objects.equals(text, judged)) return judged;
+        if (text == null) {
+            log("network config deleted from etcd; keeping the running one", "key=" + opts.configKey());
+        } else if (!text.equals(runningText)) {
+            try {
+                NetworkConfig changed = NetworkConfig.parse(text);
+                if (!changed.equals(cfg)) {
+                    log("network config changed in etcd; not applied while running (flanneld reads it at start too): restart the agent to apply it",
+                            "key=" + opts.configKey() + " " + describe(changed));
+                }
+            } catch (IllegalArgumentException e) {
+                log("network config in etcd refused; keeping the running one", "key=" + opts.configKey() + " error=\"" + e.getMessage() + "\"");
+            }
+        }
+        return text;
     }
 
     // ------------------------------------------------------------------ our subnet
@@ -563,28 +640,26 @@ public final class OverlayAgent implements AutoCloseable {
 
     // ------------------------------------------------------------------ underlay
 
-    private Link underlay() {
-        String want = opts.iface();
-        if (!want.isEmpty()) {
-            IpAddr asIp = IpAddr.tryParse(want);
-            if (asIp == null) return rt.link(want);
-            for (Link l : rt.links()) {
-                for (Address a : rt.addresses(l.index(), Family.INET)) {
-                    if (a.address().equals(asIp)) return l;
-                }
-            }
-            throw new IllegalArgumentException("--iface " + want + ": no interface has this address");
+    /** The underlay interface as flanneld picks it ({@link UnderlayChoice}), from the kernel's links, addresses and main table now. */
+    private UnderlayChoice.Picked underlay() {
+        UnderlayChoice choice = opts.underlayChoice();
+        List<UnderlayChoice.Iface> links = new java.util.ArrayList<>();
+        for (Link l : rt.links()) {
+            links.add(new UnderlayChoice.Iface(l.index(), l.name(), rt.addresses(l.index(), Family.INET).stream().map(Address::address).toList()));
         }
+        List<UnderlayChoice.RouteFact> routes = new java.util.ArrayList<>();
         for (Route r : rt.routes(Family.INET, Route.TABLE_MAIN)) {
-            if (r.isDefault() && r.oif() > 0) return rt.link(r.oif());
+            routes.add(new UnderlayChoice.RouteFact(r.dst(), r.oif(), Math.max(0, r.priority()), r.src()));
         }
-        throw new IllegalArgumentException("no --iface given and no default route to find one");
+        return choice.pick(links, routes, miss -> log("underlay", "notice=\"" + miss + "\"")).orElseThrow(() -> new IllegalArgumentException(
+                choice.isDefaultRoute() ? "no --iface given and no default route to find one"
+                        : "failed to find interface to use that matches the interfaces and/or regexes provided"));
     }
 
-    private IpAddr publicIp(Link underlay) {
+    /** --public-ip; else the address the choice found (an --iface IP, a regex match, the route's source); else the interface's first. */
+    private IpAddr publicIp(Link underlay, IpAddr found) {
         if (!opts.publicIp().isEmpty()) return IpAddr.parse(opts.publicIp());
-        IpAddr fromIface = IpAddr.tryParse(opts.iface());
-        if (fromIface != null) return fromIface;
+        if (found != null) return found;
         List<Address> addrs = rt.addresses(underlay.index(), Family.INET);
         if (addrs.isEmpty()) throw new IllegalArgumentException("interface " + underlay.name() + " has no IPv4 address");
         return addrs.getFirst().address();
@@ -667,6 +742,15 @@ public final class OverlayAgent implements AutoCloseable {
         if (watchdogThread != null) watchdogThread.interrupt();
         if (keepAliveThread != null) keepAliveThread.interrupt();
         if (ipamThread != null) ipamThread.interrupt();
+        if (configThread != null) configThread.interrupt();
+        AutoCloseable cw = configWatchStream;
+        if (cw != null) {
+            try {
+                cw.close();
+            } catch (Exception ignored) {
+                // closing a broken stream
+            }
+        }
         syncThread.interrupt();
         closeWatch();
         try {

@@ -22,7 +22,7 @@ class ClusterIpamDamagedRecordTest {
     @Test
     void aDamagedOwnerKeyIsNamedInErrorElevenAndDelClearsIt() throws Exception {
         try (Lab lab = new Lab()) {
-            lab.start("{\"Network\":\"10.66.0.0/16\"}");
+            lab.start("{\"Network\":\"10.66.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
             lab.addHost(1);
             assertEquals(0, lab.etcdctl("put", OWNER, "not-an-address\nFAIL forged").exit());
 

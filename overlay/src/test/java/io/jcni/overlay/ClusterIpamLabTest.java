@@ -28,7 +28,7 @@ class ClusterIpamLabTest {
     @Test
     void thousandConcurrentAllocationsNoDuplicatesAndGcAfterKill() throws Exception {
         try (Lab lab = new Lab()) {
-            lab.start("{\"Network\":\"10.66.0.0/16\"}");
+            lab.start("{\"Network\":\"10.66.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
             for (int i = 1; i <= HOSTS; i++) lab.addHost(i);
 
             List<Process> loads = new ArrayList<>();

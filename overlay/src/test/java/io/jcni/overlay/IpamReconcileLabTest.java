@@ -26,7 +26,7 @@ class IpamReconcileLabTest {
     @Test
     void allocationsOfGoneNamespacesAreReleasedByTheirHostOnly() throws Exception {
         try (Lab lab = new Lab()) {
-            lab.start("{\"Network\":\"10.66.0.0/16\"}");
+            lab.start("{\"Network\":\"10.66.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
             lab.addHost(1);
             lab.addHost(2);
             String c1 = "jo-" + lab.sfx + "-c1", c2 = "jo-" + lab.sfx + "-c2", c3 = "jo-" + lab.sfx + "-c3";

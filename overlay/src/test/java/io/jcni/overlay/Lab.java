@@ -105,6 +105,11 @@ final class Lab implements AutoCloseable {
 
     /** Starts host i's jcnid --overlay (a separate JVM inside the host netns). */
     void startAgent(int i, String... extra) throws IOException {
+        startAgentOn(i, List.of("--iface", "eth0"), extra);
+    }
+
+    /** The same, choosing the underlay with {@code underlayFlags} (--iface, --iface-regex, --iface-can-reach) instead of {@code --iface eth0}. */
+    void startAgentOn(int i, List<String> underlayFlags, String... extra) throws IOException {
         String h = host(i);
         Path hd = dir.resolve(h);
         List<String> cmd = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + h,
@@ -112,8 +117,9 @@ final class Lab implements AutoCloseable {
                 "-Xlog:disable", "-Xlog:all=warning:stderr", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx64m",
                 "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
                 "io.jcni.daemon.Jcnid", "start", "--foreground", "--socket", hd.resolve("jcnid.sock").toString(),
-                "--overlay", "--etcd-endpoints", ETCD, "--etcd-prefix", prefix, "--iface", "eth0",
+                "--overlay", "--etcd-endpoints", ETCD, "--etcd-prefix", prefix,
                 "--subnet-file", subnetFile(i).toString(), "--subnet-lease-ttl", "3", "--ip-masq"));
+        cmd.addAll(underlayFlags);
         cmd.addAll(List.of(extra));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(hd.resolve("jcnid.log").toFile())).start();

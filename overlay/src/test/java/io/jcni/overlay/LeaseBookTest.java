@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 
 /** The book's verdict, kept one change at a time, is always the verdict on the whole set. */
 class LeaseBookTest {
-    private static final NetworkConfig CFG = NetworkConfig.parse("{\"Network\":\"10.5.0.0/16\"}");
+    private static final NetworkConfig CFG = NetworkConfig.parse("{\"Network\":\"10.5.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
     private static final LeaseValidator.Local HOST = new LeaseValidator.Local(CFG, Cidr.parse("10.5.1.0/24"), IpAddr.parse("192.168.0.1"),
             List.of(Cidr.parse("192.168.0.0/24")), "0a:00:00:00:00:01");
 

@@ -36,7 +36,7 @@ class LeaseTest {
 
     @Test
     void choiceKeepsOwnLeaseThenPreviousThenRandomFree() {
-        NetworkConfig cfg = NetworkConfig.parse("{\"Network\":\"10.5.0.0/16\"}");
+        NetworkConfig cfg = NetworkConfig.parse("{\"Network\":\"10.5.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
         assertEquals(A, SubnetChoice.ownLease(List.of(A), IpAddr.parse("192.168.0.2")).orElseThrow());
         assertTrue(SubnetChoice.ownLease(List.of(A), IpAddr.parse("192.168.0.9")).isEmpty());
         assertEquals(Cidr.parse("10.5.7.0/24"), SubnetChoice.pick(cfg, List.of(A), Cidr.parse("10.5.7.1/24"), List.of(), new Random(1)).orElseThrow());
@@ -48,12 +48,12 @@ class LeaseTest {
             assertTrue(c.address().compareTo(IpAddr.parse("10.5.101.0")) <= 0, "among the first 100 free");
         }
         // never a subnet over the underlay, not even the previous one
-        NetworkConfig wide = NetworkConfig.parse("{\"Network\":\"192.168.0.0/16\",\"SubnetMin\":\"192.168.77.0\",\"SubnetMax\":\"192.168.78.0\"}");
+        NetworkConfig wide = NetworkConfig.parse("{\"Network\":\"192.168.0.0/16\",\"SubnetMin\":\"192.168.77.0\",\"SubnetMax\":\"192.168.78.0\",\"Backend\":{\"Type\":\"vxlan\"}}");
         List<Cidr> underlay = List.of(Cidr.parse("192.168.77.0/24"));
         for (int seed = 0; seed < 10; seed++) {
             assertEquals(Cidr.parse("192.168.78.0/24"), SubnetChoice.pick(wide, List.of(), Cidr.parse("192.168.77.0/24"), underlay, new Random(seed)).orElseThrow());
         }
-        NetworkConfig tiny = NetworkConfig.parse("{\"Network\":\"10.5.0.0/23\"}");
+        NetworkConfig tiny = NetworkConfig.parse("{\"Network\":\"10.5.0.0/23\",\"Backend\":{\"Type\":\"vxlan\"}}");
         List<Lease> full = List.of(lease("10.5.0.128/25"), lease("10.5.1.0/25"), lease("10.5.1.128/25"));
         assertTrue(SubnetChoice.pick(tiny, full, null, List.of(), new Random()).isEmpty());
     }

@@ -57,7 +57,7 @@ class LeaseValidatorTest {
         assertRejected(HOST, vxlan("10.5.0.0-24", "192.168.78.3", "0a:00:00:00:02:02"), "SubnetMin"); // flannel never leases the first
         assertRejected(HOST, vxlan("10.6.2.0-24", "192.168.78.3", "0a:00:00:00:02:02"), "SubnetMin");
         assertRejected(HOST, vxlan("10.5.0.0-16", "192.168.78.3", "0a:00:00:00:02:02"), "prefix length 16");
-        NetworkConfig narrow = NetworkConfig.parse("{\"Network\":\"10.5.0.0/16\",\"SubnetMin\":\"10.5.10.0\",\"SubnetMax\":\"10.5.20.0\"}");
+        NetworkConfig narrow = NetworkConfig.parse("{\"Network\":\"10.5.0.0/16\",\"SubnetMin\":\"10.5.10.0\",\"SubnetMax\":\"10.5.20.0\",\"Backend\":{\"Type\":\"vxlan\"}}");
         Local h = new Local(narrow, Cidr.parse("10.5.10.0/24"), HOST.publicIp(), HOST.underlay(), HOST.vtepMac());
         assertRejected(h, vxlan("10.5.9.0-24", "192.168.78.3", "0a:00:00:00:02:02"), "SubnetMin");
         assertRejected(h, vxlan("10.5.21.0-24", "192.168.78.3", "0a:00:00:00:02:02"), "SubnetMax");

@@ -2,6 +2,7 @@ package io.jcni.overlay;
 
 import io.jcni.linux.Netns;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
@@ -33,7 +34,7 @@ final class StallingProxy implements AutoCloseable {
         this.ns = Netns.open(netnsPath);
         this.upstream = new InetSocketAddress(upstreamHost, upstreamPort);
         // Sockets belong to the namespace they are created in, whichever thread uses them later.
-        this.server = ns.run(() -> ServerSocketChannel.open().bind(new InetSocketAddress("127.0.0.1", 0)));
+        this.server = ns.run(() -> ServerSocketChannel.open().bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)));
         this.acceptor = Thread.ofVirtual().start(this::acceptLoop);
     }
 

@@ -34,6 +34,11 @@ class VtepReuseTest {
         assertEquals(List.of("underlay ifindex 3 (want 7)"), VtepReuse.differences(new VxlanParams(1, LOCAL, 8472, 3, false), 1, LOCAL, 8472, 7));
         assertEquals(List.of("learning on (want off)"), VtepReuse.differences(new VxlanParams(1, LOCAL, 8472, 7, true), 1, LOCAL, 8472, 7));
         assertEquals(5, VtepReuse.differences(new VxlanParams(9, other, 1, 3, true), 1, LOCAL, 8472, 7).size());
+        // Backend.Learning and Backend.GBP as configured
+        assertEquals(List.of(), VtepReuse.differences(new VxlanParams(1, LOCAL, 8472, 7, true, true), 1, LOCAL, 8472, 7, true, true));
+        assertEquals(List.of("learning off (want on)", "gbp off (want on)"),
+                VtepReuse.differences(new VxlanParams(1, LOCAL, 8472, 7, false, false), 1, LOCAL, 8472, 7, true, true));
+        assertEquals(List.of("gbp on (want off)"), VtepReuse.differences(new VxlanParams(1, LOCAL, 8472, 7, false, true), 1, LOCAL, 8472, 7));
     }
 
     /** In a scratch namespace: a flannel.1 made with port 4789 and learning on is recreated as the agent's; the agent's own is kept (same MAC). */
