@@ -58,7 +58,7 @@ class EtcdTlsLabTest {
                     Lab.Out o = etcdctl(lab, pki, null, step.toArray(String[]::new));
                     assertEquals(0, o.exit(), step + ": " + o.stdout());
                 }
-                Lab.Out put = etcdctl(lab, pki, "root:" + ROOT_PASSWORD, "put", lab.prefix + "/config", "{\"Network\":\"10.67.0.0/16\"}");
+                Lab.Out put = etcdctl(lab, pki, "root:" + ROOT_PASSWORD, "put", lab.prefix + "/config", "{\"Network\":\"10.67.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
                 assertEquals(0, put.exit(), put.stdout());
                 assertTrue(etcdctl(lab, pki, null, "get", lab.prefix + "/config").exit() != 0, "RBAC is on: no user, no read");
 
