@@ -9,16 +9,19 @@
 #      then one lease deleted -> its route gone on host 1 (median of R deletions).
 #   3. cluster-ipam: 1,000 allocations from the N hosts at once (16 in flight per host), allocations/s.
 # Goals: convergence <= 1 s; 1,000 peers <= 2 s; one change <= 100 ms; 0 duplicates.
+# -t: the same against etcd with TLS and --client-cert-auth (certificates made with openssl in the
+# work directory; the agents and cluster-ipam get the CA, a client certificate and its key); run
+# once without and once with -t to compare (goal: TLS costs <= 10 % on convergence and allocations/s).
 # Needs root. Build first: mvn -B -ntp -q -pl overlay -am package -DskipTests
-# Usage: bench/multihost/run.sh [-n HOSTS(5)] [-l LEASES(1000)] [-r DELETIONS(9)]
+# Usage: bench/multihost/run.sh [-n HOSTS(5)] [-l LEASES(1000)] [-r DELETIONS(9)] [-t]
 set -euo pipefail
-HOSTS=5 LEASES=1000 ROUNDS=9
-while getopts n:l:r: o; do case $o in n) HOSTS=$OPTARG ;; l) LEASES=$OPTARG ;; r) ROUNDS=$OPTARG ;; *) exit 2 ;; esac; done
+HOSTS=5 LEASES=1000 ROUNDS=9 TLS=no
+while getopts n:l:r:t o; do case $o in n) HOSTS=$OPTARG ;; l) LEASES=$OPTARG ;; r) ROUNDS=$OPTARG ;; t) TLS=yes ;; *) exit 2 ;; esac; done
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=../../scripts/env.sh
 . "$ROOT/scripts/env.sh"
-need_packages etcd-server etcd-client curl iproute2 iputils-ping python3
+need_packages etcd-server etcd-client curl iproute2 iputils-ping python3 openssl
 CP=""
 for m in overlay daemon plugins runtime etcd linux types; do
   [ -d "$ROOT/$m/target/classes" ] || { echo "build first: mvn -B -ntp -q -pl overlay -am package -DskipTests" >&2; exit 1; }
@@ -30,8 +33,25 @@ JAVA="$JAVA_HOME/bin/java -Xlog:disable -Xlog:all=warning:stderr -XX:+UseSerialG
 SFX=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
 LAB=jb-$SFX-lab
 ETCD=http://192.168.77.1:2379
+[ "$TLS" = yes ] && ETCD=https://192.168.77.1:2379
 PREFIX=/jcni-bench-$SFX/network
 WORK=$(mktemp -d /tmp/jcni-mh.XXXXXX)
+ETCD_TLS=() CLIENT_TLS=() CURL_TLS=() AGENT_TLS=() IPAM_TLS=""
+if [ "$TLS" = yes ]; then   # a CA, etcd's certificate for 192.168.77.1, a client certificate without CN (the etcd README)
+  P=$WORK/pki; mkdir -p "$P"
+  ec() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$P/$1.key" 2>/dev/null; }
+  ec ca; openssl req -x509 -new -key "$P/ca.key" -subj /CN=bench-ca -days 2 -out "$P/ca.pem"
+  ec server; openssl req -new -key "$P/server.key" -subj /CN=etcd -out "$P/server.csr"
+  printf 'subjectAltName=IP:192.168.77.1\n' >"$P/server.ext"
+  openssl x509 -req -in "$P/server.csr" -CA "$P/ca.pem" -CAkey "$P/ca.key" -CAcreateserial -days 2 -extfile "$P/server.ext" -out "$P/server.pem" 2>/dev/null
+  ec client; openssl req -new -key "$P/client.key" -subj /O=jcni-bench -out "$P/client.csr"
+  openssl x509 -req -in "$P/client.csr" -CA "$P/ca.pem" -CAkey "$P/ca.key" -CAcreateserial -days 2 -out "$P/client.pem" 2>/dev/null
+  ETCD_TLS=(--cert-file "$P/server.pem" --key-file "$P/server.key" --trusted-ca-file "$P/ca.pem" --client-cert-auth)
+  CLIENT_TLS=(--cacert "$P/ca.pem" --cert "$P/client.pem" --key "$P/client.key")
+  CURL_TLS=("${CLIENT_TLS[@]}")
+  AGENT_TLS=(--etcd-cafile "$P/ca.pem" --etcd-certfile "$P/client.pem" --etcd-keyfile "$P/client.key")
+  IPAM_TLS=",\"etcdCACertFile\":\"$P/ca.pem\",\"etcdCertFile\":\"$P/client.pem\",\"etcdKeyFile\":\"$P/client.key\""
+fi
 NSES=() PIDS=()
 cleanup() {
   for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
@@ -48,7 +68,7 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 in_lab() { nsenter --net=/var/run/netns/$LAB "$@"; }
 netns() { ip netns add "$1"; NSES+=("$1"); ip -n "$1" link set lo up; }
 host() { echo "jb-$SFX-h$1"; }
-gw() { in_lab curl -sS --fail-with-body -X POST "$ETCD$1" -d @"$2"; }   # the JSON gateway, a body file
+gw() { in_lab curl -sS "${CURL_TLS[@]}" --fail-with-body -X POST "$ETCD$1" -d @"$2"; }   # the JSON gateway, a body file
 log_ns() { date -d "$1" +%s%N; }                       # an agent log timestamp -> epoch ns
 # until_true SECONDS CMD...: polls CMD until it succeeds; fails the run after SECONDS
 until_true() {
@@ -65,10 +85,10 @@ ip -n "$LAB" addr add 192.168.77.1/24 dev ul
 ip -n "$LAB" link set ul up
 nsenter --net=/var/run/netns/"$LAB" etcd --name b --data-dir "$WORK/etcd" --listen-client-urls $ETCD --advertise-client-urls $ETCD \
   --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
-  --initial-cluster b=http://127.0.0.1:2380 --max-txn-ops $((LEASES + 10)) --max-request-bytes 10485760 >"$WORK/etcd.log" 2>&1 &
+  --initial-cluster b=http://127.0.0.1:2380 --max-txn-ops $((LEASES + 10)) --max-request-bytes 10485760 "${ETCD_TLS[@]}" >"$WORK/etcd.log" 2>&1 &
 PIDS+=($!)
-for _ in $(seq 100); do in_lab env ETCDCTL_API=3 etcdctl --endpoints $ETCD endpoint health >/dev/null 2>&1 && break; sleep 0.2; done
-in_lab env ETCDCTL_API=3 etcdctl --endpoints $ETCD put "$PREFIX/config" '{"Network":"10.80.0.0/12","SubnetLen":24,"Backend":{"Type":"vxlan"}}' >/dev/null
+for _ in $(seq 100); do in_lab env ETCDCTL_API=3 etcdctl --endpoints $ETCD "${CLIENT_TLS[@]}" endpoint health >/dev/null 2>&1 && break; sleep 0.2; done
+in_lab env ETCDCTL_API=3 etcdctl --endpoints $ETCD "${CLIENT_TLS[@]}" put "$PREFIX/config" '{"Network":"10.80.0.0/12","SubnetLen":24,"Backend":{"Type":"vxlan"}}' >/dev/null
 
 add_host() { # add_host I
   local h; h=$(host "$1")
@@ -80,13 +100,13 @@ add_host() { # add_host I
   mkdir -p "$WORK/$h"
   nsenter --net=/var/run/netns/"$h" $JAVA -Xmx128m -XX:+ExitOnOutOfMemoryError -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/$h/jcnid.sock" \
     --overlay --etcd-endpoints $ETCD --etcd-prefix "$PREFIX" --iface eth0 --subnet-file "$WORK/$h/subnet.env" \
-    --subnet-lease-ttl 10 >"$WORK/$h/jcnid.log" 2>&1 &
+    --subnet-lease-ttl 10 "${AGENT_TLS[@]}" >"$WORK/$h/jcnid.log" 2>&1 &
   PIDS+=($!)
 }
 await_env() { for _ in $(seq 600); do [ -f "$WORK/$(host "$1")/subnet.env" ] && return 0; sleep 0.1; done; echo "host $1: no subnet.env" >&2; exit 1; }
 subnet_of() { sed -n 's/^FLANNEL_SUBNET=\(.*\)\.1\/\(.*\)$/\1.0\/\2/p' "$WORK/$(host "$1")/subnet.env"; }
 
-echo "jcni multi-host benchmarks: $(nproc) cores, $(uname -r), $("$JAVA_HOME/bin/java" -version 2>&1 | head -1), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "jcni multi-host benchmarks (etcd TLS: $TLS): $(nproc) cores, $(uname -r), $("$JAVA_HOME/bin/java" -version 2>&1 | head -1), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- 1. convergence
 for i in $(seq 1 $((HOSTS - 1))); do add_host "$i"; [ "$i" = 1 ] && AGENT1=${PIDS[-1]}; done
@@ -147,7 +167,7 @@ echo "   one lease deleted -> its route gone on host 1: median $(printf '%s\n' "
 ipam_pids=()
 s=$(now)
 for i in $(seq 1 "$HOSTS"); do
-  nsenter --net=/var/run/netns/"$(host "$i")" $JAVA -XX:TieredStopAtLevel=1 -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD 10.72.0.0/20 "b$i" $((1000 / HOSTS)) 16 >"$WORK/ipam$i.out" 2>&1 &
+  nsenter --net=/var/run/netns/"$(host "$i")" $JAVA -XX:TieredStopAtLevel=1 -Djcni.ipam.extra="$IPAM_TLS" -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD 10.72.0.0/20 "b$i" $((1000 / HOSTS)) 16 >"$WORK/ipam$i.out" 2>&1 &
   PIDS+=($!)
   ipam_pids+=($!)
 done

@@ -29,22 +29,48 @@ import java.util.function.Consumer;
 public final class EtcdClient implements AutoCloseable {
     private final List<URI> endpoints;
     private final Duration timeout;
-    private final HttpClient http;
+    private final EtcdSecurity security;
+    private HttpClient http; // built on first use: reading the TLS files can fail, and then every call says why
+    private javax.net.ssl.SSLContext sslContext; // the one http uses, for the handshake probe
+    private volatile String token; // etcd's auth token once authenticated
     private volatile int preferred;
 
     public EtcdClient(List<String> endpoints, Duration timeout) {
+        this(endpoints, timeout, EtcdSecurity.NONE);
+    }
+
+    /** With TLS files and/or a user ({@code https://} endpoints need the former unless the JDK's CAs trust etcd). */
+    public EtcdClient(List<String> endpoints, Duration timeout, EtcdSecurity security) {
         if (endpoints.isEmpty()) throw new IllegalArgumentException("no etcd endpoints");
         List<URI> eps = new ArrayList<>();
         for (String e : endpoints) {
             String s = e.trim();
             while (s.endsWith("/")) s = s.substring(0, s.length() - 1);
-            if (!s.startsWith("http://")) throw new IllegalArgumentException("etcd endpoint must be http://host:port: " + e);
+            if (!s.startsWith("http://") && !s.startsWith("https://")) {
+                throw new IllegalArgumentException("etcd endpoint must be http://host:port or https://host:port: " + e);
+            }
             eps.add(URI.create(s));
         }
         this.endpoints = List.copyOf(eps);
         this.timeout = timeout;
+        this.security = security.validated();
+    }
+
+    private synchronized HttpClient http() throws EtcdAuthException {
+        if (http != null) return http;
         // HTTP/1.1: the gateway streams watch results as chunked JSON; no h2c upgrade dance.
-        this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout).build();
+        HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout);
+        boolean tls = security.caFile() != null || security.hasClientCert() || endpoints.stream().anyMatch(u -> u.getScheme().equals("https"));
+        if (tls) {
+            try {
+                sslContext = TlsFiles.cached(security);
+                b.sslContext(sslContext);
+            } catch (EtcdAuthException e) {
+                throw new EtcdAuthException("etcd " + String.join(",", endpoints.stream().map(URI::toString).toList()) + ": " + e.getMessage(), e);
+            }
+        }
+        http = b.build();
+        return http;
     }
 
     /** Splits flanneld's {@code --etcd-endpoints} value (comma-separated). */
@@ -271,14 +297,19 @@ public final class EtcdClient implements AutoCloseable {
         String body = Json.write(Map.of("create_request", create));
         IOException last = null;
         for (URI ep : order()) {
-            HttpRequest req = HttpRequest.newBuilder(ep.resolve("/v3/watch"))
-                    .header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(body)).build();
             HttpResponse<InputStream> resp;
             try {
-                resp = http.send(req, HttpResponse.BodyHandlers.ofInputStream());
+                String auth = ensureToken(ep);
+                HttpRequest.Builder req = HttpRequest.newBuilder(ep.resolve("/v3/watch"))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body));
+                if (auth != null) req.header("Authorization", auth);
+                resp = http().send(req.build(), HttpResponse.BodyHandlers.ofInputStream());
+            } catch (EtcdAuthException e) {
+                throw e;
             } catch (IOException e) {
-                last = e;
+                last = explain(ep, "/v3/watch", e);
+                if (last instanceof EtcdAuthException) throw last;
                 continue;
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
@@ -286,13 +317,22 @@ public final class EtcdClient implements AutoCloseable {
             }
             try (InputStream in = resp.body()) {
                 cancel.accept(in);
-                if (resp.statusCode() != 200) throw new EtcdException("watch: HTTP " + resp.statusCode());
+                if (resp.statusCode() != 200) {
+                    String text = new String(in.readNBytes(4096), StandardCharsets.UTF_8);
+                    IOException plain = plainHttpToTls(ep, text);
+                    if (plain != null) throw plain;
+                    if (tokenRejected(text)) token = null; // the caller's next call (its re-list) authenticates again
+                    throw new EtcdException("etcd " + ep + " watch: HTTP " + resp.statusCode() + ": " + text.strip());
+                }
                 JsonObjectStream objects = new JsonObjectStream(in);
                 String text;
                 while ((text = objects.next()) != null) {
                     alive.run();
                     Map<String, Object> msg = Json.parseObject(text);
-                    if (msg.get("error") != null) throw new EtcdException("watch: " + Json.write(msg.get("error")));
+                    if (msg.get("error") != null) {
+                        if (tokenRejected(text)) token = null;
+                        throw new EtcdException("etcd " + ep + " watch: " + Json.write(msg.get("error")));
+                    }
                     Map<String, Object> res = msg.get("result") instanceof Map<?, ?> m ? Json.asObject(m) : Map.of();
                     if (num(res.get("compact_revision")) > 0) {
                         throw new EtcdException("watch: revision " + fromRevision + " compacted");
@@ -317,33 +357,142 @@ public final class EtcdClient implements AutoCloseable {
         List<URI> order = order();
         for (int i = 0; i < order.size(); i++) {
             URI ep = order.get(i);
-            HttpRequest req = HttpRequest.newBuilder(ep.resolve(path)).timeout(timeout)
-                    .header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(json)).build();
-            HttpResponse<String> resp;
             try {
-                resp = http.send(req, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+                return callOnce(ep, path, json, true);
+            } catch (EtcdException | EtcdAuthException e) {
+                throw e;
             } catch (IOException e) {
-                last = new IOException("etcd " + ep + path + ": " + e, e);
-                continue;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("etcd call interrupted");
+                last = e;
             }
-            preferred = endpoints.indexOf(ep);
-            Map<String, Object> r;
-            try {
-                r = Json.parseObject(resp.body());
-            } catch (RuntimeException e) {
-                throw new EtcdException("etcd " + path + ": HTTP " + resp.statusCode() + ": unreadable answer");
-            }
-            if (resp.statusCode() != 200 || r.get("error") != null) {
-                Object msg = r.getOrDefault("message", r.get("error"));
-                throw new EtcdException("etcd " + path + ": " + msg);
-            }
-            return r;
         }
         throw last;
+    }
+
+    /**
+     * One request to one endpoint. With a user, the token goes in the Authorization header; when
+     * etcd rejects it (expired: simple tokens live 5 minutes by default; or etcd restarted) we
+     * authenticate again and retry once, never more.
+     */
+    private Map<String, Object> callOnce(URI ep, String path, String json, boolean mayReauth) throws IOException {
+        String auth = ensureToken(ep);
+        HttpRequest.Builder req = HttpRequest.newBuilder(ep.resolve(path)).timeout(timeout)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json));
+        if (auth != null) req.header("Authorization", auth);
+        HttpResponse<String> resp = send(ep, path, req.build());
+        preferred = endpoints.indexOf(ep);
+        IOException plain = plainHttpToTls(ep, resp.body());
+        if (plain != null) throw plain;
+        Map<String, Object> r;
+        try {
+            r = Json.parseObject(resp.body());
+        } catch (RuntimeException e) {
+            throw new EtcdException("etcd " + ep + path + ": HTTP " + resp.statusCode() + ": unreadable answer");
+        }
+        if (resp.statusCode() != 200 || r.get("error") != null) {
+            Object msg = r.getOrDefault("message", r.get("error"));
+            if (tokenRejected(String.valueOf(msg))) {
+                if (security.username() == null) {
+                    throw new EtcdAuthException("etcd " + ep + " requires authentication (" + msg + "): give a user and password (--etcd-username, ipam.etcdUsername)");
+                }
+                token = null;
+                if (mayReauth) return callOnce(ep, path, json, false);
+            }
+            if (String.valueOf(msg).contains("permission denied")) {
+                throw new EtcdAuthException("etcd " + ep + path + ": permission denied for user "
+                        + (security.username() == null ? "(none)" : security.username()) + " (its role must grant the key prefix)");
+            }
+            throw new EtcdException("etcd " + ep + path + ": " + msg);
+        }
+        return r;
+    }
+
+    /** The Authorization header value, authenticating first when there is a user and no token yet. */
+    private String ensureToken(URI ep) throws IOException {
+        if (security.username() == null) return null;
+        String t = token;
+        if (t != null) return t;
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("name", security.username());
+        body.put("password", security.password());
+        HttpRequest req = HttpRequest.newBuilder(ep.resolve("/v3/auth/authenticate")).timeout(timeout)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(Json.write(body))).build();
+        HttpResponse<String> resp = send(ep, "/v3/auth/authenticate", req);
+        IOException plain = plainHttpToTls(ep, resp.body());
+        if (plain != null) throw plain;
+        Map<String, Object> r;
+        try {
+            r = Json.parseObject(resp.body());
+        } catch (RuntimeException e) {
+            throw new EtcdException("etcd " + ep + "/v3/auth/authenticate: HTTP " + resp.statusCode() + ": unreadable answer");
+        }
+        if (resp.statusCode() != 200 || r.get("error") != null || !(r.get("token") instanceof String tok) || tok.isEmpty()) {
+            Object msg = r.getOrDefault("message", r.getOrDefault("error", "no token in the answer"));
+            throw new EtcdAuthException("etcd " + ep + ": user " + security.username() + " could not authenticate: " + msg);
+        }
+        token = tok;
+        return tok;
+    }
+
+    private HttpResponse<String> send(URI ep, String path, HttpRequest req) throws IOException {
+        try {
+            return http().send(req, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+        } catch (EtcdAuthException e) {
+            throw e;
+        } catch (IOException e) {
+            throw explain(ep, path, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("etcd call interrupted");
+        }
+    }
+
+    /**
+     * A failed exchange as the operator should read it: TLS failures become an
+     * {@link EtcdAuthException} saying which side is wrong; anything else stays "unreachable".
+     */
+    IOException explain(URI ep, String path, IOException e) {
+        String why = TlsFailure.describe(e, security);
+        if (why != null) return new EtcdAuthException("etcd " + ep + ": " + why, e);
+        String m = String.valueOf(e.getMessage());
+        boolean silentClose = m.contains("received no bytes") || m.contains("Connection reset") || m.contains("EOF");
+        javax.net.ssl.SSLContext ctx;
+        synchronized (this) {
+            ctx = sslContext;
+        }
+        if (ep.getScheme().equals("https") && silentClose && ctx != null) {
+            String probed = TlsFailure.probeHandshake(ctx, ep.getHost(), ep.getPort() < 0 ? 443 : ep.getPort(), timeout, security);
+            if (probed != null) return new EtcdAuthException("etcd " + ep + ": " + probed, e);
+        }
+        if (ep.getScheme().equals("http") && silentClose
+                && TlsFailure.speaksTls(ep.getHost(), ep.getPort() < 0 ? 80 : ep.getPort(), timeout)) {
+            return plainHttpToTls(ep, "HTTP request to an HTTPS server");
+        }
+        return new IOException("etcd " + ep + path + ": " + e, e);
+    }
+
+    /**
+     * Plain-text refusals in front of the gateway: Go's TLS listener answers a plain-http request
+     * with the first; etcd (3.4, 3.5) refuses, once authentication is on, any gateway request whose
+     * client certificate has a CommonName (it would be taken as the user on gRPC but not here).
+     */
+    private static IOException plainHttpToTls(URI ep, String body) {
+        if (body == null) return null;
+        if (body.contains("HTTP request to an HTTPS server")) {
+            return new EtcdAuthException("etcd " + ep + " speaks TLS: use https:// in the endpoint (with the CA file and client certificate etcd wants)");
+        }
+        if (body.contains("CommonName of client sending a request against gateway")) {
+            return new EtcdAuthException("etcd " + ep + " refuses a client certificate with a CommonName on its JSON gateway when authentication"
+                    + " is on: give jcni a certificate without CN (e.g. openssl req -subj /O=jcni) and authenticate with the user and password");
+        }
+        return null;
+    }
+
+    /** etcd's answers for a missing, expired or unknown token (gRPC code 16, or the text of older versions). */
+    private static boolean tokenRejected(String msg) {
+        return msg.contains("invalid auth token") || msg.contains("auth token is expired") || msg.contains("user name is empty")
+                || msg.contains("\"code\":16") || msg.contains("\"code\": 16");
     }
 
     private List<URI> order() {
@@ -355,7 +504,11 @@ public final class EtcdClient implements AutoCloseable {
 
     @Override
     public void close() {
-        http.close();
+        HttpClient h;
+        synchronized (this) {
+            h = http;
+        }
+        if (h != null) h.close();
     }
 
     /**
@@ -363,7 +516,11 @@ public final class EtcdClient implements AutoCloseable {
      * a caller that gave up on this client because a call hung past its deadline.
      */
     public void abort() {
-        http.shutdownNow();
+        HttpClient h;
+        synchronized (this) {
+            h = http;
+        }
+        if (h != null) h.shutdownNow();
     }
 
     // ------------------------------------------------------------------ encoding

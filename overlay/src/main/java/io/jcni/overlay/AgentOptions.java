@@ -20,14 +20,15 @@ import java.util.Set;
  * @param ipamGrace      an allocation younger than this is never released (its ADD may be running)
  * @param watchDeadline  a lease watch silent for longer is taken for dead and re-listed (etcd sends progress every 10 min when idle)
  * @param underlayChoice how the interface for host-to-host traffic is found: every {@code --iface}, {@code --iface-regex}, {@code --iface-can-reach}
+ * @param etcdSecurity   flanneld's --etcd-cafile/--etcd-certfile/--etcd-keyfile/--etcd-username/--etcd-password
  */
 public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String iface, String publicIp, Path subnetFile,
         boolean ipMasq, Duration leaseTtl, Duration etcdTimeout, String ipamPrefix, String ipamHost, Duration ipamReconcile,
-        Duration ipamGrace, Duration watchDeadline, UnderlayChoice underlayChoice) {
+        Duration ipamGrace, Duration watchDeadline, UnderlayChoice underlayChoice, io.jcni.etcd.EtcdSecurity etcdSecurity) {
 
-    public static final Set<String> VALUE_FLAGS = Set.of("--etcd-endpoints", "--etcd-prefix", "--iface", "--public-ip",
+    public static final Set<String> VALUE_FLAGS = union(io.jcni.etcd.EtcdSecurity.FLAGS, Set.of("--etcd-endpoints", "--etcd-prefix", "--iface", "--public-ip",
             "--subnet-file", "--subnet-lease-ttl", "--etcd-timeout", "--ipam-prefix", "--ipam-host", "--ipam-reconcile-every",
-            "--ipam-grace", "--watch-deadline", "--iface-regex", "--iface-can-reach");
+            "--ipam-grace", "--watch-deadline", "--iface-regex", "--iface-can-reach"));
     public static final Set<String> SWITCH_FLAGS = Set.of("--ip-masq");
 
     public static AgentOptions parse(List<String> args) {
@@ -38,6 +39,7 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
         Duration ttl = Duration.ofSeconds(60), timeout = Duration.ofSeconds(5);
         String ipamPrefix = "/jcni/ipam", ipamHost = null;
         Duration reconcile = Duration.ofSeconds(60), grace = Duration.ofSeconds(120), watchDeadline = Duration.ofSeconds(900);
+        io.jcni.etcd.EtcdSecurity security = io.jcni.etcd.EtcdSecurity.NONE;
         List<String> ifaces = new ArrayList<>(), regexes = new ArrayList<>(); // flanneld's repeatable flags
         String canReach = "";
         Flags f = new Flags(args);
@@ -57,6 +59,10 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
                 case "--subnet-file" -> subnetFile = f.path();
                 default -> {
                     String v = f.value();
+                    if (io.jcni.etcd.EtcdSecurity.FLAGS.contains(a)) {
+                        security = security.withFlag(a, v);
+                        continue;
+                    }
                     switch (a) {
                         case "--etcd-endpoints" -> eps = io.jcni.etcd.EtcdClient.splitEndpoints(v);
                         case "--etcd-prefix" -> prefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
@@ -78,7 +84,13 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
         if (ipamHost == null) ipamHost = io.jcni.plugins.ipam.clusteripam.ClusterIpamConfig.hostname(); // cluster-ipam's default
         if (!ifaces.isEmpty()) iface = ifaces.getFirst();
         return new AgentOptions(eps, prefix, iface, pub, subnetFile, masq, ttl, timeout, ipamPrefix, ipamHost, reconcile, grace, watchDeadline,
-                new UnderlayChoice(ifaces, regexes, canReach));
+                new UnderlayChoice(ifaces, regexes, canReach), security.validated());
+    }
+
+    private static Set<String> union(Set<String> a, Set<String> b) {
+        Set<String> u = new java.util.HashSet<>(a);
+        u.addAll(b);
+        return Set.copyOf(u);
     }
 
     /** The longest period any of the agent's durations takes: a week. */

@@ -86,7 +86,8 @@ public final class OverlayAgent implements AutoCloseable {
     private OverlayAgent(AgentOptions opts, PrintStream log) {
         this.opts = opts;
         this.log = log;
-        this.etcd = new EtcdClient(opts.etcdEndpoints(), opts.etcdTimeout());
+        this.etcd = new EtcdClient(opts.etcdEndpoints(), opts.etcdTimeout(), opts.etcdSecurity());
+        opts.etcdSecurity().keyFileWarning().ifPresent(w -> log(w, ""));
         this.rt = Rtnl.open();
     }
 
@@ -396,7 +397,7 @@ public final class OverlayAgent implements AutoCloseable {
     private void replaceEtcdClient(EtcdClient old) {
         synchronized (clientSwap) {
             if (etcd != old) return;
-            etcd = new EtcdClient(opts.etcdEndpoints(), opts.etcdTimeout());
+            etcd = new EtcdClient(opts.etcdEndpoints(), opts.etcdTimeout(), opts.etcdSecurity());
         }
         leaseWork.idle();
         try {
@@ -459,7 +460,7 @@ public final class OverlayAgent implements AutoCloseable {
                 // An Error too (out of memory inside the HTTP client): this loop is the only one watching.
                 if (closed) return;
                 if (e instanceof InterruptedIOException) Thread.interrupted(); // not closing: a stray interrupt, not a reason to stop
-                if (!failing) log("lost the lease watch; re-listing", "error=\"" + e + "\"");
+                if (!failing || e instanceof io.jcni.etcd.EtcdAuthException) log("lost the lease watch; re-listing", "error=\"" + e + "\"");
                 failing = true;
                 if (!(e instanceof IOException)) replaceEtcdClient(etcd);
                 Thread.sleep(backoff.nextMillis());
@@ -631,7 +632,7 @@ public final class OverlayAgent implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             } catch (IOException | RuntimeException e) {
-                if (!failing && !closed) log("cluster-ipam reconcile failed; next round later", "error=\"" + e.getMessage() + "\"");
+                if ((!failing || e instanceof io.jcni.etcd.EtcdAuthException) && !closed) log("cluster-ipam reconcile failed; next round later", "error=\"" + e.getMessage() + "\"");
                 failing = true;
             }
         }
@@ -691,7 +692,10 @@ public final class OverlayAgent implements AutoCloseable {
             } catch (InterruptedIOException e) {
                 throw new InterruptedException(e.getMessage());
             } catch (IOException | IllegalArgumentException e) {
-                if (!logged) log(what + " failed; retrying with back-off", "error=\"" + e.getMessage() + "\"");
+                // A TLS or authentication failure is logged every time: it is a wrong file or password, not a blip.
+                if (!logged || e instanceof io.jcni.etcd.EtcdAuthException) {
+                    log(what + " failed; retrying with back-off", "error=\"" + e.getMessage() + "\"");
+                }
                 logged = true;
                 Thread.sleep(backoff.nextMillis());
             } catch (Throwable e) {

@@ -26,7 +26,9 @@ import java.util.concurrent.Semaphore;
 public final class IpamLoad {
     public static void main(String[] a) throws Exception {
         String mode = a[0], etcd = a[1], range = a[2];
-        String ipam = "{\"type\":\"cluster-ipam\",\"etcdEndpoints\":[\"" + etcd + "\"],\"range\":\"" + range + "\",\"etcdPrefix\":\"/lab-ipam\"}";
+        // -Djcni.ipam.extra: more ipam keys, e.g. the TLS files of bench/multihost/run.sh -t
+        String ipam = "{\"type\":\"cluster-ipam\",\"etcdEndpoints\":[\"" + etcd + "\"],\"range\":\"" + range + "\",\"etcdPrefix\":\"/lab-ipam\""
+                + System.getProperty("jcni.ipam.extra", "") + "}";
         if (mode.equals("gc")) {
             List<Object> valid = new ArrayList<>();
             for (String id : Files.readAllLines(Path.of(a[3]))) if (!id.isBlank()) valid.add(Map.of("containerID", id, "ifname", "eth0"));

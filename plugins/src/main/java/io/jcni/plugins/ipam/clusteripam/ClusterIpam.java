@@ -1,6 +1,8 @@
 package io.jcni.plugins.ipam.clusteripam;
 
+import io.jcni.etcd.EtcdAuthException;
 import io.jcni.etcd.EtcdClient;
+import io.jcni.etcd.EtcdSecurity;
 import io.jcni.etcd.EtcdException;
 import io.jcni.etcd.KeyValue;
 import io.jcni.plugins.skel.Plugin;
@@ -45,7 +47,7 @@ public final class ClusterIpam implements Plugin {
     public Result add(PluginRequest req) throws Exception {
         ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
         Attachment me = new Attachment(req.containerId(), req.ifname());
-        try (EtcdClient etcd = client(cfg)) {
+        try (EtcdClient etcd = client(cfg, req.log())) {
             IpAddr ip = allocate(etcd, cfg, me, req.netns());
             Result.IpConfig ipc = new Result.IpConfig(new Cidr(ip, cfg.range().prefix()), cfg.gateway(), null);
             return new Result(CniVersion.CURRENT.toString(), List.of(), List.of(ipc), cfg.routes(), cfg.dns());
@@ -107,7 +109,7 @@ public final class ClusterIpam implements Plugin {
     @Override
     public void del(PluginRequest req) throws Exception {
         ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
-        try (EtcdClient etcd = client(cfg)) {
+        try (EtcdClient etcd = client(cfg, req.log())) {
             release(etcd, cfg, new Attachment(req.containerId(), req.ifname()));
         } catch (IOException e) {
             throw unreachable(cfg, e);
@@ -150,7 +152,7 @@ public final class ClusterIpam implements Plugin {
     public void check(PluginRequest req) throws Exception {
         ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
         Result prev = req.requirePrevResult();
-        try (EtcdClient etcd = client(cfg)) {
+        try (EtcdClient etcd = client(cfg, req.log())) {
             Optional<KeyValue> owner = etcd.get(Allocations.ownerKey(cfg.etcdPrefix(), cfg.range(), new Attachment(req.containerId(), req.ifname())));
             if (owner.isEmpty()) throw new CniException(ErrorCode.INTERNAL, "cluster-ipam: no allocation for " + req.containerId() + "/" + req.ifname());
             boolean found = prev.ips().stream().anyMatch(i -> i.ip().toString().equals(owner.get().value()));
@@ -164,7 +166,7 @@ public final class ClusterIpam implements Plugin {
     public void gc(PluginRequest req) throws Exception {
         ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
         Set<Attachment> valid = new HashSet<>(req.validAttachments());
-        try (EtcdClient etcd = client(cfg)) {
+        try (EtcdClient etcd = client(cfg, req.log())) {
             for (String k : etcd.keys(Allocations.rangeDir(cfg.etcdPrefix(), cfg.range()) + "owners/")) {
                 Attachment a = Allocations.ownerOf(cfg.etcdPrefix(), cfg.range(), k);
                 if (a != null && !valid.contains(a)) release(etcd, cfg, a);
@@ -177,8 +179,10 @@ public final class ClusterIpam implements Plugin {
     @Override
     public void status(PluginRequest req) throws Exception {
         ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
-        try (EtcdClient etcd = client(cfg)) {
+        try (EtcdClient etcd = client(cfg, req.log())) {
             etcd.get(cfg.etcdPrefix() + "/");
+        } catch (EtcdAuthException e) {
+            throw new CniException(ErrorCode.PLUGIN_NOT_AVAILABLE, "cluster-ipam: " + e.getMessage(), "", e);
         } catch (EtcdException e) {
             throw new CniException(ErrorCode.PLUGIN_NOT_AVAILABLE, "cluster-ipam: etcd error: " + e.getMessage(), "", e);
         } catch (IOException e) {
@@ -186,15 +190,32 @@ public final class ClusterIpam implements Plugin {
         }
     }
 
-    private static EtcdClient client(ClusterIpamConfig cfg) {
+    /** The client; the key file's loose permissions are warned about on the call's stderr (never stdout: that is the result). */
+    private static EtcdClient client(ClusterIpamConfig cfg, java.io.PrintStream warnings) {
+        EtcdSecurity sec = cfg.etcdSecurity();
+        if (cfg.etcdPasswordFile() != null) {
+            try {
+                String pw = java.nio.file.Files.readString(cfg.etcdPasswordFile()).lines().findFirst().orElse("");
+                sec = new EtcdSecurity(sec.caFile(), sec.certFile(), sec.keyFile(), sec.username(), pw);
+            } catch (IOException e) {
+                throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "cluster-ipam: ipam.etcdPasswordFile " + cfg.etcdPasswordFile()
+                        + ": cannot read: " + e.getMessage(), "", e);
+            }
+        }
+        sec.keyFileWarning().ifPresent(w -> warnings.println("cluster-ipam: " + w));
         try {
-            return new EtcdClient(cfg.etcdEndpoints(), cfg.timeout());
+            return new EtcdClient(cfg.etcdEndpoints(), cfg.timeout(), sec);
         } catch (IllegalArgumentException e) {
             throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "cluster-ipam: " + e.getMessage(), "", e);
         }
     }
 
+    /**
+     * Unreachable, a TLS or authentication failure: code 11 (try again later), since a runtime
+     * retries and a fixed file or password then succeeds; the message says what is wrong.
+     */
     private static CniException unreachable(ClusterIpamConfig cfg, IOException e) {
+        if (e instanceof EtcdAuthException) return new CniException(ErrorCode.TRY_AGAIN_LATER, "cluster-ipam: " + e.getMessage(), "", e);
         if (e instanceof EtcdException) return new CniException(ErrorCode.INTERNAL, "cluster-ipam: etcd error: " + e.getMessage(), "", e);
         return new CniException(ErrorCode.TRY_AGAIN_LATER, "cluster-ipam: etcd unreachable at " + String.join(",", cfg.etcdEndpoints()),
                 e.getMessage(), e);

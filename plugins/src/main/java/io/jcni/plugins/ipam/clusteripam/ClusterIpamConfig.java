@@ -18,15 +18,21 @@ import java.util.Map;
  *  "rangeStart":"10.70.0.10","rangeEnd":"10.70.255.250","gateway":"10.70.0.1","exclude":["10.70.1.0/24"],
  *  "routes":[{"dst":"0.0.0.0/0"}],"dns":{...},"etcdPrefix":"/jcni/ipam","timeout":5,"retries":50,"host":"node-1"}</pre>
  * {@code etcdEndpoints} may also be one comma-separated string (whereabouts' {@code etcd_host} style).
+ * A secured etcd: {@code https://} endpoints, {@code etcdCACertFile}, {@code etcdCertFile} + {@code etcdKeyFile}
+ * (PEM), {@code etcdUsername} + {@code etcdPasswordFile} (the password never sits in a conflist, which
+ * runtimes copy and log).
  * The range's network and broadcast addresses and the gateway are never handed out. IPv4.
  *
  * @param first the lowest address that may be handed out
  * @param last the highest
  * @param host this host's name in the per-host index ({@code host}, default the hostname); null
  *     when there is none usable, and then allocations are not indexed for the host's reconcile
+ * @param etcdSecurity the TLS files and user, without the password (read from {@code etcdPasswordFile} when connecting)
+ * @param etcdPasswordFile the file holding {@code etcdUsername}'s password (one line), or null
  */
 public record ClusterIpamConfig(List<String> etcdEndpoints, String etcdPrefix, Cidr range, IpAddr first, IpAddr last, IpAddr gateway,
-        List<Cidr> exclude, List<Result.Route> routes, Result.Dns dns, Duration timeout, int retries, String host) {
+        List<Cidr> exclude, List<Result.Route> routes, Result.Dns dns, Duration timeout, int retries, String host,
+        io.jcni.etcd.EtcdSecurity etcdSecurity, java.nio.file.Path etcdPasswordFile) {
 
     public static ClusterIpamConfig parse(Map<String, Object> conf) {
         Map<String, Object> ipam = IpamConf.ipam(conf);
@@ -62,8 +68,19 @@ public record ClusterIpamConfig(List<String> etcdEndpoints, String etcdPrefix, C
         String host = Fields.string(ipam, "host", "ipam");
         if (host != null && !io.jcni.types.Names.isCniName(host)) throw invalid("ipam.host: letters, digits, '.', '-' and '_' only: " + host);
         if (host == null) host = hostname();
+        String ca = Fields.string(ipam, "etcdCACertFile", "ipam"), cert = Fields.string(ipam, "etcdCertFile", "ipam");
+        String key = Fields.string(ipam, "etcdKeyFile", "ipam"), user = Fields.string(ipam, "etcdUsername", "ipam");
+        String pwFile = Fields.string(ipam, "etcdPasswordFile", "ipam");
+        if (Fields.present(ipam, "etcdPassword")) throw invalid("ipam.etcdPassword: put the password in a file and name it in ipam.etcdPasswordFile");
+        if ((cert == null) != (key == null)) throw invalid("ipam.etcdCertFile and ipam.etcdKeyFile go together (the client certificate and its key)");
+        if ((user == null) != (pwFile == null)) throw invalid("ipam.etcdUsername and ipam.etcdPasswordFile go together");
+        var security = new io.jcni.etcd.EtcdSecurity(path(ca), path(cert), path(key), user, null);
         return new ClusterIpamConfig(eps, prefix, range, first, last, gw, exclude, IpamConf.routes(ipam), IpamConf.dns(ipam),
-                Duration.ofSeconds(t == null ? 5 : t), r == null ? 100 : r.intValue(), host);
+                Duration.ofSeconds(t == null ? 5 : t), r == null ? 100 : r.intValue(), host, security, path(pwFile));
+    }
+
+    private static java.nio.file.Path path(String s) {
+        return s == null || s.isEmpty() ? null : java.nio.file.Path.of(s);
     }
 
     /** The kernel's hostname (of this UTS namespace) when it is usable as a key segment, else null. */

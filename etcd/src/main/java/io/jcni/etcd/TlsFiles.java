@@ -1,0 +1,146 @@
+package io.jcni.etcd;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.SecureRandom;
+import java.security.Signature;
+import java.security.cert.CertificateExpiredException;
+import java.security.cert.CertificateNotYetValidException;
+import java.security.cert.X509Certificate;
+import java.util.List;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManagerFactory;
+
+/**
+ * The TLS context for etcd, built from {@link EtcdSecurity}'s PEM files. What can be checked
+ * before talking to etcd is checked here, so the error names the file: an unreadable or
+ * malformed file, a client certificate outside its validity, a key that does not belong to the
+ * certificate (a test signature with the key must verify with the certificate's public key).
+ */
+final class TlsFiles {
+    private TlsFiles() {}
+
+    /** Contexts by their files' identity, so that many clients in one process (jcnid) share one. */
+    private static final java.util.concurrent.ConcurrentHashMap<String, SSLContext> CACHE = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * The context for {@code sec}, shared while its files are unchanged (path, size, mtime): every
+     * cluster-ipam call in jcnid builds a new client, and a shared context means the files are
+     * parsed once and TLS sessions resume (the context holds the session cache) instead of a full
+     * handshake per call. A file replaced on disk gives a new key, hence a new context.
+     */
+    static SSLContext cached(EtcdSecurity sec) throws EtcdAuthException {
+        StringBuilder key = new StringBuilder(sec.toString());
+        for (Path f : new Path[] {sec.caFile(), sec.certFile(), sec.keyFile()}) {
+            if (f == null) continue;
+            try {
+                key.append('|').append(Files.size(f)).append('@').append(Files.getLastModifiedTime(f).toMillis());
+            } catch (IOException e) {
+                return context(sec); // says what is wrong with the file
+            }
+        }
+        SSLContext c = CACHE.get(key.toString());
+        if (c != null) return c;
+        c = context(sec);
+        if (CACHE.size() > 16) CACHE.clear(); // rotated files: old keys are never asked for again
+        CACHE.put(key.toString(), c);
+        return c;
+    }
+
+    static SSLContext context(EtcdSecurity sec) throws EtcdAuthException {
+        try {
+            TrustManagerFactory tmf = null;
+            if (sec.caFile() != null) {
+                KeyStore trust = KeyStore.getInstance("PKCS12");
+                trust.load(null, null);
+                int i = 0;
+                for (X509Certificate ca : certs(sec.caFile(), "CA file")) trust.setCertificateEntry("ca" + i++, ca);
+                tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+                tmf.init(trust);
+            }
+            KeyManagerFactory kmf = null;
+            if (sec.hasClientCert()) {
+                List<X509Certificate> chain = certs(sec.certFile(), "client certificate");
+                X509Certificate leaf = chain.getFirst();
+                try {
+                    leaf.checkValidity();
+                } catch (CertificateExpiredException e) {
+                    throw new EtcdAuthException("client certificate " + sec.certFile() + " expired on " + leaf.getNotAfter().toInstant());
+                } catch (CertificateNotYetValidException e) {
+                    throw new EtcdAuthException("client certificate " + sec.certFile() + " is not valid before " + leaf.getNotBefore().toInstant()
+                            + " (now " + java.time.Instant.now() + ": is the clock right?)");
+                }
+                PrivateKey key = key(sec.keyFile());
+                if (!belongsTo(key, leaf)) {
+                    throw new EtcdAuthException("key " + sec.keyFile() + " does not belong to the client certificate " + sec.certFile());
+                }
+                char[] none = new char[0];
+                KeyStore ks = KeyStore.getInstance("PKCS12");
+                ks.load(null, null);
+                ks.setKeyEntry("client", key, none, chain.toArray(new X509Certificate[0]));
+                kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
+                kmf.init(ks, none);
+            }
+            SSLContext ctx = SSLContext.getInstance("TLS");
+            ctx.init(kmf == null ? null : kmf.getKeyManagers(), tmf == null ? null : tmf.getTrustManagers(), null);
+            return ctx;
+        } catch (GeneralSecurityException | IOException e) {
+            if (e instanceof EtcdAuthException a) throw a;
+            throw new EtcdAuthException("TLS setup: " + e.getMessage(), e);
+        }
+    }
+
+    private static List<X509Certificate> certs(Path file, String what) throws EtcdAuthException {
+        String pem = read(file, what);
+        try {
+            return PemKeys.certificates(pem);
+        } catch (GeneralSecurityException | IllegalArgumentException e) {
+            throw new EtcdAuthException(what + " " + file + ": not a PEM certificate: " + e.getMessage());
+        }
+    }
+
+    private static PrivateKey key(Path file) throws EtcdAuthException {
+        String pem = read(file, "key");
+        try {
+            return PemKeys.privateKey(pem);
+        } catch (GeneralSecurityException | IllegalArgumentException e) {
+            throw new EtcdAuthException("key " + file + ": not a usable private key: " + e.getMessage());
+        }
+    }
+
+    private static String read(Path file, String what) throws EtcdAuthException {
+        try {
+            return Files.readString(file, java.nio.charset.StandardCharsets.US_ASCII);
+        } catch (IOException e) {
+            throw new EtcdAuthException(what + " " + file + ": cannot read: " + e, e);
+        }
+    }
+
+    static boolean belongsTo(PrivateKey key, X509Certificate cert) {
+        String alg = switch (key.getAlgorithm()) {
+            case "RSA" -> "SHA256withRSA";
+            case "EC" -> "SHA256withECDSA";
+            default -> null;
+        };
+        if (alg == null || !alg.endsWith(cert.getPublicKey().getAlgorithm().replace("EC", "ECDSA"))) return false;
+        try {
+            byte[] probe = new byte[32];
+            new SecureRandom().nextBytes(probe);
+            Signature s = Signature.getInstance(alg);
+            s.initSign(key);
+            s.update(probe);
+            byte[] sig = s.sign();
+            Signature v = Signature.getInstance(alg);
+            v.initVerify(cert.getPublicKey());
+            v.update(probe);
+            return v.verify(sig);
+        } catch (GeneralSecurityException e) {
+            return false;
+        }
+    }
+}
