@@ -109,6 +109,18 @@ public final class ElementStore {
             Objects.requireNonNull(set);
             Objects.requireNonNull(key);
         }
+
+        // By hand: a record's generated equals/hashCode are linked at run time (ObjectMethods), which
+        // spun 8 classes in every standalone ADD that hashes elements (plugins/README.md, StartupRulesTest).
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Element e && set.equals(e.set) && key.equals(e.key) && Objects.equals(value, e.value);
+        }
+
+        @Override
+        public int hashCode() {
+            return (set.hashCode() * 31 + key.hashCode()) * 31 + Objects.hashCode(value);
+        }
     }
 
     private final Nft nft;

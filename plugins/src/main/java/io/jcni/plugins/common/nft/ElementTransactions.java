@@ -34,7 +34,19 @@ final class ElementTransactions {
      * One element to put in place: {@code held} is the value its key is believed to hold now (null:
      * nobody holds it), {@code comment} names its owner.
      */
-    record Put(Element element, String held, String comment) {}
+    record Put(Element element, String held, String comment) {
+        // By hand, as Element's: the generated ones are linked at run time (plugins/README.md).
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Put p && element.equals(p.element) && java.util.Objects.equals(held, p.held)
+                    && java.util.Objects.equals(comment, p.comment);
+        }
+
+        @Override
+        public int hashCode() {
+            return (element.hashCode() * 31 + java.util.Objects.hashCode(held)) * 31 + java.util.Objects.hashCode(comment);
+        }
+    }
 
     /**
      * The element changes of a transaction, for netlink: the structure's own elements (added, never
