@@ -23,6 +23,11 @@ public final class Launcher {
     /** The marker a launcher carries on its second line; delegation looks for it (plugins' Delegation.MARKER). */
     public static final String MARKER = "jcni-launcher";
 
+    /** jcnid's heap limit (why: {@link #jvmOptions}); also what {@code jcni daemon start} gives a detached jcnid. */
+    public static final String DAEMON_HEAP_LIMIT = "-Xmx128m";
+    /** Crash-only on OutOfMemoryError: exit at once, never half alive; the service manager restarts it. */
+    public static final String EXIT_ON_OOM = "-XX:+ExitOnOutOfMemoryError";
+
     /**
      * The JVM options of {@code kind}; with {@code nativeLib}, where the JNI library is (else it is
      * extracted from the jar on first use).
@@ -61,8 +66,8 @@ public final class Launcher {
             // (Restart=on-failure), the shims run the standalone plugins meanwhile, and all state is
             // on disk. DaemonControl adds the same two flags when it starts a detached jcnid from a
             // JVM that lacks them (`jcni daemon start`: DaemonControl.childJvmFlags).
-            o.add("-Xmx128m");
-            o.add("-XX:+ExitOnOutOfMemoryError");
+            o.add(DAEMON_HEAP_LIMIT);
+            o.add(EXIT_ON_OOM);
         }
         o.add("--enable-native-access=ALL-UNNAMED");
         if (nativeLib != null) o.add("-Djcni.native.lib=" + nativeLib);

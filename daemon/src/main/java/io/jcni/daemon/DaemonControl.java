@@ -189,10 +189,9 @@ public final class DaemonControl {
         return out;
     }
 
-    /** jcnid's heap limit (scripts/install.sh: -Xmx128m from its measured 66 MB RSS at 1,000 attachments). */
-    static final String HEAP_LIMIT = "-Xmx128m";
-    /** Crash-only on OutOfMemoryError: exit at once, never half alive; the service manager restarts it. */
-    static final String EXIT_ON_OOM = "-XX:+ExitOnOutOfMemoryError";
+    /** The launchers' heap limit and OOM policy (io.jcni.common.Launcher), for a jcnid started from a JVM without them. */
+    static final String HEAP_LIMIT = io.jcni.common.Launcher.DAEMON_HEAP_LIMIT;
+    static final String EXIT_ON_OOM = io.jcni.common.Launcher.EXIT_ON_OOM;
 
     /**
      * The detached daemon's JVM flags: this JVM's, plus the heap limit and the exit on
