@@ -1,10 +1,16 @@
 package io.jcni.testkit;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
 
 /**
  * The installed jcnid on the installation's own socket (never the node's): started by a test,
@@ -20,6 +26,14 @@ public final class Jcnid implements AutoCloseable {
     /** Starts a detached jcnid logging to {@code logFile}, with extra options (e.g. --max-in-flight). */
     public static Jcnid start(Installed jcni, Path logFile, String... options) {
         Jcnid d = new Jcnid(jcni);
+        // A daemon still on the installation's socket would answer this test with another test's
+        // counters and state; one a client auto-started without the test's environment (podman's
+        // cleanup runs under conmon, which does not pass JCNI_AUTOSTART=0 on) is the usual one.
+        List<Long> leftover = daemonsOn(jcni.socket);
+        if (!leftover.isEmpty()) {
+            System.err.println("jcnid left running on " + jcni.socket + " (pids " + leftover + "): stopped before this test's own");
+            killDaemonsOn(jcni.socket);
+        }
         List<String> args = new ArrayList<>(List.of("start", "--log-file", logFile.toString()));
         args.addAll(List.of(options));
         d.control(args.toArray(String[]::new)).ok();
@@ -100,5 +114,41 @@ public final class Jcnid implements AutoCloseable {
         }
         long pid = pid(jcni);
         if (pid > 0) ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+    }
+
+    /** Every jcnid JVM whose command line names this socket (auto-started ones included). */
+    public static List<Long> daemonsOn(Path socket) {
+        List<Long> pids = new ArrayList<>();
+        try (Stream<Path> s = Files.list(Path.of("/proc"))) {
+            for (Path p : s.filter(p -> p.getFileName().toString().matches("\\d+")).toList()) {
+                String cmd;
+                try {
+                    cmd = new String(Files.readAllBytes(p.resolve("cmdline")), StandardCharsets.UTF_8).replace('\0', ' ');
+                } catch (IOException gone) {
+                    continue;
+                }
+                if (cmd.contains("io.jcni.daemon.Jcnid") && cmd.contains(" " + socket + " ")) pids.add(Long.parseLong(p.getFileName().toString()));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return pids;
+    }
+
+    /** Stops every jcnid on this socket by its pid: SIGTERM, then SIGKILL after 30 s. */
+    public static void killDaemonsOn(Path socket) {
+        for (long pid : daemonsOn(socket)) {
+            ProcessHandle.of(pid).ifPresent(h -> {
+                h.destroy();
+                try {
+                    h.onExit().get(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    h.destroyForcibly();
+                } catch (ExecutionException | TimeoutException e) {
+                    h.destroyForcibly();
+                }
+            });
+        }
     }
 }

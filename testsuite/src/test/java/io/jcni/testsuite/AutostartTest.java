@@ -3,6 +3,7 @@ package io.jcni.testsuite;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.jcni.testkit.Installed;
+import io.jcni.testkit.Jcnid;
 import io.jcni.testkit.Sh;
 import io.jcni.testkit.World;
 import java.io.IOException;
@@ -63,7 +64,7 @@ class AutostartTest {
                     assertEquals(0, r.rc(), "ADD " + i + ": " + r.out() + r.err());
                     assertTrue(r.out().contains("\"10."), r.out());
                 }
-                List<Long> daemons = daemonsOn(sock);
+                List<Long> daemons = Jcnid.daemonsOn(sock);
                 assertEquals(1, daemons.size(), "jcnids on the socket: " + daemons);
                 long pid = daemons.getFirst();
                 assertEquals(pid, Long.parseLong(Files.readString(sock.resolveSibling("jcnid.pid")).strip()));
@@ -94,9 +95,9 @@ class AutostartTest {
                     Map<String, String> env = autostartEnv(World.cniEnv("DEL", "auto" + i, ns.get(i), "eth0", jcni.bin.toString()), sock, cgroup);
                     inHostNet(w, env, conf, jcni.plugin("bridge").toString()).ok();
                 }
-                assertEquals(List.of(pid), daemonsOn(sock), "the DELs used the same daemon");
+                assertEquals(List.of(pid), Jcnid.daemonsOn(sock), "the DELs used the same daemon");
             } finally {
-                killDaemonsOn(sock);
+                Jcnid.killDaemonsOn(sock);
                 removeCgroup(cgroup);
             }
         }
@@ -114,10 +115,10 @@ class AutostartTest {
                     assertEquals(0, r.rc(), r.out() + r.err());
                     assertTrue(r.out().contains("supportedVersions"), r.out());
                 }
-                assertEquals(List.of(), daemonsOn(sock));
+                assertEquals(List.of(), Jcnid.daemonsOn(sock));
                 assertFalse(Files.exists(sock.getParent()), "nothing is made next to the socket");
             } finally {
-                killDaemonsOn(sock);
+                Jcnid.killDaemonsOn(sock);
             }
         }
     }
@@ -140,13 +141,13 @@ class AutostartTest {
                     assertTrue(r.out().contains("supportedVersions"), r.out());
                     assertEquals("", r.err(), "the failed start is not the runtime's business");
                 }
-                assertEquals(List.of(), daemonsOn(sock));
+                assertEquals(List.of(), Jcnid.daemonsOn(sock));
                 String log = Files.readString(sock.resolveSibling("jcnid.log"));
                 assertEquals(1, log.lines().filter(l -> l.contains("autostart=failed")).count(), log);
                 assertTrue(log.contains(fake.resolve("bin/jcnid").toString()), log);
                 assertTrue(Files.exists(sock.resolveSibling("jcnid.autostart-failed")));
             } finally {
-                killDaemonsOn(sock);
+                Jcnid.killDaemonsOn(sock);
             }
         }
     }
@@ -165,12 +166,12 @@ class AutostartTest {
                         "mount --bind \"$0\" \"$0\" && mount -o remount,ro,bind \"$0\" && exec \"$1\"", dir.toString(), jcni.plugin("static").toString());
                 assertEquals(0, r.rc(), r.out() + r.err());
                 assertTrue(r.out().contains("supportedVersions"), r.out());
-                assertEquals(List.of(), daemonsOn(sock));
+                assertEquals(List.of(), Jcnid.daemonsOn(sock));
                 try (Stream<Path> s = Files.list(dir)) {
                     assertEquals(List.of(), s.toList());
                 }
             } finally {
-                killDaemonsOn(sock);
+                Jcnid.killDaemonsOn(sock);
             }
         }
     }
@@ -215,35 +216,5 @@ class AutostartTest {
 
     private static long inode(Path p) throws IOException {
         return ((Number) Files.getAttribute(p, "unix:ino")).longValue();
-    }
-
-    /** Every jcnid JVM whose command line names this socket. */
-    private static List<Long> daemonsOn(Path sock) throws IOException {
-        List<Long> pids = new ArrayList<>();
-        try (Stream<Path> s = Files.list(Path.of("/proc"))) {
-            for (Path p : s.filter(p -> p.getFileName().toString().matches("\\d+")).toList()) {
-                String cmd;
-                try {
-                    cmd = new String(Files.readAllBytes(p.resolve("cmdline"))).replace('\0', ' ');
-                } catch (IOException gone) {
-                    continue;
-                }
-                if (cmd.contains("io.jcni.daemon.Jcnid") && cmd.contains(" " + sock + " ")) pids.add(Long.parseLong(p.getFileName().toString()));
-            }
-        }
-        return pids;
-    }
-
-    private static void killDaemonsOn(Path sock) throws IOException, InterruptedException {
-        for (long pid : daemonsOn(sock)) {
-            ProcessHandle.of(pid).ifPresent(h -> {
-                h.destroy();
-                try {
-                    h.onExit().get(30, TimeUnit.SECONDS);
-                } catch (Exception e) {
-                    h.destroyForcibly();
-                }
-            });
-        }
     }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.*;
 
 import io.jcni.testkit.RetiredLinks;
 import io.jcni.testkit.Installed;
+import io.jcni.testkit.Jcnid;
 import io.jcni.testkit.Sh;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -65,6 +66,9 @@ class PodmanEndToEndTest {
     @AfterAll
     static void tearDown() throws Exception {
         if (podman != null) podman.close();
+        // podman's cleanup (run by conmon, without this JVM's JCNI_AUTOSTART=0) may have started a
+        // jcnid on the installation's socket: it must not outlive the test.
+        if (jcni != null) Jcnid.killDaemonsOn(jcni.socket);
         Sh.quiet("ip", "link", "del", BRIDGE);
         Sh.quiet("ip", "link", "del", BRIDGE + "p");
         if (!nftTableBefore) Sh.quiet("nft", "delete", "table", "inet", "jcni");
