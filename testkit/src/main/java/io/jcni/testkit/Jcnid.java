@@ -151,4 +151,23 @@ public final class Jcnid implements AutoCloseable {
             });
         }
     }
+
+    /**
+     * The directories of {@code cgroup} (a path relative to each hierarchy's root) that exist now:
+     * cgroup2's at /sys/fs/cgroup and each cgroup v1 hierarchy's below it.
+     */
+    public static List<Path> cgroupDirs(String cgroup) {
+        List<Path> dirs = new ArrayList<>(List.of(Path.of("/sys/fs/cgroup", cgroup)));
+        try (Stream<Path> s = Files.list(Path.of("/sys/fs/cgroup"))) {
+            s.forEach(h -> dirs.add(h.resolve(cgroup)));
+        } catch (IOException ignored) {
+            // no cgroup file system: nothing there
+        }
+        return dirs.stream().filter(Files::isDirectory).toList();
+    }
+
+    /** Removes {@code cgroup} under every hierarchy where it is empty (rmdir refuses a used one). */
+    public static void removeEmptyCgroup(String cgroup) {
+        for (Path d : cgroupDirs(cgroup)) Sh.quiet("rmdir", d.toString());
+    }
 }

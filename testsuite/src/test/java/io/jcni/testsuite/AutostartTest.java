@@ -98,7 +98,7 @@ class AutostartTest {
                 assertEquals(List.of(pid), Jcnid.daemonsOn(sock), "the DELs used the same daemon");
             } finally {
                 Jcnid.killDaemonsOn(sock);
-                removeCgroup(cgroup);
+                Jcnid.removeEmptyCgroup(cgroup);
             }
         }
     }
@@ -202,16 +202,6 @@ class AutostartTest {
                 .max(Comparator.comparingInt(String::length)).orElse("/");
         String parent = deepest.replaceAll("^/+", "");
         return (parent.isEmpty() ? "" : parent + "/") + "jcnid-test-" + w.id;
-    }
-
-    private static void removeCgroup(String cgroup) {
-        List<Path> dirs = new ArrayList<>(List.of(Path.of("/sys/fs/cgroup", cgroup)));
-        try (Stream<Path> s = Files.list(Path.of("/sys/fs/cgroup"))) {
-            s.forEach(h -> dirs.add(h.resolve(cgroup)));
-        } catch (IOException ignored) {
-            // nothing to remove
-        }
-        for (Path d : dirs) if (Files.isDirectory(d)) Sh.quiet("rmdir", d.toString()); // only when empty
     }
 
     private static long inode(Path p) throws IOException {

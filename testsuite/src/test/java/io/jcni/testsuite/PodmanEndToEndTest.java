@@ -34,6 +34,7 @@ class PodmanEndToEndTest {
     static Path dataDir;
     static String ipForwardBefore;
     static boolean nftTableBefore;
+    static boolean jcnidCgroupBefore;
     static final int HOST_PORT = 18000 + Integer.parseInt(ID, 16) % 1000;
 
     @BeforeAll
@@ -41,6 +42,7 @@ class PodmanEndToEndTest {
         jcni = Installed.get();
         ipForwardBefore = Files.readString(Path.of("/proc/sys/net/ipv4/ip_forward")).strip();
         nftTableBefore = Sh.run("nft", "list", "table", "inet", "jcni").rc() == 0;
+        jcnidCgroupBefore = !Jcnid.cgroupDirs("jcnid").isEmpty();
         for (String type : List.of("bridge", "host-local", "tuning", "portmap")) {
             // podman takes a plugin from the first directory that has it: these must be jcni's.
             assertTrue(Files.isExecutable(jcni.plugin(type)), "jcni ships " + type);
@@ -69,6 +71,7 @@ class PodmanEndToEndTest {
         // podman's cleanup (run by conmon, without this JVM's JCNI_AUTOSTART=0) may have started a
         // jcnid on the installation's socket: it must not outlive the test.
         if (jcni != null) Jcnid.killDaemonsOn(jcni.socket);
+        if (!jcnidCgroupBefore) Jcnid.removeEmptyCgroup("jcnid"); // the shim's default cgroup for what it starts
         Sh.quiet("ip", "link", "del", BRIDGE);
         Sh.quiet("ip", "link", "del", BRIDGE + "p");
         if (!nftTableBefore) Sh.quiet("nft", "delete", "table", "inet", "jcni");
