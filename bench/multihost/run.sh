@@ -167,16 +167,20 @@ echo "2. $LEASES remote leases (one etcd txn) -> all routes on host 1: $(ms "$t0
 echo "   host 1 agent's CPU time for them: $((c1 - c0)) ms (load-independent, unlike the wall times)"
 echo "   host 1 agent's RSS: $(rss_mb "$AGENT1" VmRSS) MB now, peak (VmHWM) $(rss_mb "$AGENT1" VmHWM) MB (goal <= 128; jcnid's JVM options)"
 echo "   kernel state on host 1: $(ip -n "$H1" route show dev flannel.1 | wc -l) routes, $(ip -n "$H1" neigh show dev flannel.1 | wc -l) neighbours, $(bridge -n "$H1" fdb show dev flannel.1 | grep -c dst) FDB entries"
-dels=()
+dels=() agent=()
 for r in $(seq 1 "$ROUNDS"); do
   sub=$(sed -n "${r}p" "$WORK/subnets.txt")
   printf '{"key":"%s"}' "$(printf '%s' "$PREFIX/subnets/$sub-24" | base64 -w0)" >"$WORK/del.json"
   s=$(now)
   gw /v3/kv/deleterange "$WORK/del.json" >/dev/null
+  c=$(now)
   until_true 10 no_route "$H1" "$sub/24"
   dels+=("$(ms "$s" "$(now)")")
+  # The agent's own account: its "removed remote" line, after etcd answered the curl (without the ip polling).
+  agent+=("$(ms "$c" "$(log_ns "$(grep "msg=\"removed remote\" subnet=$sub/24 " "$WORK/$H1/jcnid.log" | tail -n 1 | cut -d' ' -f1)")")")
 done
 echo "   one lease deleted -> its route gone on host 1: median $(printf '%s\n' "${dels[@]}" | median) ms of $ROUNDS (goal <= 100; includes the curl and ip processes)"
+echo "   the agent's 'removed remote' line after etcd's answer to the delete: median $(printf '%s\n' "${agent[@]}" | median) ms (negative: before curl returned)"
 
 # ---- 3. cluster-ipam allocations per second from all hosts
 ipam_pids=()
