@@ -52,7 +52,8 @@ if [ "$SERVICES" = yes ]; then
   ip netns exec "$HOST" "$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" "${SERVICE_FLAGS[@]}" ${JCNID_FLAGS:-} >&2
   ip netns exec "$HOST" curl -s -m 5 --unix-socket "$TMP/docker-plugins/jm$ID.sock" -X POST http://x/Plugin.Activate | grep -q Implements \
     || { echo "run.sh: the Docker driver does not answer" >&2; exit 1; }
-  [ -s "$TMP/subnet.env" ] || { echo "run.sh: the overlay agent wrote no subnet.env" >&2; exit 1; }
+  for _ in $(seq 300); do [ -s "$TMP/subnet.env" ] && break; sleep 0.1; done   # written once its lease is taken
+  [ -s "$TMP/subnet.env" ] || { echo "run.sh: the overlay agent wrote no subnet.env within 30 s" >&2; exit 1; }
 else
   "$PREFIX/bin/jcnid" start --socket "$SOCK" --log-file "$TMP/jcnid.log" ${JCNID_FLAGS:-} >&2
 fi
