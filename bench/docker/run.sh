@@ -74,7 +74,7 @@ S0M=$(printf '%s\n' "${S0[@]}" | median); S1M=$(printf '%s\n' "${S1[@]}" | media
 DRIVER_START=$(sed -n 's/.*jcnid docker started .*start_ms=\([0-9.]*\) http_ms=.*/\1/p' "$W/startup.log" | median)
 DRIVER_HTTP=$(sed -n 's/.*jcnid docker started .*http_ms=\([0-9.]*\).*/\1/p' "$W/startup.log" | median)
 DRIVER_OWN="its log: driver start $DRIVER_START ms, of it Jetty $DRIVER_HTTP ms (medians)"
-STARTUP_ROW=$(printf '| %-58s | %10s | %10s | %6s |' "jcnid start: alone -> with --docker-driver ($S runs)" "$S1M" "$S0M" "+$(awk -v a="$S1M" -v b="$S0M" 'BEGIN{printf "%.1f", a-b}')")
+STARTUP_ROW=$(printf '| %-58s | %10s | %10s | %6s |' "jcnid start: alone -> with --docker-driver ($S runs)" "$S1M" "$S0M" "$(awk -v a="$S1M" -v b="$S0M" 'BEGIN{printf "%+.1f", a-b}')")
 if [ "$STARTUP_ONLY" = yes ]; then
   echo "bench/docker: jcnid start-up in netns $NS, load $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "alone (ms): ${S0[*]}"; echo "with the driver (ms): ${S1[*]}"; echo "$DRIVER_OWN"
