@@ -41,7 +41,8 @@ if [ "$SERVICES" = yes ]; then
     --advertise-client-urls http://127.0.0.1:2379 --listen-peer-urls http://127.0.0.1:2380 \
     --initial-advertise-peer-urls http://127.0.0.1:2380 --initial-cluster m=http://127.0.0.1:2380 >"$TMP/etcd.log" 2>&1 &
   ETCD_PID=$!
-  trap 'kill "$ETCD_PID" 2>/dev/null; wait "$ETCD_PID" 2>/dev/null; bench_cleanup' EXIT
+  # set +e first: errexit holds in traps too, and etcd's exit status would end this one before the cleanup.
+  trap 'set +e; bench_cleanup; kill "$ETCD_PID" 2>/dev/null; wait "$ETCD_PID" 2>/dev/null' EXIT
   for _ in $(seq 150); do
     ip netns exec "$HOST" curl -s -m 1 http://127.0.0.1:2379/health | grep -q true && break; sleep 0.2
   done
