@@ -1,6 +1,7 @@
 package io.jcni.daemon;
 
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Set;
 
@@ -26,6 +27,15 @@ public interface DaemonService {
      * following their flag) and returns at once. Throws {@link IllegalArgumentException} for bad flags.
      */
     Running start(List<String> args, PrintStream log) throws Exception;
+
+    /**
+     * Runs the service once as its clients would, for jcnid's AOT cache ({@link DaemonTraining}):
+     * started on scratch directories under {@code scratch} (never the node's own), called, stopped.
+     * What it loads and links then is already loaded when a jcnid with the cache starts the service,
+     * which is what keeps a service's start off jcnid's start-up time. Nothing by default; a
+     * training failure only makes the cache smaller.
+     */
+    default void train(Path scratch, PrintStream log) throws Exception {}
 
     /** A started service. */
     interface Running extends AutoCloseable {

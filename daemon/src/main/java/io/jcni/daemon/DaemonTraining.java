@@ -18,10 +18,22 @@ import java.util.stream.Stream;
  * and {@code -XX:AOTCacheOutput}), so a freshly started daemon, socket-activated by the first
  * plugin call of a boot, serves at full speed: the plugin workloads in-process (as
  * {@link Training} does for the standalone plugins), then the same again through a daemon on a
- * scratch socket, which trains the accept, protocol and dispatch paths.
+ * scratch socket, which trains the accept, protocol and dispatch paths; then each hosted service
+ * that has a training ({@link DaemonService#train}: the Docker driver's Jetty start and calls).
  */
 public final class DaemonTraining {
     private DaemonTraining() {}
+
+    /** Each hosted service on the classpath, in its own scratch directory; one that fails is skipped, saying so. */
+    static void trainServices(Path scratch, PrintStream err) {
+        for (DaemonService s : DaemonServices.available()) {
+            try {
+                s.train(Files.createDirectories(scratch.resolve(HostedServices.name(s))), err);
+            } catch (Exception | LinkageError e) {
+                err.println("jcnid training: service " + HostedServices.name(s) + " skipped: " + HostedServices.causeOf(e));
+            }
+        }
+    }
 
     public static void main(String[] args) throws Exception {
         PrintStream err = System.err;
@@ -47,6 +59,7 @@ public final class DaemonTraining {
             } finally {
                 server.shutdown();
             }
+            trainServices(dir.resolve("services"), err);
         } finally {
             try (Stream<Path> s = Files.walk(dir)) {
                 for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);

@@ -77,10 +77,23 @@ final class HostedServices {
         return s.enableFlag().replaceFirst("^-+", "");
     }
 
-    /** Starts each declared service in turn with its own flags; never throws for a service's failure. */
+    /**
+     * Starts every declared service with its own flags, each on its own thread, and returns when all
+     * starts have returned; never throws for a service's failure. Side by side, not in turn: a
+     * service whose start waits (the overlay agent on etcd, the Docker driver's state) holds no
+     * other back, and the Docker driver's socket serves as soon as its own start is done.
+     */
     void startAll(PrintStream log) {
         try {
-            for (int i = 0; i < enabled.size(); i++) start(enabled.get(i), hosted.get(i), log);
+            List<Thread> starts = new ArrayList<>();
+            for (int i = 0; i < enabled.size(); i++) {
+                DaemonService s = enabled.get(i);
+                Hosted h = hosted.get(i);
+                starts.add(Thread.ofPlatform().name("jcnid-start-" + h.name).start(() -> start(s, h, log)));
+            }
+            for (Thread t : starts) t.join();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // jcnid is stopping; stop() closes whatever still starts
         } finally {
             starting = false;
         }

@@ -104,6 +104,29 @@ class HostedServicesTest {
     }
 
     @Test
+    void servicesStartSideBySideSoASlowStartHoldsNoOtherBack() throws InterruptedException {
+        CountDownLatch release = new CountDownLatch(1);
+        Fake slow = new Fake("--alpha", null, null) {
+            @Override
+            public Running start(List<String> args, PrintStream log) throws Exception {
+                assertTrue(release.await(30, TimeUnit.SECONDS));
+                return super.start(args, log);
+            }
+        };
+        Fake quick = new Fake("--beta", null, null);
+        HostedServices s = HostedServices.of(List.of(slow, quick), List.of("--alpha", "--beta"));
+        Thread starter = Thread.ofPlatform().start(() -> s.startAll(log));
+        for (int i = 0; i < 1000 && !s.status().contains("service beta running"); i++) Thread.sleep(10);
+        assertEquals("services starting\nservice alpha starting\nservice beta running\nbeta_line 1\n", s.status());
+        release.countDown();
+        starter.join(30_000);
+        assertFalse(starter.isAlive());
+        assertEquals("services ok 2\nservice alpha running\nalpha_line 1\nservice beta running\nbeta_line 1\n", s.status());
+        s.stop(log);
+        assertEquals(1, slow.closed.get());
+    }
+
+    @Test
     void aServiceWhoseStatusHangsIsStalledAndHoldsNothingElseUp() throws InterruptedException {
         CountDownLatch wedge = new CountDownLatch(1);
         Fake hung = new Fake("--alpha", null, wedge);

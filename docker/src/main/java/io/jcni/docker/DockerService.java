@@ -2,8 +2,14 @@ package io.jcni.docker;
 
 import io.jcni.common.Flags;
 import io.jcni.daemon.DaemonService;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -50,6 +56,52 @@ public final class DockerService implements DaemonService {
                 d.close();
             }
         };
+    }
+
+    /** The plugin name of the training's driver. */
+    static final String TRAINING_NAME = "jt";
+    /** What the training asks, as dockerd does when it finds the socket and when it learns of a network node. */
+    private static final List<String> TRAINING_CALLS = List.of("/Plugin.Activate", "/NetworkDriver.GetCapabilities",
+            "/IpamDriver.GetCapabilities", "/IpamDriver.GetDefaultAddressSpaces", "/NetworkDriver.DiscoverNew");
+    /** A training call that gets no answer within this is given up (the training must never hang an install). */
+    private static final Duration TRAINING_CALL_LIMIT = Duration.ofSeconds(5);
+
+    /**
+     * The driver started on a scratch socket and state, asked what dockerd asks first, stopped: Jetty
+     * (server, connector, HTTP parser, handler) is most of the driver's start-up when it is not in
+     * jcnid's AOT cache. Run by a normal user, the calls are refused (root only) and only the start is trained.
+     */
+    @Override
+    public void train(Path scratch, PrintStream log) throws Exception {
+        // Short names: the socket is bound in a staging directory beside it, and a unix socket's path holds 107 bytes.
+        DockerDriver d = DockerDriver.start(DockerDriver.Options.of(TRAINING_NAME, scratch.resolve("p"), scratch.resolve("s")), log);
+        try {
+            for (String call : TRAINING_CALLS) post(d.socket(), call);
+        } finally {
+            d.close();
+        }
+    }
+
+    /** One HTTP/1.1 POST with an empty JSON object, its answer read to the end (the connection is closed after it). */
+    private static void post(Path socket, String path) throws IOException {
+        try (SocketChannel ch = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
+            Thread limit = Thread.ofVirtual().start(() -> {
+                try {
+                    Thread.sleep(TRAINING_CALL_LIMIT);
+                    ch.close(); // a read blocked on it ends with AsynchronousCloseException
+                } catch (InterruptedException | IOException e) {
+                    // answered in time, or closed already
+                }
+            });
+            try {
+                ch.write(ByteBuffer.wrap(("POST " + path + " HTTP/1.1\r\nHost: \r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+                        .getBytes(StandardCharsets.US_ASCII)));
+                ByteBuffer b = ByteBuffer.allocate(4096);
+                while (ch.read(b) >= 0) b.clear();
+            } finally {
+                limit.interrupt();
+            }
+        }
     }
 
     /** The driver's options from its flags (in order, values following their flag). */

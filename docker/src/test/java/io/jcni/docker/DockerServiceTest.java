@@ -40,6 +40,18 @@ class DockerServiceTest {
     }
 
     @Test
+    void theTrainingStartsTheDriverInItsScratchDirectoryAnswersDockersFirstCallsAndStopsIt() throws Exception {
+        ByteArrayOutputStream logBytes = new ByteArrayOutputStream();
+        new DockerService().train(tmp, new PrintStream(logBytes, true, StandardCharsets.UTF_8));
+        String log = logBytes.toString(StandardCharsets.UTF_8);
+        assertTrue(log.contains("jcnid docker started name=jt socket=" + tmp.resolve("p/jt.sock")), log);
+        // Run as root (the tests are), each call reaches the API and is answered without an error.
+        assertEquals(5, log.lines().filter(l -> l.contains(" jcnid docker call=")).count(), log);
+        assertFalse(log.contains(" err="), log);
+        assertFalse(Files.exists(tmp.resolve("p/jt.sock")), "stopped: its socket is gone");
+    }
+
+    @Test
     void theServiceIsFoundAndShowsInTheDaemonsHealth() throws Exception {
         List<DaemonService> services = ServiceLoader.load(DaemonService.class).stream().map(ServiceLoader.Provider::get)
                 .filter(s -> s.enableFlag().equals("--docker-driver")).toList();
