@@ -147,7 +147,6 @@ public final class LeaseValidator {
         Lease l = c.lease();
         Cidr sn = c.keySubnet();
         if (sn.isV6()) return "not an IPv4 subnet";
-        if (!l.hasV4()) return "no IPv4 subnet, and the network has IPv4";
         if (sn.prefix() != cfg.subnetLen()) return "prefix length " + sn.prefix() + ", the network leases /" + cfg.subnetLen();
         if (!sn.address().equals(sn.network())) return "the key is not a subnet's network address";
         if (!cfg.leasable(sn.masked())) return "not between SubnetMin " + cfg.subnetMin() + " and SubnetMax " + cfg.subnetMax() + " of " + cfg.network();

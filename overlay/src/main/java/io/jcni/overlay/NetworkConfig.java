@@ -63,6 +63,9 @@ public record NetworkConfig(Pool v4, Pool v6, Backend backend) {
         int podMtu(int underlayMtu);
     }
 
+    /** IPv6's minimum link MTU (RFC 8200). */
+    public static final int IPV6_MIN_MTU = 1280;
+
     /** Linux's VXLAN port, which the kernel uses when no port is given (flanneld's {@code Port: 0}). */
     public static final int KERNEL_VXLAN_PORT = 8472;
 
@@ -154,7 +157,13 @@ public record NetworkConfig(Pool v4, Pool v6, Backend backend) {
         Pool v6 = ipv6Pool(m, enable6);
         Pool v4 = enable4 ? ipv4Pool(m) : null;
         if (!enable4) ipv4KeysDecoded(m);
-        return new NetworkConfig(v4, v6, backend(m));
+        Backend backend = backend(m);
+        // IPv6 links need an MTU of 1280: with IPv6 the pods get Backend.MTU minus 70.
+        if (v6 != null && backend instanceof Vxlan x && x.mtu() > 0 && x.mtu() < IPV6_MIN_MTU + Vxlan.OVERHEAD_V6) {
+            throw refused("Backend.MTU", x.mtu() + " is too small with EnableIPv6 (at least " + (IPV6_MIN_MTU + Vxlan.OVERHEAD_V6)
+                    + ": pods get it minus " + Vxlan.OVERHEAD_V6 + ", and IPv6 needs 1280)");
+        }
+        return new NetworkConfig(v4, v6, backend);
     }
 
     private static Pool ipv4Pool(Map<String, Object> m) {
