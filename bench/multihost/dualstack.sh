@@ -47,7 +47,7 @@ in_lab() { nsenter --net=/var/run/netns/$LAB "$@"; }
 netns() { ip netns add "$1"; NSES+=("$1"); ip -n "$1" link set lo up; }
 until_true() {
   local end=$(($(date +%s) + $1)); shift
-  until "$@"; do [ "$(date +%s)" -lt "$end" ] || { echo "timed out: $*" >&2; exit 1; }; sleep 0.02; done
+  until "$@"; do [ "$(date +%s)" -lt "$end" ] || { echo "timed out: $*" >&2; grep -v "added remote" "$WORK/jcnid.log" | tail -5 >&2; exit 1; }; sleep 0.02; done
 }
 routes_at_least() { [ "$(ip -n "$H1" route show dev flannel.1 | wc -l)" -ge "$1" ] && [ "$(ip -n "$H1" -6 route show dev flannel-v6.1 | grep -c via)" -ge "$1" ]; }
 
@@ -69,7 +69,8 @@ ip -n "$LAB" link set h1 master ul up
 ip -n "$H1" addr add 192.168.79.11/24 dev eth0
 ip -n "$H1" -6 addr add fd79::11/64 dev eth0 nodad
 ip -n "$H1" link set eth0 up
-nsenter --net=/var/run/netns/"$H1" $JAVA -Xmx64m -XX:+ExitOnOutOfMemoryError -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/jcnid.sock" \
+# jcnid's production JVM options (common/Launcher.jvmOptions, Kind.DAEMON)
+nsenter --net=/var/run/netns/"$H1" $JAVA -XX:TieredStopAtLevel=1 -Xms24m -Xmn12m -Xmx128m -XX:+ExitOnOutOfMemoryError -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/jcnid.sock" \
   --overlay --etcd-endpoints $ETCD --etcd-prefix "$PREFIX" --iface eth0 --subnet-file "$WORK/subnet.env" --subnet-lease-ttl 10 >"$WORK/jcnid.log" 2>&1 &
 AGENT=$!
 PIDS+=($AGENT)
@@ -85,7 +86,7 @@ b = lambda s: base64.b64encode(s.encode()).decode()
 puts = []
 for i in range(n):
     sub = f"10.{88 + i // 256}.{i % 256}.0"
-    sub6 = f"fd80:0:{0x8000 + i:x}::"
+    sub6 = f"fd80:0:0:{0x8000 + i:x}::"
     val = {"PublicIP": f"192.168.{100 + i // 250}.{1 + i % 250}", "PublicIPv6": f"fd99::{i + 1:x}", "BackendType": "vxlan",
            "BackendData": {"VNI": 1, "VtepMAC": "0a:bb:%02x:%02x:%02x:04" % (i >> 16 & 255, i >> 8 & 255, i & 255)},
            "BackendV6Data": {"VNI": 1, "VtepMAC": "0a:bb:%02x:%02x:%02x:06" % (i >> 16 & 255, i >> 8 & 255, i & 255)}}
@@ -106,4 +107,4 @@ echo "  agent's CPU time for them: $((c1 - c0)) ms (load-independent, unlike the
 echo "  kernel state: $(ip -n "$H1" route show dev flannel.1 | wc -l) IPv4 routes, $(ip -n "$H1" -6 route show dev flannel-v6.1 | grep -c via) IPv6 routes," \
   "$(bridge -n "$H1" fdb show dev flannel.1 | grep -c dst) + $(bridge -n "$H1" fdb show dev flannel-v6.1 | grep -c dst) FDB entries," \
   "$(ip -n "$H1" neigh show dev flannel.1 | wc -l) + $(ip -n "$H1" -6 neigh show dev flannel-v6.1 | grep -c PERMANENT) neighbours"
-echo "  agent's RSS (jcnid with the overlay, -Xmx64m, SerialGC): $rss0 MB before, $rss1 MB after (goal <= 96)"
+echo "  agent's RSS (jcnid with the overlay, production JVM options): $rss0 MB before, $rss1 MB after (goal <= 96)"
