@@ -244,11 +244,6 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
             return RemotePlan.of(r, v4 != null, v6 != null, cfg, ip -> onLink(ip, nets));
         }
 
-        /** DirectRouting on and the remote host on one of the underlay's connected networks (flanneld asks the kernel the same: a route without gateway). */
-        boolean direct(Lease r) {
-            return cfg.directRouting() && onLink(r.publicIp(), underlayNets.get());
-        }
-
         @Override
         public int podMtu() {
             return v6 != null ? cfg.podMtuV6(underlay.mtu()) : cfg.podMtu(underlay.mtu());
