@@ -21,19 +21,20 @@ import java.util.Set;
  * @param watchDeadline  a lease watch silent for longer is taken for dead and re-listed (etcd sends progress every 10 min when idle)
  * @param underlayChoice how the interface for host-to-host traffic is found: every {@code --iface}, {@code --iface-regex}, {@code --iface-can-reach}
  * @param etcdSecurity   flanneld's --etcd-cafile/--etcd-certfile/--etcd-keyfile/--etcd-username/--etcd-password
+ * @param publicIpv6     {@code --public-ipv6}: the IPv6 address other hosts reach us on; empty: the interface's first global IPv6 address
  */
 public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String iface, String publicIp, Path subnetFile,
         boolean ipMasq, Duration leaseTtl, Duration etcdTimeout, String ipamPrefix, String ipamHost, Duration ipamReconcile,
-        Duration ipamGrace, Duration watchDeadline, UnderlayChoice underlayChoice, io.jcni.etcd.EtcdSecurity etcdSecurity) {
+        Duration ipamGrace, Duration watchDeadline, UnderlayChoice underlayChoice, io.jcni.etcd.EtcdSecurity etcdSecurity, String publicIpv6) {
 
-    public static final Set<String> VALUE_FLAGS = union(io.jcni.etcd.EtcdSecurity.FLAGS, Set.of("--etcd-endpoints", "--etcd-prefix", "--iface", "--public-ip",
+    public static final Set<String> VALUE_FLAGS = union(io.jcni.etcd.EtcdSecurity.FLAGS, Set.of("--etcd-endpoints", "--etcd-prefix", "--iface", "--public-ip", "--public-ipv6",
             "--subnet-file", "--subnet-lease-ttl", "--etcd-timeout", "--ipam-prefix", "--ipam-host", "--ipam-reconcile-every",
             "--ipam-grace", "--watch-deadline", "--iface-regex", "--iface-can-reach"));
     public static final Set<String> SWITCH_FLAGS = Set.of("--ip-masq");
 
     public static AgentOptions parse(List<String> args) {
         List<String> eps = List.of("http://127.0.0.1:2379");
-        String prefix = "/coreos.com/network", iface = "", pub = "";
+        String prefix = "/coreos.com/network", iface = "", pub = "", pub6 = "";
         Path subnetFile = Path.of("/run/flannel/subnet.env");
         boolean masq = false;
         Duration ttl = Duration.ofSeconds(60), timeout = Duration.ofSeconds(5);
@@ -70,6 +71,11 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
                         case "--iface-regex" -> regexes.add(v);
                         case "--iface-can-reach" -> canReach = v;
                         case "--public-ip" -> pub = v;
+                        case "--public-ipv6" -> {
+                            io.jcni.types.IpAddr ip6 = io.jcni.types.IpAddr.tryParse(v);
+                            if (ip6 == null || !ip6.isV6()) throw new IllegalArgumentException("--public-ipv6: not an IPv6 address: " + v);
+                            pub6 = v;
+                        }
                         case "--ipam-prefix" -> ipamPrefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
                         case "--ipam-host" -> {
                             if (!io.jcni.types.Names.isCniName(v)) throw new IllegalArgumentException(a + ": letters, digits, '.', '-' and '_' only: " + v);
@@ -84,7 +90,7 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
         if (ipamHost == null) ipamHost = io.jcni.plugins.ipam.clusteripam.ClusterIpamConfig.hostname(); // cluster-ipam's default
         if (!ifaces.isEmpty()) iface = ifaces.getFirst();
         return new AgentOptions(eps, prefix, iface, pub, subnetFile, masq, ttl, timeout, ipamPrefix, ipamHost, reconcile, grace, watchDeadline,
-                new UnderlayChoice(ifaces, regexes, canReach), security.validated());
+                new UnderlayChoice(ifaces, regexes, canReach), security.validated(), pub6);
     }
 
     private static Set<String> union(Set<String> a, Set<String> b) {

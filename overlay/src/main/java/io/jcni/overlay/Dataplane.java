@@ -27,29 +27,47 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
     /** rtm_protocol of the agent's routes ({@code ip route} shows "proto 74"): how it knows its own. Unassigned in iproute2's rt_protos. */
     int ROUTE_PROTOCOL = 74;
 
-    /** Prepares the local side before the lease is taken; returns the lease to publish for {@code subnet}. */
-    Lease local(Cidr subnet);
+    /** The metric the kernel gives an IPv6 route added without one (IP6_RT_PRIO_USER); IPv4's is 0. */
+    int IPV6_DEFAULT_METRIC = 1024;
 
-    /** Finishes local setup once {@code subnet} is ours (VXLAN: the device's address). */
-    void activate(Cidr subnet);
+    /**
+     * Prepares the local side before the lease is taken; returns the lease to publish for
+     * {@code subnet} (null without IPv4) and {@code subnet6} (null without IPv6).
+     */
+    Lease local(Cidr subnet, Cidr subnet6);
 
-    /** Makes {@code remote} reachable; false (nothing changed) when a route jcni does not own holds its subnet. */
+    /** The same for an IPv4-only network. */
+    default Lease local(Cidr subnet) {
+        return local(subnet, null);
+    }
+
+    /** Finishes local setup once the subnets are ours (VXLAN: the devices' addresses). */
+    void activate(Cidr subnet, Cidr subnet6);
+
+    default void activate(Cidr subnet) {
+        activate(subnet, null);
+    }
+
+    /** Makes {@code remote} reachable; false (nothing changed) when a route jcni does not own holds one of its subnets. */
     boolean add(Lease remote);
 
     void remove(Lease remote);
 
-    /** The pods' MTU: the underlay's minus the encapsulation. */
+    /** The pods' MTU: the underlay's minus the encapsulation (of IPv6's, when the network has IPv6). */
     int podMtu();
 
     /** Our VXLAN device's MAC once {@link #local} ran; null for host-gw. */
     String vtepMac();
 
+    /** Our {@code flannel-v6.<VNI>}'s MAC once {@link #local} ran; null for host-gw or without IPv6. */
+    String vtepMacV6();
+
     /**
-     * flannel's VXLAN: one device {@code flannel.<VNI>} (local = our public address, dstport, learning
-     * and GBP as configured, MTU {@code Backend.MTU} or the underlay's, minus 50) holding our subnet's
-     * network address as a /32; per remote host a static FDB entry (its VTEP MAC -> its public
-     * address), a permanent neighbour (its subnet's .0 -> VTEP MAC) and an onlink route (its subnet
-     * via its .0 dev flannel.1). No multicast: the kernel never floods.
+     * flannel's VXLAN: one device per family, {@code flannel.<VNI>} (local = our PublicIP) and
+     * {@code flannel-v6.<VNI>} (local = our PublicIPv6), with dstport, learning and GBP as
+     * configured and MTU {@code Backend.MTU} or the underlay's minus 50 (IPv4) or 70 (IPv6), each
+     * holding our subnet's network address as a /32 or /128; per remote host and family the
+     * entries of {@link RemotePlan}. No multicast: the kernel never floods.
      *
      * <p>{@code DirectRouting}: a remote host whose public address is on one of the underlay's
      * connected networks gets a plain route instead (its subnet via its public address dev
@@ -60,13 +78,24 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
     final class Vxlan implements Dataplane {
         private final Rtnl rt;
         private final NetworkConfig.Vxlan cfg;
-        private final IpAddr publicIp;
         private final Link underlay;
-        private int index;
-        private MacAddress mac;
+        private final Device v4, v6;
 
         private final java.util.function.Consumer<String> notice;
         private final java.util.function.Supplier<java.util.List<Cidr>> underlayNets;
+
+        /** One family's VXLAN device. */
+        private static final class Device {
+            final String name;
+            final IpAddr local;
+            int index;
+            MacAddress mac;
+
+            Device(String name, IpAddr local) {
+                this.name = name;
+                this.local = local;
+            }
+        }
 
         public Vxlan(Rtnl rt, NetworkConfig.Vxlan cfg, IpAddr publicIp, Link underlay) {
             this(rt, cfg, publicIp, underlay, s -> {});
@@ -80,137 +109,209 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
         /** @param underlayNets the underlay's connected networks now (DirectRouting routes to hosts on them directly) */
         public Vxlan(Rtnl rt, NetworkConfig.Vxlan cfg, IpAddr publicIp, Link underlay, java.util.function.Consumer<String> notice,
                 java.util.function.Supplier<java.util.List<Cidr>> underlayNets) {
+            this(rt, cfg, publicIp, null, underlay, notice, underlayNets);
+        }
+
+        /**
+         * @param publicIp   our IPv4 underlay address; null: no {@code flannel.<VNI>} (an IPv6-only network)
+         * @param publicIpv6 our IPv6 underlay address; null: no {@code flannel-v6.<VNI>}
+         */
+        public Vxlan(Rtnl rt, NetworkConfig.Vxlan cfg, IpAddr publicIp, IpAddr publicIpv6, Link underlay,
+                java.util.function.Consumer<String> notice, java.util.function.Supplier<java.util.List<Cidr>> underlayNets) {
             this.rt = rt;
             this.cfg = cfg;
-            this.publicIp = publicIp;
             this.underlay = underlay;
+            this.v4 = publicIp == null ? null : new Device(cfg.device(), publicIp);
+            this.v6 = publicIpv6 == null ? null : new Device(cfg.deviceV6(), publicIpv6);
             this.notice = notice;
             this.underlayNets = underlayNets;
         }
 
         @Override
-        public Lease local(Cidr subnet) {
-            String name = cfg.device();
-            Link dev = rt.findLink(name).orElse(null);
+        public Lease local(Cidr subnet, Cidr subnet6) {
+            if (v4 != null) ensure(v4, cfg.podMtu(underlay.mtu()));
+            if (v6 != null) ensure(v6, cfg.podMtuV6(underlay.mtu()));
+            return new Lease(subnet == null ? Lease.NO_SUBNET : subnet, v4 == null ? Lease.NO_PUBLIC_IP : v4.local, cfg.type(), cfg.vni(),
+                    v4 == null ? null : v4.mac.toString(), subnet6, v6 == null ? null : v6.local, v6 == null ? null : v6.mac.toString());
+        }
+
+        /** The device as configured: kept when it matches (its MAC is what other hosts know us by), else recreated. */
+        private void ensure(Device d, int mtu) {
+            Link dev = rt.findLink(d.name).orElse(null);
             if (dev != null && !"vxlan".equals(dev.kind())) {
-                notice.accept(name + " exists but is a " + dev.kind() + " device; recreating it");
+                notice.accept(d.name + " exists but is a " + dev.kind() + " device; recreating it");
                 rt.deleteLink(dev.index());
                 dev = null;
             }
             if (dev != null) {
                 var have = rt.vxlanParams(dev.index()).orElseThrow();
-                var diff = VtepReuse.differences(have, cfg.vni(), publicIp, cfg.port(), underlay.index(), cfg.learning(), cfg.gbp());
+                var diff = VtepReuse.differences(have, cfg.vni(), d.local, cfg.port(), underlay.index(), cfg.learning(), cfg.gbp());
                 if (!diff.isEmpty()) {
-                    notice.accept(name + " exists with other parameters: " + String.join(", ", diff) + "; recreating it");
+                    notice.accept(d.name + " exists with other parameters: " + String.join(", ", diff) + "; recreating it");
                     rt.deleteLink(dev.index());
                     dev = null;
                 }
             }
             if (dev == null) {
                 // Kept across agent restarts (pods keep working); its MAC is what other hosts know us by.
-                rt.addLink(NewLink.vxlan(name, cfg.vni()).vxlanLocal(publicIp).vxlanDev(underlay.index())
-                        .vxlanPort(cfg.port()).vxlanLearning(cfg.learning()).vxlanGbp(cfg.gbp()).mtu(podMtu()));
-                dev = rt.link(name);
+                rt.addLink(NewLink.vxlan(d.name, cfg.vni()).vxlanLocal(d.local).vxlanDev(underlay.index())
+                        .vxlanPort(cfg.port()).vxlanLearning(cfg.learning()).vxlanGbp(cfg.gbp()).mtu(mtu));
+                dev = rt.link(d.name);
             } else {
-                rt.setMtu(dev.index(), podMtu());
+                rt.setMtu(dev.index(), mtu);
             }
-            index = dev.index();
-            mac = dev.mac();
-            return new Lease(subnet, publicIp, cfg.type(), cfg.vni(), mac.toString());
+            d.index = dev.index();
+            d.mac = dev.mac();
         }
 
         @Override
-        public void activate(Cidr subnet) {
-            IpAddr net = subnet.network();
-            for (var a : rt.addresses(index, io.jcni.linux.Family.INET)) {
-                if (!a.address().equals(net)) rt.deleteAddress(index, a.address(), a.prefixLength()); // an old subnet's
+        public void activate(Cidr subnet, Cidr subnet6) {
+            if (v4 != null && subnet != null) address(v4, subnet.network(), 32, io.jcni.linux.Family.INET);
+            if (v6 != null && subnet6 != null) address(v6, subnet6.network(), 128, io.jcni.linux.Family.INET6);
+        }
+
+        /** {@code net}/{@code len} on the device, alone (an old subnet's address goes; IPv6 link-local stays). */
+        private void address(Device d, IpAddr net, int len, io.jcni.linux.Family family) {
+            for (var a : rt.addresses(d.index, family)) {
+                if (!a.address().equals(net) && !a.address().isLinkLocalUnicast()) rt.deleteAddress(d.index, a.address(), a.prefixLength());
             }
             try {
-                rt.addAddress(index, net, 32, false);
+                rt.addAddress(d.index, net, len, net.isV6()); // IPv6 without DAD: the address is ours by lease, and usable at once
             } catch (ErrnoException e) {
                 if (!e.is(Errno.EEXIST)) throw e;
             }
-            rt.setUp(index);
+            rt.setUp(d.index);
         }
 
         @Override
         public boolean add(Lease r) {
-            if (direct(r)) {
-                // A route through flannel.<VNI> held before (the host moved onto our L2) is ours to replace.
-                if (!addOwnRoute(rt, Route.to(r.subnet().masked()).via(r.publicIp()).dev(underlay.index()), old -> old.oif() == index)) return false;
-                removeEncapsulation(r); // its neighbour and FDB entry, should the lease have been encapsulated before
+            java.util.List<RemotePlan> plans = plans(r);
+            for (int i = 0; i < plans.size(); i++) {
+                if (!add(plans.get(i))) {
+                    for (int j = 0; j < i; j++) remove(plans.get(j)); // all of the lease or none of it
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        private boolean add(RemotePlan p) {
+            int index = device(p).index;
+            if (!p.overVxlan()) {
+                // A route through flannel(-v6).<VNI> held before (the host moved onto our L2) is ours to replace.
+                if (!addOwnRoute(rt, Route.to(p.dst()).via(p.via()).dev(underlay.index()), old -> old.oif() == index)) return false;
+                removeEncapsulation(p); // its neighbour and FDB entry, should the lease have been encapsulated before
                 return true;
             }
-            MacAddress vtep = MacAddress.parse(r.vtepMac());
-            IpAddr gw = r.subnet().network();
+            MacAddress vtep = MacAddress.parse(p.vtepMac());
             // The route first: when it is not ours, nothing of this lease goes into the kernel.
-            if (!addOwnRoute(rt, Route.to(r.subnet().masked()).via(gw).dev(index).onlink(), old -> old.oif() == index)) return false;
-            rt.replaceNeighbor(Neighbor.permanent(index, gw, vtep));
-            rt.replaceNeighbor(Neighbor.fdb(index, vtep, r.publicIp()));
+            if (!addOwnRoute(rt, Route.to(p.dst()).via(p.via()).dev(index).onlink(), old -> old.oif() == index)) return false;
+            rt.replaceNeighbor(Neighbor.permanent(index, p.via(), vtep));
+            rt.replaceNeighbor(Neighbor.fdb(index, vtep, p.vtepDst()));
             return true;
         }
 
         @Override
         public void remove(Lease r) {
+            for (RemotePlan p : plans(r)) remove(p);
+        }
+
+        private void remove(RemotePlan p) {
+            int index = device(p).index;
             // Both kinds of route: the underlay's networks may have changed since the lease was added.
-            ignoreMissing(() -> rt.deleteRoute(Route.to(r.subnet().masked()).dev(index)));
-            ignoreMissing(() -> rt.deleteRoute(Route.to(r.subnet().masked()).via(r.publicIp()).dev(underlay.index()).protocol(ROUTE_PROTOCOL)));
-            removeEncapsulation(r);
+            ignoreMissing(() -> rt.deleteRoute(Route.to(p.dst()).dev(index)));
+            if (p.vtepDst() != null) {
+                ignoreMissing(() -> rt.deleteRoute(Route.to(p.dst()).via(p.vtepDst()).dev(underlay.index()).protocol(ROUTE_PROTOCOL)));
+            }
+            removeEncapsulation(p);
         }
 
-        private void removeEncapsulation(Lease r) {
-            if (r.vtepMac() == null) return;
-            IpAddr gw = r.subnet().network();
-            MacAddress vtep = MacAddress.parse(r.vtepMac());
+        private void removeEncapsulation(RemotePlan p) {
+            if (p.vtepMac() == null) return;
+            int index = device(p).index;
+            IpAddr gw = p.dst().network();
+            MacAddress vtep = MacAddress.parse(p.vtepMac());
             ignoreMissing(() -> rt.deleteNeighbor(Neighbor.permanent(index, gw, vtep)));
-            ignoreMissing(() -> rt.deleteFdb(Neighbor.fdb(index, vtep, r.publicIp())));
+            ignoreMissing(() -> rt.deleteFdb(Neighbor.fdb(index, vtep, p.vtepDst())));
         }
 
-        /** DirectRouting on and the remote host on one of the underlay's connected networks (flanneld asks the kernel the same: a route without gateway). */
-        boolean direct(Lease r) {
-            return cfg.directRouting() && onLink(r.publicIp(), underlayNets.get());
+        private Device device(RemotePlan p) {
+            return p.isV6() ? v6 : v4;
+        }
+
+        private java.util.List<RemotePlan> plans(Lease r) {
+            java.util.List<Cidr> nets = underlayNets.get();
+            return RemotePlan.of(r, v4 != null, v6 != null, cfg, ip -> onLink(ip, nets));
         }
 
         @Override
         public int podMtu() {
-            return cfg.podMtu(underlay.mtu());
+            return v6 != null ? cfg.podMtuV6(underlay.mtu()) : cfg.podMtu(underlay.mtu());
         }
 
         @Override
         public String vtepMac() {
-            return mac == null ? null : mac.toString();
+            return v4 == null || v4.mac == null ? null : v4.mac.toString();
+        }
+
+        @Override
+        public String vtepMacV6() {
+            return v6 == null || v6.mac == null ? null : v6.mac.toString();
         }
     }
 
-    /** flannel's host-gw: a route to each remote subnet via that host's public address, on the underlay device. */
+    /** flannel's host-gw: a route to each remote subnet via that host's public address (of the subnet's family), on the underlay device. */
     final class HostGw implements Dataplane {
         private final Rtnl rt;
-        private final IpAddr publicIp;
+        private final IpAddr publicIp, publicIpv6;
         private final Link underlay;
 
         public HostGw(Rtnl rt, IpAddr publicIp, Link underlay) {
+            this(rt, publicIp, null, underlay);
+        }
+
+        /** @param publicIp null in an IPv6-only network; {@code publicIpv6} null without IPv6 */
+        public HostGw(Rtnl rt, IpAddr publicIp, IpAddr publicIpv6, Link underlay) {
             this.rt = rt;
             this.publicIp = publicIp;
+            this.publicIpv6 = publicIpv6;
             this.underlay = underlay;
         }
 
         @Override
-        public Lease local(Cidr subnet) {
-            return new Lease(subnet, publicIp, "host-gw", 0, null);
+        public Lease local(Cidr subnet, Cidr subnet6) {
+            return new Lease(subnet == null ? Lease.NO_SUBNET : subnet, publicIp == null ? Lease.NO_PUBLIC_IP : publicIp, "host-gw", 0, null,
+                    subnet6, publicIpv6, null);
         }
 
         @Override
-        public void activate(Cidr subnet) {}
+        public void activate(Cidr subnet, Cidr subnet6) {}
 
         @Override
         public boolean add(Lease r) {
-            return addOwnRoute(rt, Route.to(r.subnet().masked()).via(r.publicIp()).dev(underlay.index()), old -> false);
+            java.util.List<RemotePlan> plans = plans(r);
+            for (int i = 0; i < plans.size(); i++) {
+                RemotePlan p = plans.get(i);
+                if (!addOwnRoute(rt, Route.to(p.dst()).via(p.via()).dev(underlay.index()), old -> false)) {
+                    for (int j = 0; j < i; j++) remove(plans.get(j));
+                    return false;
+                }
+            }
+            return true;
         }
 
         @Override
         public void remove(Lease r) {
+            for (RemotePlan p : plans(r)) remove(p);
+        }
+
+        private void remove(RemotePlan p) {
             // The protocol is part of the match: an equal route someone else made is not deleted.
-            ignoreMissing(() -> rt.deleteRoute(Route.to(r.subnet().masked()).via(r.publicIp()).dev(underlay.index()).protocol(ROUTE_PROTOCOL)));
+            ignoreMissing(() -> rt.deleteRoute(Route.to(p.dst()).via(p.via()).dev(underlay.index()).protocol(ROUTE_PROTOCOL)));
+        }
+
+        private java.util.List<RemotePlan> plans(Lease r) {
+            return RemotePlan.of(r, publicIp != null, publicIpv6 != null, new NetworkConfig.HostGw(), ip -> false);
         }
 
         @Override
@@ -222,12 +323,17 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
         public String vtepMac() {
             return null;
         }
+
+        @Override
+        public String vtepMacV6() {
+            return null;
+        }
     }
 
-    /** Whether {@code ip} is inside one of {@code connected} (the underlay's networks without a gateway). Pure. */
+    /** Whether {@code ip} is inside one of {@code connected} (the underlay's networks without a gateway, of its family). Pure. */
     static boolean onLink(IpAddr ip, java.util.List<Cidr> connected) {
         for (Cidr c : connected) {
-            if (!c.isV6() && !ip.isV6() && c.prefix() > 0 && c.contains(ip)) return true;
+            if (c.isV6() == ip.isV6() && c.prefix() > 0 && c.contains(ip)) return true;
         }
         return false;
     }
@@ -246,9 +352,10 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
             if (!e.is(Errno.EEXIST)) throw e;
         }
         Cidr dst = route.dst().masked();
-        for (Route old : rt.routes(io.jcni.linux.Family.INET, Route.TABLE_MAIN)) {
-            // The kernel's EEXIST is about this key: table main, destination, metric 0 (ours have none).
-            if (!old.dst().masked().equals(dst) || old.priority() != 0) continue;
+        // The kernel's EEXIST is about this key: table main, destination, the default metric (ours have none).
+        int metric = dst.isV6() ? IPV6_DEFAULT_METRIC : 0;
+        for (Route old : rt.routes(dst.isV6() ? io.jcni.linux.Family.INET6 : io.jcni.linux.Family.INET, Route.TABLE_MAIN)) {
+            if (!old.dst().masked().equals(dst) || old.priority() != metric) continue;
             if (old.protocol() != ROUTE_PROTOCOL && !alsoOurs.test(old)) return false;
             rt.replaceRoute(marked);
             return true;

@@ -9,7 +9,6 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -25,8 +24,9 @@ final class LeaseBook {
     record Change(Set<Cidr> subnets, Set<String> keys) {}
 
     private final Map<String, Checked> byKey = new HashMap<>();
-    private final Map<Cidr, Set<String>> bySubnet = new HashMap<>();
-    private final Map<String, Set<String>> byMac = new HashMap<>();
+    // Keyed by Cidr (a subnet of either family) and by lower-case MAC (String) respectively.
+    private final Map<Object, Set<String>> bySubnet = new HashMap<>();
+    private final Map<Object, Set<String>> byMac = new HashMap<>();
     private final Map<Cidr, Checked> accepted = new HashMap<>();
     private final Map<String, String> rejected = new HashMap<>();
 
@@ -41,8 +41,8 @@ final class LeaseBook {
         index(c);
         seeds.addAll(links(c));
         Change ch = rejudge(seeds, c.candidate().key());
-        if (old != null) ch.subnets().add(old.candidate().lease().subnet());
-        ch.subnets().add(c.candidate().lease().subnet());
+        if (old != null) ch.subnets().add(old.candidate().lease().id());
+        ch.subnets().add(c.candidate().lease().id());
         return ch;
     }
 
@@ -52,7 +52,7 @@ final class LeaseBook {
         unindex(old);
         forget(old);
         Change ch = rejudge(links(old), key);
-        ch.subnets().add(old.candidate().lease().subnet());
+        ch.subnets().add(old.candidate().lease().id());
         ch.keys().add(key);
         return ch;
     }
@@ -61,7 +61,7 @@ final class LeaseBook {
     private void forget(Checked old) {
         String key = old.candidate().key();
         rejected.remove(key);
-        Cidr sn = old.candidate().lease().subnet();
+        Cidr sn = old.candidate().lease().id();
         Checked holder = accepted.get(sn);
         if (holder != null && holder.candidate().key().equals(key)) accepted.remove(sn);
     }
@@ -101,7 +101,7 @@ final class LeaseBook {
         while (!todo.isEmpty()) {
             Object link = todo.poll();
             if (!seen.add(link)) continue;
-            Set<String> keys = link instanceof Cidr c ? bySubnet.get(c) : byMac.get((String) link);
+            Set<String> keys = link instanceof Cidr ? bySubnet.get(link) : byMac.get(link);
             if (keys == null) continue;
             for (String k : keys) {
                 if (component.add(k)) todo.addAll(links(byKey.get(k)));
@@ -112,7 +112,7 @@ final class LeaseBook {
         for (String k : component) {
             Checked m = byKey.get(k);
             members.add(m);
-            Cidr sn = m.candidate().lease().subnet();
+            Cidr sn = m.candidate().lease().id();
             subnets.add(sn);
             Checked holder = accepted.get(sn);
             if (holder != null && component.contains(holder.candidate().key())) accepted.remove(sn);
@@ -122,39 +122,32 @@ final class LeaseBook {
         for (Checked m : members) {
             String why = v.rejected().get(m.candidate().key());
             if (why != null) rejected.put(m.candidate().key(), why);
-            else accepted.put(m.candidate().lease().subnet(), m);
+            else accepted.put(m.candidate().lease().id(), m);
         }
         return new Change(subnets, component);
     }
 
-    /** The subnet and MAC through which {@code c} can conflict; none when it has a problem of its own. */
+    /** The subnets and MACs through which {@code c} can conflict; none when it has a problem of its own. */
     private static List<Object> links(Checked c) {
         if (c.problem() != null) return List.of();
-        String mac = mac(c);
-        return mac == null ? List.of(c.candidate().lease().subnet()) : List.of(c.candidate().lease().subnet(), mac);
+        List<Object> links = new ArrayList<>(LeaseValidator.subnets(c.candidate().lease()));
+        links.addAll(LeaseValidator.macs(c.candidate().lease()));
+        return links;
     }
 
     private void index(Checked c) {
-        if (c.problem() != null) return;
-        bySubnet.computeIfAbsent(c.candidate().lease().subnet(), x -> new HashSet<>()).add(c.candidate().key());
-        String mac = mac(c);
-        if (mac != null) byMac.computeIfAbsent(mac, x -> new HashSet<>()).add(c.candidate().key());
-    }
-
-    private void unindex(Checked c) {
-        if (c.problem() != null) return;
-        String key = c.candidate().key();
-        Set<String> s = bySubnet.get(c.candidate().lease().subnet());
-        if (s != null && s.remove(key) && s.isEmpty()) bySubnet.remove(c.candidate().lease().subnet());
-        String mac = mac(c);
-        if (mac != null) {
-            Set<String> m = byMac.get(mac);
-            if (m != null && m.remove(key) && m.isEmpty()) byMac.remove(mac);
+        for (Object link : links(c)) {
+            var map = link instanceof Cidr ? bySubnet : byMac;
+            map.computeIfAbsent(link, x -> new HashSet<>()).add(c.candidate().key());
         }
     }
 
-    private static String mac(Checked c) {
-        String m = c.candidate().lease().vtepMac();
-        return m == null ? null : m.toLowerCase(Locale.ROOT);
+    private void unindex(Checked c) {
+        String key = c.candidate().key();
+        for (Object link : links(c)) {
+            Map<Object, Set<String>> map = link instanceof Cidr ? bySubnet : byMac;
+            Set<String> s = map.get(link);
+            if (s != null && s.remove(key) && s.isEmpty()) map.remove(link);
+        }
     }
 }

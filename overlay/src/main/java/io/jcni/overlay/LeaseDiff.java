@@ -15,11 +15,11 @@ public record LeaseDiff(List<Lease> removes, List<Lease> adds) {
     public static LeaseDiff between(Map<Cidr, Lease> programmed, Map<Cidr, Lease> wanted) {
         List<Lease> rm = new ArrayList<>(), add = new ArrayList<>();
         for (Lease l : programmed.values()) {
-            Lease w = wanted.get(l.subnet());
+            Lease w = wanted.get(l.id());
             if (w == null || !w.equals(l)) rm.add(l);
         }
         for (Lease w : wanted.values()) {
-            if (!w.equals(programmed.get(w.subnet()))) add.add(w);
+            if (!w.equals(programmed.get(w.id()))) add.add(w);
         }
         return new LeaseDiff(rm, add);
     }

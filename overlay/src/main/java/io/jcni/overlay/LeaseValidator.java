@@ -39,7 +39,12 @@ public final class LeaseValidator {
      *
      * @param keySubnet the subnet as the key spells it (host bits kept, to reject unaligned keys)
      */
-    public record Candidate(String key, Cidr keySubnet, long createRevision, Lease lease) {}
+    public record Candidate(String key, Cidr keySubnet, long createRevision, Lease lease, Cidr keySubnet6) {
+        /** An IPv4-only key's lease. */
+        public Candidate(String key, Cidr keySubnet, long createRevision, Lease lease) {
+            this(key, keySubnet, createRevision, lease, null);
+        }
+    }
 
     /**
      * What this host is: the facts a lease is checked against.
@@ -47,8 +52,17 @@ public final class LeaseValidator {
      * @param subnet   our leased subnet (null before we have one)
      * @param underlay the networks of the underlay device's connected routes
      * @param vtepMac  our VXLAN device's MAC (null for host-gw)
+     * @param subnet6  our leased IPv6 subnet (null before we have one, or without IPv6)
+     * @param publicIpv6 our IPv6 underlay address (null without IPv6)
+     * @param vtepMacV6  our {@code flannel-v6.<VNI>}'s MAC (null for host-gw or without IPv6)
      */
-    public record Local(NetworkConfig cfg, Cidr subnet, IpAddr publicIp, List<Cidr> underlay, String vtepMac) {}
+    public record Local(NetworkConfig cfg, Cidr subnet, IpAddr publicIp, List<Cidr> underlay, String vtepMac, Cidr subnet6, IpAddr publicIpv6,
+            String vtepMacV6) {
+        /** An IPv4-only host. */
+        public Local(NetworkConfig cfg, Cidr subnet, IpAddr publicIp, List<Cidr> underlay, String vtepMac) {
+            this(cfg, subnet, publicIp, underlay, vtepMac, null, null, null);
+        }
+    }
 
     /** @param rejected key → why it was ignored */
     public record Verdict(Map<Cidr, Lease> accepted, Map<String, String> rejected) {}
@@ -81,24 +95,38 @@ public final class LeaseValidator {
         for (Checked ch : byAge) {
             Candidate c = ch.candidate();
             String problem = ch.problem();
-            if (problem == null) {
-                // Subnets without a problem all have SubnetLen and are aligned: an overlap is an equal subnet.
-                String older = subnetOwner.get(c.lease().subnet());
-                if (older != null) problem = "its subnet is already claimed by the older lease " + older;
+            // Subnets without a problem all have their family's length and are aligned: an overlap is an equal subnet.
+            for (Cidr sn : subnets(c.lease())) {
+                String older = subnetOwner.get(sn);
+                if (problem == null && older != null) problem = "its subnet " + sn + " is already claimed by the older lease " + older;
             }
-            String mac = c.lease().vtepMac() == null ? null : c.lease().vtepMac().toLowerCase(Locale.ROOT);
-            if (problem == null && mac != null && macOwner.containsKey(mac)) {
-                problem = "its VtepMAC is already used by the older lease " + macOwner.get(mac);
+            List<String> macs = macs(c.lease());
+            for (String mac : macs) {
+                if (problem == null && macOwner.containsKey(mac)) problem = "its VtepMAC is already used by the older lease " + macOwner.get(mac);
             }
             if (problem != null) {
                 rejected.put(c.key(), problem);
                 continue;
             }
-            accepted.put(c.lease().subnet(), c.lease());
-            subnetOwner.put(c.lease().subnet(), c.key());
-            if (mac != null) macOwner.put(mac, c.key());
+            accepted.put(c.lease().id(), c.lease());
+            for (Cidr sn : subnets(c.lease())) subnetOwner.put(sn, c.key());
+            for (String mac : macs) macOwner.put(mac, c.key());
         }
         return new Verdict(accepted, rejected);
+    }
+
+    /** The subnets a lease claims (its IPv4 one unless empty, its IPv6 one if any). */
+    static List<Cidr> subnets(Lease l) {
+        if (!l.hasV6()) return List.of(l.subnet());
+        return l.hasV4() ? List.of(l.subnet(), l.ipv6Subnet()) : List.of(l.ipv6Subnet());
+    }
+
+    /** The VTEP MACs a lease uses, lower case, each once. */
+    static List<String> macs(Lease l) {
+        String a = l.vtepMac() == null ? null : l.vtepMac().toLowerCase(Locale.ROOT);
+        String b = l.vtepMacV6() == null ? null : l.vtepMacV6().toLowerCase(Locale.ROOT);
+        if (a == null) return b == null ? List.of() : List.of(b);
+        return b == null || b.equals(a) ? List.of(a) : List.of(a, b);
     }
 
     /** Why {@code c} alone cannot be accepted, or null when it can (before comparing it with other leases). */
@@ -106,12 +134,23 @@ public final class LeaseValidator {
         NetworkConfig cfg = local.cfg();
         Lease l = c.lease();
         if (!l.backendType().equals(cfg.backend().type())) return "backend " + l.backendType() + ", not " + cfg.backend().type();
+        if (cfg.ipv4()) {
+            String p = problemV4(local, c);
+            if (p != null) return p;
+        }
+        if (cfg.ipv6() && (l.hasV6() || !cfg.ipv4())) return problemV6(local, c);
+        return null;
+    }
+
+    private static String problemV4(Local local, Candidate c) {
+        NetworkConfig cfg = local.cfg();
+        Lease l = c.lease();
         Cidr sn = c.keySubnet();
         if (sn.isV6()) return "not an IPv4 subnet";
         if (sn.prefix() != cfg.subnetLen()) return "prefix length " + sn.prefix() + ", the network leases /" + cfg.subnetLen();
         if (!sn.address().equals(sn.network())) return "the key is not a subnet's network address";
         if (!cfg.leasable(sn.masked())) return "not between SubnetMin " + cfg.subnetMin() + " and SubnetMax " + cfg.subnetMax() + " of " + cfg.network();
-        if (local.subnet() != null && overlap(sn, local.subnet())) return "overlaps this host's subnet " + local.subnet();
+        if (local.subnet() != null && !local.subnet().isV6() && overlap(sn, local.subnet())) return "overlaps this host's subnet " + local.subnet();
         for (Cidr u : local.underlay()) {
             if (overlap(sn, u)) return "overlaps the underlay network " + u;
         }
@@ -122,6 +161,48 @@ public final class LeaseValidator {
             if (mac != null) return "VtepMAC " + l.vtepMac() + " " + mac;
             if (l.vni() != 0 && l.vni() != v.vni()) return "VNI " + l.vni() + ", ours is " + v.vni();
         }
+        return null;
+    }
+
+    /** The same rules for the IPv6 half: IPv6SubnetLen, IPv6SubnetMin..Max, PublicIPv6, BackendV6Data's VtepMAC. */
+    private static String problemV6(Local local, Candidate c) {
+        NetworkConfig.Pool pool = local.cfg().v6();
+        Lease l = c.lease();
+        Cidr sn = c.keySubnet6() != null ? c.keySubnet6() : l.ipv6Subnet();
+        if (sn == null) return "no IPv6 subnet, and the network is IPv6-only";
+        if (!sn.isV6()) return "not an IPv6 subnet";
+        if (sn.prefix() != pool.subnetLen()) return "IPv6 prefix length " + sn.prefix() + ", the network leases /" + pool.subnetLen();
+        if (!sn.address().equals(sn.network())) return "the key's IPv6 subnet is not a subnet's network address";
+        if (!pool.leasable(sn.masked())) {
+            return "not between IPv6SubnetMin " + pool.subnetMin() + " and IPv6SubnetMax " + pool.subnetMax() + " of " + pool.network();
+        }
+        if (local.subnet6() != null && overlap(sn, local.subnet6())) return "overlaps this host's IPv6 subnet " + local.subnet6();
+        for (Cidr u : local.underlay()) {
+            if (overlap(sn, u)) return "overlaps the underlay network " + u;
+        }
+        String ip = publicIpv6Problem(l.publicIpv6(), pool.network(), local.publicIpv6());
+        if (ip != null) return "PublicIPv6 " + l.publicIpv6() + " " + ip;
+        if (local.cfg().backend() instanceof NetworkConfig.Vxlan v) {
+            String mac = macProblem(l.vtepMacV6(), local.vtepMacV6());
+            if (mac != null) return "BackendV6Data.VtepMAC " + l.vtepMacV6() + " " + mac;
+            if (l.vni() != 0 && l.vni() != v.vni()) return "VNI " + l.vni() + ", ours is " + v.vni();
+        }
+        return null;
+    }
+
+    /**
+     * Why {@code ip} cannot be another host's IPv6 underlay address, or null: this host's own;
+     * :: (unspecified), ::1, fe80::/10 (link-local: no FDB destination without a
+     * zone), ff00::/8 (multicast); an IPv4-mapped one reads as IPv4 (not IPv6); an address of the IPv6 overlay network.
+     */
+    static String publicIpv6Problem(IpAddr ip, Cidr network, IpAddr ownPublicIpv6) {
+        if (ip == null || !ip.isV6()) return "is not IPv6";
+        if (ip.equals(ownPublicIpv6)) return "is this host's";
+        if (ip.equals(IpAddr.parse("::"))) return "is unspecified";
+        if (ip.isLoopback()) return "is a loopback address";
+        if (ip.isLinkLocalUnicast()) return "is link-local";
+        if ((ip.bytes()[0] & 0xff) == 0xff) return "is a multicast address";
+        if (network.contains(ip)) return "is inside the overlay network " + network;
         return null;
     }
 
@@ -168,6 +249,7 @@ public final class LeaseValidator {
     }
 
     static boolean overlap(Cidr a, Cidr b) {
+        if (a.isV6() != b.isV6()) return false;
         return a.masked().contains(b.network()) || b.masked().contains(a.network());
     }
 

@@ -5,6 +5,7 @@ import io.jcni.types.CniException;
 import io.jcni.types.Fields;
 import io.jcni.types.IpAddr;
 import io.jcni.types.Json;
+import java.math.BigInteger;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -21,10 +22,37 @@ import java.util.Set;
  * not implement is refused by name ({@link #parse} throws); nothing flanneld would act on is
  * silently dropped. The table key by key is in overlay/README.md.
  *
- * @param subnetMin the first subnet's network address that may be leased
- * @param subnetMax the last subnet's network address that may be leased
+ * <p>Dual stack as flanneld: {@code EnableIPv4} (default true) leases from {@code Network},
+ * {@code EnableIPv6} from {@code IPv6Network}; either may be off, not both.
+ *
+ * @param v4 the IPv4 pool ({@code Network}, {@code SubnetLen}, ...); null with {@code "EnableIPv4":false}
+ * @param v6 the IPv6 pool ({@code IPv6Network}, {@code IPv6SubnetLen}, ...); null unless {@code "EnableIPv6":true}
  */
-public record NetworkConfig(Cidr network, int subnetLen, IpAddr subnetMin, IpAddr subnetMax, Backend backend) {
+public record NetworkConfig(Pool v4, Pool v6, Backend backend) {
+
+    /**
+     * The subnets one family leases: every {@code subnetLen} subnet of {@code network} from
+     * {@code subnetMin} to {@code subnetMax} (network addresses).
+     */
+    public record Pool(Cidr network, int subnetLen, IpAddr subnetMin, IpAddr subnetMax) {
+        /** How many subnets can be leased (at most Long.MAX_VALUE: an IPv6 pool can hold more). */
+        public long capacity() {
+            BigInteger n = subnetMax.toBigInteger().subtract(subnetMin.toBigInteger()).shiftRight(network.address().bits() - subnetLen).add(BigInteger.ONE);
+            return n.bitLength() < 63 ? n.longValue() : Long.MAX_VALUE;
+        }
+
+        /** The {@code i}-th leasable subnet, from 0. */
+        public Cidr subnet(long i) {
+            BigInteger a = subnetMin.toBigInteger().add(BigInteger.valueOf(i).shiftLeft(network.address().bits() - subnetLen));
+            return new Cidr(IpAddr.fromBigInteger(a, network.isV6()), subnetLen);
+        }
+
+        /** Whether {@code subnet} is one this pool may lease. */
+        public boolean leasable(Cidr subnet) {
+            return subnet.isV6() == network.isV6() && subnet.prefix() == subnetLen && subnet.address().equals(subnet.network())
+                    && subnet.address().compareTo(subnetMin) >= 0 && subnet.address().compareTo(subnetMax) <= 0;
+        }
+    }
 
     /** The closed set of backends. */
     public sealed interface Backend permits Vxlan, HostGw {
@@ -34,6 +62,9 @@ public record NetworkConfig(Cidr network, int subnetLen, IpAddr subnetMin, IpAdd
         /** The pods' MTU (FLANNEL_MTU) on an underlay device of MTU {@code underlayMtu}. */
         int podMtu(int underlayMtu);
     }
+
+    /** IPv6's minimum link MTU (RFC 8200). */
+    public static final int IPV6_MIN_MTU = 1280;
 
     /** Linux's VXLAN port, which the kernel uses when no port is given (flanneld's {@code Port: 0}). */
     public static final int KERNEL_VXLAN_PORT = 8472;
@@ -49,6 +80,12 @@ public record NetworkConfig(Cidr network, int subnetLen, IpAddr subnetMin, IpAdd
     public record Vxlan(int vni, int port, int mtu, boolean gbp, boolean learning, boolean directRouting) implements Backend {
         /** Bytes of encapsulation: outer Ethernet 14 + IPv4 20 + UDP 8 + VXLAN 8 (flannel's encapOverhead). */
         public static final int OVERHEAD = 50;
+        /**
+         * The same over an IPv6 underlay: the outer header is IPv6's 40 bytes. flanneld gives
+         * {@code flannel-v6.<VNI>} the IPv4 figure (50), so its full-size IPv6 packets with DF do not
+         * fit the underlay; jcni takes 70.
+         */
+        public static final int OVERHEAD_V6 = 70;
 
         public Vxlan(int vni, int port) {
             this(vni, port, 0, false, false, false);
@@ -65,6 +102,16 @@ public record NetworkConfig(Cidr network, int subnetLen, IpAddr subnetMin, IpAdd
 
         public String device() {
             return "flannel." + vni;
+        }
+
+        /** flanneld's IPv6 device name. */
+        public String deviceV6() {
+            return "flannel-v6." + vni;
+        }
+
+        /** The IPv6 device's MTU ({@link #OVERHEAD_V6} instead of 50). */
+        public int podMtuV6(int underlayMtu) {
+            return (mtu > 0 ? mtu : underlayMtu) - OVERHEAD_V6;
         }
     }
 
@@ -102,12 +149,24 @@ public record NetworkConfig(Cidr network, int subnetLen, IpAddr subnetMin, IpAdd
     }
 
     private static NetworkConfig read(Map<String, Object> m) {
-        // Dual stack: flanneld's EnableIPv4 defaults to true; the IPv6 keys only matter with EnableIPv6.
-        if (!Fields.bool(m, "EnableIPv4", "", true)) throw refused("EnableIPv4", "false (an IPv6-only network) is not supported");
-        if (Fields.bool(m, "EnableIPv6", "", false)) throw refused("EnableIPv6", "dual-stack is not supported yet");
-        ipv6Keys(m);
+        // flanneld's EnableIPv4 defaults to true; the other family's keys are decoded (a malformed one fails) but unused.
+        boolean enable4 = Fields.bool(m, "EnableIPv4", "", true);
+        boolean enable6 = Fields.bool(m, "EnableIPv6", "", false);
+        if (!enable4 && !enable6) throw refused("EnableIPv4", "false with EnableIPv6 false: no family left to lease");
         Fields.bool(m, "EnableNFTables", ""); // type-checked; jcni's masquerade is nftables either way
+        Pool v6 = ipv6Pool(m, enable6);
+        Pool v4 = enable4 ? ipv4Pool(m) : null;
+        if (!enable4) ipv4KeysDecoded(m);
+        Backend backend = backend(m);
+        // IPv6 links need an MTU of 1280: with IPv6 the pods get Backend.MTU minus 70.
+        if (v6 != null && backend instanceof Vxlan x && x.mtu() > 0 && x.mtu() < IPV6_MIN_MTU + Vxlan.OVERHEAD_V6) {
+            throw refused("Backend.MTU", x.mtu() + " is too small with EnableIPv6 (at least " + (IPV6_MIN_MTU + Vxlan.OVERHEAD_V6)
+                    + ": pods get it minus " + Vxlan.OVERHEAD_V6 + ", and IPv6 needs 1280)");
+        }
+        return new NetworkConfig(v4, v6, backend);
+    }
 
+    private static Pool ipv4Pool(Map<String, Object> m) {
         String net = Fields.string(m, "Network", "");
         Cidr c = net == null ? null : Cidr.tryParse(net);
         if (net != null && (c == null || c.isV6())) throw refused("Network", "not an IPv4 CIDR: " + net);
@@ -133,22 +192,75 @@ public record NetworkConfig(Cidr network, int subnetLen, IpAddr subnetMin, IpAdd
         IpAddr min = address(m, "SubnetMin", network, network.network().add(size), len);
         IpAddr max = address(m, "SubnetMax", network, network.last().add(1 - size), len);
         if (min.compareTo(max) > 0) throw refused("SubnetMin", min + " is above SubnetMax " + max + ": no subnet could be leased");
-        return new NetworkConfig(network, len, min, max, backend(m));
+        return new Pool(network, len, min, max);
     }
 
-    /** flanneld decodes the IPv6 keys even when EnableIPv6 is off: a malformed one fails there too. */
-    private static void ipv6Keys(Map<String, Object> m) {
+    /** IPv6-only: flanneld still decodes the IPv4 keys into their Go types. */
+    private static void ipv4KeysDecoded(Map<String, Object> m) {
+        String net = Fields.string(m, "Network", "");
+        if (net != null && !net.isEmpty() && (Cidr.tryParse(net) == null || Cidr.tryParse(net).isV6())) throw refused("Network", "not an IPv4 CIDR: " + net);
+        Long len = Fields.integer(m, "SubnetLen", "");
+        if (len != null && len < 0) throw refused("SubnetLen", "must not be negative: " + len);
+        for (String k : new String[] {"SubnetMin", "SubnetMax"}) {
+            String a = Fields.string(m, k, "");
+            if (a != null && (IpAddr.tryParse(a) == null || IpAddr.tryParse(a).isV6())) throw refused(k, "not an IPv4 address: " + a);
+        }
+    }
+
+    /**
+     * flanneld's IPv6 rules (CheckNetworkConfig): IPv6Network required; IPv6SubnetLen default 64,
+     * or the network's length + 2 for networks smaller than /62; at most 126 and at least the
+     * network's + 2; IPv6SubnetMin/Max default the second and the last subnet, inside the network
+     * and on a subnet boundary. Without EnableIPv6 the keys are only decoded.
+     */
+    private static Pool ipv6Pool(Map<String, Object> m, boolean enabled) {
         String v6net = Fields.string(m, "IPv6Network", "");
+        Cidr c = null;
         if (v6net != null && !v6net.isEmpty()) {
-            Cidr c = Cidr.tryParse(v6net);
+            c = Cidr.tryParse(v6net);
             if (c == null || !c.isV6()) throw refused("IPv6Network", "not an IPv6 CIDR: " + v6net);
         }
-        for (String k : new String[] {"IPv6SubnetMin", "IPv6SubnetMax"}) {
-            String a = Fields.string(m, k, "");
-            if (a != null && IpAddr.tryParse(a) == null) throw refused(k, "not an IP address: " + a);
+        IpAddr givenMin = v6address(m, "IPv6SubnetMin"), givenMax = v6address(m, "IPv6SubnetMax");
+        Long givenLen = Fields.integer(m, "IPv6SubnetLen", "");
+        if (givenLen != null && givenLen < 0) throw refused("IPv6SubnetLen", "must not be negative: " + givenLen);
+        if (!enabled) return null;
+        if (c == null || (c.prefix() == 0 && c.network().equals(IpAddr.parse("::")))) {
+            throw refused("IPv6Network", "please define a correct IPv6Network parameter in the flannel config");
         }
-        Long v6len = Fields.integer(m, "IPv6SubnetLen", "");
-        if (v6len != null && v6len < 0) throw refused("IPv6SubnetLen", "must not be negative: " + v6len);
+        Cidr network = c.masked();
+        int len;
+        if (givenLen != null && givenLen > 0) {
+            if (givenLen > 126) throw refused("IPv6SubnetLen", "SubnetLen must be less than /127");
+            if (givenLen < network.prefix() + 2) {
+                throw refused("IPv6SubnetLen", "network must be able to accommodate at least four subnets (IPv6SubnetLen " + givenLen + " in " + network + ")");
+            }
+            len = givenLen.intValue();
+        } else if (network.prefix() > 124) {
+            throw refused("IPv6Network", "IPv6Network is too small. Minimum useful network prefix is /124");
+        } else {
+            len = network.prefix() <= 62 ? 64 : network.prefix() + 2;
+        }
+        BigInteger size = BigInteger.ONE.shiftLeft(128 - len);
+        IpAddr min = v6bound("IPv6SubnetMin", givenMin, network, IpAddr.fromBigInteger(network.network().toBigInteger().add(size), true), len);
+        IpAddr max = v6bound("IPv6SubnetMax", givenMax, network, IpAddr.fromBigInteger(network.last().toBigInteger().add(BigInteger.ONE).subtract(size), true), len);
+        if (min.compareTo(max) > 0) throw refused("IPv6SubnetMin", min + " is above IPv6SubnetMax " + max + ": no subnet could be leased");
+        return new Pool(network, len, min, max);
+    }
+
+    /** flanneld's *ip.IP6: absent, null or "::" mean unset; anything else must be an IPv6 address. */
+    private static IpAddr v6address(Map<String, Object> m, String key) {
+        String a = Fields.string(m, key, "");
+        if (a == null) return null;
+        IpAddr ip = IpAddr.tryParse(a);
+        if (ip == null || !ip.isV6()) throw refused(key, "not an IPv6 address: " + a);
+        return ip.equals(IpAddr.parse("::")) ? null : ip;
+    }
+
+    private static IpAddr v6bound(String key, IpAddr given, Cidr network, IpAddr dflt, int len) {
+        if (given == null) return dflt;
+        if (!network.contains(given)) throw refused(key, key + " is not in the range of the IPv6Network");
+        if (!new Cidr(given, len).network().equals(given)) throw refused(key, key + " is not on a SubnetLen boundary: " + given);
+        return given;
     }
 
     private static Backend backend(Map<String, Object> m) {
@@ -203,19 +315,44 @@ public record NetworkConfig(Cidr network, int subnetLen, IpAddr subnetMin, IpAdd
         return new IllegalArgumentException("network config: " + key + ": " + why);
     }
 
-    /** How many subnets can be leased. */
+    /** The IPv4 pool's Network; null in an IPv6-only network. */
+    public Cidr network() {
+        return v4 == null ? null : v4.network();
+    }
+
+    public int subnetLen() {
+        return v4.subnetLen();
+    }
+
+    public IpAddr subnetMin() {
+        return v4.subnetMin();
+    }
+
+    public IpAddr subnetMax() {
+        return v4.subnetMax();
+    }
+
+    /** How many IPv4 subnets can be leased. */
     public long capacity() {
-        return ((subnetMax.toBigInteger().longValue() - subnetMin.toBigInteger().longValue()) >> (32 - subnetLen)) + 1;
+        return v4.capacity();
     }
 
-    /** The {@code i}-th leasable subnet, from 0. */
+    /** The {@code i}-th leasable IPv4 subnet, from 0. */
     public Cidr subnet(long i) {
-        return new Cidr(subnetMin.add(i << (32 - subnetLen)), subnetLen);
+        return v4.subnet(i);
     }
 
-    /** Whether {@code subnet} is one this config may lease. */
+    /** Whether {@code subnet} is one this config may lease (in the pool of its family). */
     public boolean leasable(Cidr subnet) {
-        return !subnet.isV6() && subnet.prefix() == subnetLen && subnet.address().equals(subnet.network())
-                && subnet.address().compareTo(subnetMin) >= 0 && subnet.address().compareTo(subnetMax) <= 0;
+        Pool p = subnet.isV6() ? v6 : v4;
+        return p != null && p.leasable(subnet);
+    }
+
+    public boolean ipv4() {
+        return v4 != null;
+    }
+
+    public boolean ipv6() {
+        return v6 != null;
     }
 }

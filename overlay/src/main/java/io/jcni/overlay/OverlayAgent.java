@@ -11,7 +11,6 @@ import io.jcni.etcd.EtcdClient;
 import io.jcni.etcd.KeyValue;
 import io.jcni.etcd.WatchEvent;
 import io.jcni.plugins.ipam.clusteripam.HostReconcile;
-import io.jcni.plugins.meta.flannel.SubnetFile;
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
 import java.io.IOException;
@@ -74,12 +73,14 @@ public final class OverlayAgent implements AutoCloseable {
     private volatile boolean closed;
     private volatile AutoCloseable watchStream;
     private volatile long leaseId;
-    private volatile Cidr subnet;
+    /** Our IPv4 subnet (null in an IPv6-only network), our IPv6 subnet (null without IPv6), our lease's key; set together. */
+    private volatile Cidr subnet, subnet6;
+    private volatile String ownKey;
     private volatile int keepAliveGeneration;
     private NetworkConfig cfg;
     private Dataplane dp;
     private Link underlay;
-    private IpAddr publicIp;
+    private IpAddr publicIp, publicIpv6;
     private volatile Thread syncThread, keepAliveThread, ipamThread, watchdogThread, configThread;
     private volatile AutoCloseable configWatchStream;
 
@@ -102,9 +103,14 @@ public final class OverlayAgent implements AutoCloseable {
         return ready.await(d.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** Our subnet, once leased. */
+    /** Our IPv4 subnet, once leased (null in an IPv6-only network). */
     public Cidr subnet() {
         return subnet;
+    }
+
+    /** Our IPv6 subnet, once leased (null without IPv6). */
+    public Cidr subnet6() {
+        return subnet6;
     }
 
     private void run() {
@@ -120,12 +126,13 @@ public final class OverlayAgent implements AutoCloseable {
             log("network config", describe(cfg));
             UnderlayChoice.Picked picked = underlay();
             underlay = rt.link(picked.iface().index());
-            publicIp = publicIp(underlay, picked.address());
+            publicIp = cfg.ipv4() ? publicIp(underlay, picked.address()) : null;
+            publicIpv6 = cfg.ipv6() ? publicIpv6(underlay) : null;
             underlayNets = underlayNetworks();
             dp = switch (cfg.backend()) {
-                case NetworkConfig.Vxlan v -> new Dataplane.Vxlan(rt, v, publicIp, underlay, n -> log("vxlan device", "notice=\"" + n + "\""),
-                        () -> underlayNets);
-                case NetworkConfig.HostGw h -> new Dataplane.HostGw(rt, publicIp, underlay);
+                case NetworkConfig.Vxlan v -> new Dataplane.Vxlan(rt, v, publicIp, publicIpv6, underlay,
+                        n -> log("vxlan device", "notice=\"" + n + "\""), () -> underlayNets);
+                case NetworkConfig.HostGw h -> new Dataplane.HostGw(rt, publicIp, publicIpv6, underlay);
             };
             configThread = Thread.ofPlatform().name("overlay-config-watch").daemon().start(() -> configWatchLoop(cfgKv));
             acquire(0);
@@ -148,8 +155,13 @@ public final class OverlayAgent implements AutoCloseable {
 
     /** What the agent runs with, for the log (flanneld logs its VXLAN config the same way). */
     private static String describe(NetworkConfig c) {
-        String s = "network=" + c.network() + " subnet_len=" + c.subnetLen() + " subnet_min=" + c.subnetMin() + " subnet_max=" + c.subnetMax()
-                + " backend=" + c.backend().type();
+        String s = "";
+        if (c.ipv4()) s += "network=" + c.network() + " subnet_len=" + c.subnetLen() + " subnet_min=" + c.subnetMin() + " subnet_max=" + c.subnetMax() + " ";
+        if (c.ipv6()) {
+            s += "ipv6_network=" + c.v6().network() + " ipv6_subnet_len=" + c.v6().subnetLen() + " ipv6_subnet_min=" + c.v6().subnetMin()
+                    + " ipv6_subnet_max=" + c.v6().subnetMax() + " ";
+        }
+        s += "backend=" + c.backend().type();
         if (c.backend() instanceof NetworkConfig.Vxlan v) {
             s += " vni=" + v.vni() + " port=" + v.port() + " mtu=" + (v.mtu() == 0 ? "underlay" : Integer.toString(v.mtu())) + " gbp=" + v.gbp()
                     + " learning=" + v.learning() + " direct_routing=" + v.directRouting();
@@ -218,82 +230,95 @@ public final class OverlayAgent implements AutoCloseable {
 
     /** Leases a subnet; {@code generation}: the keep-alive loop doing it (0: the first lease), which gives up once replaced. */
     private void acquire(int generation) throws InterruptedException {
-        Cidr previous = subnet;
-        if (previous == null && Files.isRegularFile(opts.subnetFile())) {
-            try {
-                previous = SubnetEnv.read(opts.subnetFile()).subnet().masked();
-            } catch (IOException | IllegalArgumentException e) {
-                log("ignoring unreadable subnet file", "file=" + opts.subnetFile());
-            }
+        Cidr previous = subnet, previous6 = subnet6;
+        if (ownKey == null && Files.isRegularFile(opts.subnetFile())) {
+            // As flanneld: FLANNEL_SUBNET and FLANNEL_IPV6_SUBNET of the last run, each read on its own.
+            Cidr p4 = SubnetEnv.cidr(opts.subnetFile(), "FLANNEL_SUBNET"), p6 = SubnetEnv.cidr(opts.subnetFile(), "FLANNEL_IPV6_SUBNET");
+            if ((cfg.ipv4() && p4 == null) || (cfg.ipv6() && p6 == null)) log("ignoring unreadable subnet file", "file=" + opts.subnetFile());
+            previous = p4 == null || p4.isV6() ? null : p4.masked();
+            previous6 = p6 == null || !p6.isV6() ? null : p6.masked();
         }
-        Cidr prev = previous;
+        Cidr prev = previous, prev6 = previous6;
         Lease mine = untilDone("lease a subnet", () -> {
             if (generation != 0 && generation != keepAliveGeneration) throw new InterruptedIOException("replaced by the watchdog");
-            return tryAcquire(prev);
+            return tryAcquire(prev, prev6);
         });
         if (generation != 0 && generation != keepAliveGeneration) throw new InterruptedException();
         synchronized (lock) {
-            subnet = mine.subnet();
-            dp.activate(subnet);
+            subnet = mine.hasV4() ? mine.subnet() : null;
+            subnet6 = mine.ipv6Subnet();
+            ownKey = mine.key(opts.etcdPrefix());
+            dp.activate(subnet, subnet6);
             if (checkedAgainst != null && !local().equals(checkedAgainst)) { // our subnet is another now: judge every lease again
                 recheckAll();
                 reconcileAll();
             }
         }
         try {
-            SubnetEnv.write(opts.subnetFile(), new SubnetFile(cfg.network(), subnet, dp.podMtu(), opts.ipMasq()));
+            SubnetEnv.write(opts.subnetFile(), SubnetEnv.format(cfg.network(), subnet, cfg.ipv6() ? cfg.v6().network() : null, subnet6,
+                    dp.podMtu(), opts.ipMasq()));
         } catch (IOException e) {
             log("writing subnet file failed", "file=" + opts.subnetFile() + " error=\"" + e.getMessage() + "\"");
         }
         if (opts.ipMasq()) {
             try {
-                Nft.current().run(OverlayMasq.setup(cfg.network(), subnet));
+                Nft.current().run(OverlayMasq.setup(cfg.network(), subnet, cfg.ipv6() ? cfg.v6().network() : null, subnet6));
             } catch (RuntimeException e) {
                 log("masquerade setup failed", "error=\"" + e.getMessage() + "\"");
             }
         }
-        log("leased", "subnet=" + subnet + " public_ip=" + publicIp + " backend=" + cfg.backend().type() + " lease=" + Long.toHexString(leaseId));
+        log("leased", "subnet=" + subnet + " public_ip=" + publicIp + (cfg.ipv6() ? " ipv6_subnet=" + subnet6 + " public_ipv6=" + publicIpv6 : "")
+                + " backend=" + cfg.backend().type() + " lease=" + Long.toHexString(leaseId));
         ready.countDown();
     }
 
     /** One attempt; throws IOException to retry (etcd unreachable, or another host won the race). */
-    private Lease tryAcquire(Cidr previous) throws IOException {
+    private Lease tryAcquire(Cidr previous, Cidr previous6) throws IOException {
         Map<Cidr, KeyValue> kvs = new LinkedHashMap<>();
         Map<Cidr, Lease> leases = new LinkedHashMap<>();
         for (KeyValue kv : leaseCall(() -> etcd.getPrefix(Lease.subnetsDir(opts.etcdPrefix()))).kvs()) {
             Lease l = parse(kv);
             if (l != null) {
-                leases.put(l.subnet(), l);
-                kvs.put(l.subnet(), kv);
+                leases.put(l.id(), l);
+                kvs.put(l.id(), kv);
             }
         }
         List<Cidr> avoid = underlayNets;
-        Optional<Lease> own = SubnetChoice.ownLease(leases.values(), publicIp)
-                .filter(l -> cfg.leasable(l.subnet()) && !SubnetChoice.overlapsAny(l.subnet(), avoid)
-                        && Lease.key(opts.etcdPrefix(), l.subnet()).equals(kvs.get(l.subnet()).key()));
+        Optional<Lease> own = SubnetChoice.ownLease(leases.values(), cfg.ipv4() ? publicIp : publicIpv6)
+                .filter(l -> compatible(l, avoid) && l.key(opts.etcdPrefix()).equals(kvs.get(l.id()).key()));
         long id = leaseCall(() -> etcd.grantLease(opts.leaseTtl().toSeconds()));
         boolean ok;
         Lease mine;
         if (own.isPresent()) {
             // A restart: take over our own lease (new etcd lease id) unless it changed meanwhile.
-            mine = dp.local(own.get().subnet());
-            long rev = kvs.get(mine.subnet()).modRevision();
-            ok = leaseCall(() -> etcd.putIfModRevision(Lease.key(opts.etcdPrefix(), mine.subnet()), rev, mine.value(), id));
+            Lease o = own.get();
+            mine = dp.local(o.hasV4() ? o.subnet() : null, o.ipv6Subnet());
+            long rev = kvs.get(o.id()).modRevision();
+            ok = leaseCall(() -> etcd.putIfModRevision(mine.key(opts.etcdPrefix()), rev, mine.value(), id));
         } else {
-            Cidr pick = SubnetChoice.pick(cfg, leases.values(), previous, avoid, random)
+            Cidr pick = !cfg.ipv4() ? null : SubnetChoice.pick(cfg, leases.values(), previous, avoid, random)
                     .orElseThrow(() -> new IOException("no free subnet left in " + cfg.network()));
-            mine = dp.local(pick);
-            ok = leaseCall(() -> etcd.putIfAbsent(Lease.key(opts.etcdPrefix(), pick), mine.value(), id));
+            Cidr pick6 = !cfg.ipv6() ? null : SubnetChoice.pickV6(cfg, leases.values(), previous6, avoid, random)
+                    .orElseThrow(() -> new IOException("no free subnet left in " + cfg.v6().network()));
+            mine = dp.local(pick, pick6);
+            ok = leaseCall(() -> etcd.putIfAbsent(mine.key(opts.etcdPrefix()), mine.value(), id));
         }
         if (!ok) {
             leaseCall(() -> {
                 etcd.revokeLease(id);
                 return null;
             });
-            throw new IOException("subnet " + mine.subnet() + " was taken meanwhile");
+            throw new IOException("subnet " + mine.id() + " was taken meanwhile");
         }
         leaseId = id;
         return mine;
+    }
+
+    /** Whether our old lease still fits the network: each family the network has, leasable and off the underlay; none it lacks. */
+    private boolean compatible(Lease l, List<Cidr> avoid) {
+        if (cfg.ipv4() != l.hasV4() || cfg.ipv6() != l.hasV6()) return false;
+        if (l.hasV4() && (!cfg.leasable(l.subnet()) || SubnetChoice.overlapsAny(l.subnet(), avoid))) return false;
+        return !l.hasV6() || (cfg.leasable(l.ipv6Subnet()) && !SubnetChoice.overlapsAny(l.ipv6Subnet(), avoid));
     }
 
     /**
@@ -333,7 +358,7 @@ public final class OverlayAgent implements AutoCloseable {
                 if (reserve == null) reserve = new byte[RESERVE_BYTES];
                 backoff.reset();
                 if (ttl <= 0) {
-                    log("lease expired; leasing again", "subnet=" + subnet);
+                    log("lease expired; leasing again", "subnet=" + (subnet != null ? subnet : subnet6));
                     lease = true;
                 }
             } catch (InterruptedException e) {
@@ -493,11 +518,11 @@ public final class OverlayAgent implements AutoCloseable {
      * Not a subnet key, or our own: nothing (the keep-alive looks after ours).
      */
     private LeaseBook.Change read(KeyValue kv) {
-        Cidr keySubnet = Lease.subnetOfKey(opts.etcdPrefix(), kv.key());
-        if (keySubnet == null || isOwnKey(kv.key())) return null;
+        Lease.SubnetKey keySubnets = Lease.parseKey(opts.etcdPrefix(), kv.key());
+        if (keySubnets == null || isOwnKey(kv.key())) return null;
         Lease l;
         try {
-            l = Lease.parse(keySubnet, kv.value());
+            l = Lease.parse(keySubnets, kv.value()).forNetwork(cfg.ipv4(), cfg.ipv6());
         } catch (IllegalArgumentException e) {
             LeaseBook.Change ch = book.remove(kv.key());
             malformed.put(kv.key(), "malformed: " + e.getMessage());
@@ -505,18 +530,18 @@ public final class OverlayAgent implements AutoCloseable {
             return ch;
         }
         malformed.remove(kv.key());
-        var c = new LeaseValidator.Candidate(kv.key(), keySubnet, kv.createRevision(), l);
+        var c = new LeaseValidator.Candidate(kv.key(), keySubnets.v4(), kv.createRevision(), l, keySubnets.v6());
         return book.put(new LeaseValidator.Checked(c, LeaseValidator.problem(checkedAgainst, c)));
     }
 
     private boolean isOwnKey(String key) {
-        Cidr own = subnet;
-        return own != null && key.equals(Lease.key(opts.etcdPrefix(), own));
+        String own = ownKey;
+        return own != null && key.equals(own);
     }
 
     /** What this host is now, for the validator. */
     private LeaseValidator.Local local() {
-        return new LeaseValidator.Local(cfg, subnet, publicIp, underlayNets, dp.vtepMac());
+        return new LeaseValidator.Local(cfg, subnet, publicIp, underlayNets, dp.vtepMac(), subnet6, publicIpv6, dp.vtepMacV6());
     }
 
     /** This host's facts changed (our subnet, the underlay): every lease is checked again, and our own key leaves the book. */
@@ -567,29 +592,36 @@ public final class OverlayAgent implements AutoCloseable {
         for (Lease l : d.removes()) {
             try {
                 dp.remove(l);
-                programmed.remove(l.subnet());
-                log("removed remote", "subnet=" + l.subnet() + " public_ip=" + l.publicIp());
+                programmed.remove(l.id());
+                log("removed remote", describe(l));
             } catch (RuntimeException e) {
-                log("removing a remote failed", "subnet=" + l.subnet() + " error=\"" + e.getMessage() + "\"");
+                log("removing a remote failed", "subnet=" + l.id() + " error=\"" + e.getMessage() + "\"");
             }
         }
         for (Lease l : d.adds()) {
             try {
                 if (dp.add(l)) {
-                    programmed.put(l.subnet(), l);
-                    foreignRoutesLogged.remove(l.subnet());
-                    log("added remote", "subnet=" + l.subnet() + " public_ip=" + l.publicIp());
-                } else if (foreignRoutesLogged.add(l.subnet())) {
-                    log("not adding a remote: a route jcni did not install holds its subnet", "subnet=" + l.subnet() + " public_ip=" + l.publicIp());
+                    programmed.put(l.id(), l);
+                    foreignRoutesLogged.remove(l.id());
+                    log("added remote", describe(l));
+                } else if (foreignRoutesLogged.add(l.id())) {
+                    log("not adding a remote: a route jcni did not install holds its subnet", describe(l));
                 }
             } catch (RuntimeException e) {
-                log("adding a remote failed", "subnet=" + l.subnet() + " error=\"" + e.getMessage() + "\"");
+                log("adding a remote failed", "subnet=" + l.id() + " error=\"" + e.getMessage() + "\"");
             }
         }
     }
 
+    /** A remote lease for the log: its subnets and public addresses. */
+    private static String describe(Lease l) {
+        String s = l.hasV4() ? "subnet=" + l.subnet() + " public_ip=" + l.publicIp() : "";
+        if (l.hasV6()) s += (s.isEmpty() ? "" : " ") + "ipv6_subnet=" + l.ipv6Subnet() + " public_ipv6=" + l.publicIpv6();
+        return s;
+    }
+
     private Lease parse(KeyValue kv) {
-        Cidr sn = Lease.subnetOfKey(opts.etcdPrefix(), kv.key());
+        Lease.SubnetKey sn = Lease.parseKey(opts.etcdPrefix(), kv.key());
         if (sn == null) return null;
         try {
             return Lease.parse(sn, kv.value());
@@ -665,12 +697,34 @@ public final class OverlayAgent implements AutoCloseable {
         return addrs.getFirst().address();
     }
 
-    /** The underlay device's connected networks (its routes without a gateway): no lease may cover one. */
+    /**
+     * {@code --public-ipv6}; else, as flanneld, the underlay interface's first IPv6 address of
+     * global scope (not link-local: an FDB destination needs no zone).
+     */
+    private IpAddr publicIpv6(Link underlay) {
+        if (!opts.publicIpv6().isEmpty()) return IpAddr.parse(opts.publicIpv6());
+        for (Address a : rt.addresses(underlay.index(), Family.INET6)) {
+            if (!a.address().isLinkLocalUnicast() && !a.address().isLoopback()) return a.address();
+        }
+        throw new IllegalArgumentException("interface " + underlay.name() + " has no global IPv6 address (EnableIPv6 needs one, or --public-ipv6)");
+    }
+
+    /**
+     * The underlay device's connected networks of both families (its addresses' networks and its
+     * routes without a gateway; not IPv6 link-local or multicast): no lease may cover one.
+     */
     private List<Cidr> underlayNetworks() {
         Set<Cidr> nets = new java.util.LinkedHashSet<>();
-        for (Address a : rt.addresses(underlay.index(), Family.INET)) nets.add(new Cidr(a.address(), a.prefixLength()).masked());
-        for (Route r : rt.routes(Family.INET, Route.TABLE_MAIN)) {
-            if (r.oif() == underlay.index() && r.gateway() == null && r.dst().prefix() > 0) nets.add(r.dst().masked());
+        for (Family f : new Family[] {Family.INET, Family.INET6}) {
+            for (Address a : rt.addresses(underlay.index(), f)) {
+                if (!a.address().isLinkLocalUnicast()) nets.add(new Cidr(a.address(), a.prefixLength()).masked());
+            }
+            for (Route r : rt.routes(f, Route.TABLE_MAIN)) {
+                if (r.oif() != underlay.index() || r.gateway() != null || r.dst().prefix() == 0) continue;
+                IpAddr d = r.dst().network();
+                if (d.isLinkLocalUnicast() || (d.isV6() && (d.bytes()[0] & 0xff) == 0xff)) continue;
+                nets.add(r.dst().masked());
+            }
         }
         return List.copyOf(nets);
     }
@@ -766,7 +820,7 @@ public final class OverlayAgent implements AutoCloseable {
                 log("releasing the lease failed; it expires by itself", "error=\"" + e.getMessage() + "\"");
             }
         }
-        if (opts.ipMasq() && subnet != null) {
+        if (opts.ipMasq() && ownKey != null) {
             try {
                 Nft.current().run(OverlayMasq.teardown());
             } catch (RuntimeException e) {

@@ -23,23 +23,37 @@ import java.util.random.RandomGenerator;
 public final class SubnetChoice {
     private SubnetChoice() {}
 
-    /** The existing lease of {@code publicIp}, if any. */
+    /** The existing lease of {@code publicIp}, if any (the IPv6 one, {@code publicIpv6}, in an IPv6-only network). */
     public static Optional<Lease> ownLease(Collection<Lease> leases, IpAddr publicIp) {
+        if (publicIp.isV6()) return leases.stream().filter(l -> publicIp.equals(l.publicIpv6())).findFirst();
         return leases.stream().filter(l -> l.publicIp().equals(publicIp)).findFirst();
     }
 
-    /** A free subnet to try, or empty when the network is full. */
+    /** A free IPv4 subnet to try, or empty when the network is full. */
     public static Optional<Cidr> pick(NetworkConfig cfg, Collection<Lease> leases, Cidr previous, Collection<Cidr> avoid, RandomGenerator random) {
         Set<Cidr> taken = new HashSet<>();
         for (Lease l : leases) taken.add(l.subnet());
+        return pick(cfg.v4(), taken, previous, avoid, random);
+    }
+
+    /** A free IPv6 subnet to try (flanneld picks both families' the same way), or empty when the IPv6 network is full. */
+    public static Optional<Cidr> pickV6(NetworkConfig cfg, Collection<Lease> leases, Cidr previous, Collection<Cidr> avoid, RandomGenerator random) {
+        Set<Cidr> taken = new HashSet<>();
+        for (Lease l : leases) {
+            if (l.hasV6()) taken.add(l.ipv6Subnet());
+        }
+        return pick(cfg.v6(), taken, previous, avoid, random);
+    }
+
+    private static Optional<Cidr> pick(NetworkConfig.Pool pool, Set<Cidr> taken, Cidr previous, Collection<Cidr> avoid, RandomGenerator random) {
         if (previous != null) {
             Cidr p = previous.masked();
-            if (cfg.leasable(p) && !taken.contains(p) && !overlapsAny(p, avoid)) return Optional.of(p);
+            if (pool.leasable(p) && !taken.contains(p) && !overlapsAny(p, avoid)) return Optional.of(p);
         }
         List<Cidr> free = new ArrayList<>();
-        long n = cfg.capacity();
+        long n = pool.capacity();
         for (long i = 0; i < n && free.size() < 100; i++) {
-            Cidr c = cfg.subnet(i);
+            Cidr c = pool.subnet(i);
             if (!taken.contains(c) && !overlapsAny(c, avoid)) free.add(c);
         }
         if (free.isEmpty()) return Optional.empty();

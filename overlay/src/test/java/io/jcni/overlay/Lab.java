@@ -4,6 +4,7 @@ import io.jcni.linux.Netns;
 import io.jcni.plugins.PluginRegistry;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.plugins.meta.flannel.SubnetFile;
+import io.jcni.types.Cidr;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -92,6 +93,51 @@ final class Lab implements AutoCloseable {
         sh("ip", "-n", h, "link", "set", "eth0", "up");
         sh("nsenter", "--net=/var/run/netns/" + h, "sysctl", "-qw", "net.ipv4.ip_forward=1");
         Files.createDirectories(dir.resolve(h));
+    }
+
+    /** Host i's IPv6 underlay address (eth0, fd77::(10+i)/64). */
+    static String hostIp6(int i) {
+        return "fd77::" + (10 + i);
+    }
+
+    /** Gives host i's eth0 its IPv6 address (without DAD, usable at once) and turns IPv6 forwarding on in the host's namespace. */
+    void enableIpv6(int i) throws Exception {
+        String h = host(i);
+        sh("ip", "-n", h, "-6", "addr", "add", hostIp6(i) + "/64", "dev", "eth0", "nodad");
+        sh("nsenter", "--net=/var/run/netns/" + h, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1");
+    }
+
+    /** subnet.env of host i as text, once written. */
+    String awaitSubnetEnvText(int i) throws Exception {
+        try {
+            waitFor("subnet.env of host " + i, Duration.ofSeconds(60), () -> Files.isRegularFile(subnetFile(i)));
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + "\n" + log(i), e);
+        }
+        return Files.readString(subnetFile(i));
+    }
+
+    /**
+     * IPv6 for host i's pod: cni0 gets {@code subnet6}'s ::1, the pod's eth0 its ::2 and a default
+     * route via ::1. With {@code mtu} &gt; 0 the pod is made here (an IPv6-only network: no
+     * {@link #addPod}), else it is {@link #addPod}'s. Returns the pod's address.
+     */
+    String addPod6(int i, Cidr subnet6, int mtu) throws Exception {
+        String h = host(i), p = pod(i);
+        String gw = subnet6.network().next().toString(), ip = subnet6.network().next().next().toString();
+        if (mtu > 0) {
+            sh("ip", "-n", h, "link", "add", "cni0", "type", "bridge");
+            sh("ip", "-n", h, "link", "set", "cni0", "up");
+            netns(p);
+            sh("ip", "-n", h, "link", "add", "vp", "mtu", Integer.toString(mtu), "type", "veth", "peer", "name", "eth0", "mtu", Integer.toString(mtu),
+                    "netns", p);
+            sh("ip", "-n", h, "link", "set", "vp", "master", "cni0", "up");
+            sh("ip", "-n", p, "link", "set", "eth0", "up");
+        }
+        sh("ip", "-n", h, "-6", "addr", "add", gw + "/" + subnet6.prefix(), "dev", "cni0", "nodad");
+        sh("ip", "-n", p, "-6", "addr", "add", ip + "/" + subnet6.prefix(), "dev", "eth0", "nodad");
+        sh("ip", "-n", p, "-6", "route", "add", "default", "via", gw);
+        return ip;
     }
 
     /** Host i's jcnid socket. */

@@ -1,0 +1,160 @@
+package io.jcni.overlay;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.jcni.types.Cidr;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Dual stack and IPv6 only in the overlay lab (netns hosts with IPv4 and IPv6 on one underlay, a
+ * real etcd, one jcnid --overlay per host): pods on different hosts reach each other over both
+ * families, with DF-sized packets, over VXLAN and host-gw; a lease written as flanneld writes it
+ * is programmed.
+ */
+@Tag("root")
+class DualStackLabTest {
+    private static final int HOSTS = 3;
+
+    /** Hosts 1..n up with IPv4 and IPv6 underlay addresses and agents; their subnet.env texts. */
+    private static Map<Integer, String> bringUp(Lab lab, String netConf, int n) throws Exception {
+        lab.start(netConf);
+        Map<Integer, String> envs = new LinkedHashMap<>();
+        for (int i = 1; i <= n; i++) {
+            lab.addHost(i);
+            lab.enableIpv6(i);
+            lab.startAgent(i); // --public-ipv6 not given: the agent takes eth0's global IPv6 address, as flanneld
+        }
+        for (int i = 1; i <= n; i++) envs.put(i, lab.awaitSubnetEnvText(i));
+        return envs;
+    }
+
+    private static Cidr subnet6(String env) {
+        Cidr c = SubnetEnv.cidr(env, "FLANNEL_IPV6_SUBNET");
+        assertTrue(c != null && c.isV6(), env);
+        return c.masked();
+    }
+
+    private static int mtu(String env) {
+        for (String line : env.split("\n")) {
+            if (line.startsWith("FLANNEL_MTU=")) return Integer.parseInt(line.substring(12));
+        }
+        throw new AssertionError(env);
+    }
+
+    /** Dual stack over VXLAN and host-gw: pods reach each other over IPv4 and IPv6, DF-sized packets included. */
+    private static void dualStack(String backend, int wantMtu, String device6Check) throws Exception {
+        try (Lab lab = new Lab()) {
+            Map<Integer, String> envs = bringUp(lab, "{\"Network\":\"10.68.0.0/16\",\"EnableIPv6\":true,\"IPv6Network\":\"fd68:68::/56\","
+                    + "\"Backend\":{\"Type\":\"" + backend + "\"}}", HOSTS);
+            Map<Integer, String> pods4 = new LinkedHashMap<>(), pods6 = new LinkedHashMap<>();
+            for (int i = 1; i <= HOSTS; i++) {
+                String env = envs.get(i);
+                assertTrue(env.matches("FLANNEL_NETWORK=10\\.68\\.0\\.0/16\nFLANNEL_SUBNET=10\\.68\\.\\d+\\.1/24\nFLANNEL_IPV6_NETWORK=fd68:68::/56\n"
+                        + "FLANNEL_IPV6_SUBNET=fd68:68:0:[0-9a-f]+::1/64\nFLANNEL_MTU=" + wantMtu + "\nFLANNEL_IPMASQ=true\n"), "flanneld's lines and order:\n" + env);
+                pods4.put(i, lab.addPod(i, SubnetEnv.read(lab.subnetFile(i))));
+                pods6.put(i, lab.addPod6(i, subnet6(env), 0));
+            }
+            // every lease is dual-stack, in flanneld's key form, with PublicIPv6
+            String keys = lab.etcdctl("get", "--prefix", "--keys-only", Lease.subnetsDir(lab.prefix)).stdout();
+            for (int i = 1; i <= HOSTS; i++) {
+                Cidr s4 = SubnetEnv.read(lab.subnetFile(i)).subnet().masked(), s6 = subnet6(envs.get(i));
+                assertTrue(keys.contains(Lease.key(lab.prefix, s4, s6)), keys);
+                String value = lab.etcdctl("get", "--print-value-only", Lease.key(lab.prefix, s4, s6)).stdout();
+                assertTrue(value.contains("\"PublicIPv6\":\"" + Lab.hostIp6(i) + "\""), value);
+            }
+            if (device6Check != null) {
+                String link = Lab.sh("ip", "-d", "-n", lab.host(1), "link", "show", "flannel-v6.1");
+                assertTrue(link.contains("vxlan id 1") && link.contains("local " + Lab.hostIp6(1)) && link.contains("mtu " + wantMtu), link);
+            }
+            String route6 = Lab.sh("ip", "-n", lab.host(1), "-6", "route", "show", subnet6(envs.get(2)).toString());
+            assertTrue(route6.contains(device6Check != null ? "dev flannel-v6.1" : "via " + Lab.hostIp6(2) + " dev eth0"), route6);
+            int mtu = mtu(envs.get(1));
+            for (int from = 1; from <= HOSTS; from++) {
+                for (int to = 1; to <= HOSTS; to++) {
+                    if (from == to) continue;
+                    int f = from, t = to;
+                    Lab.waitFor("pod " + f + " -> pod " + t + " (IPv4)\n" + lab.log(f), Duration.ofSeconds(30), () -> lab.ping(lab.pod(f), pods4.get(t), -1));
+                    Lab.waitFor("pod " + f + " -> pod " + t + " (IPv6)\n" + lab.log(f), Duration.ofSeconds(30), () -> lab.ping(lab.pod(f), pods6.get(t), -1));
+                }
+            }
+            // DF-sized: IPv4 header 20 + ICMP 8, IPv6 header 40 + ICMPv6 8
+            assertTrue(lab.ping(lab.pod(1), pods4.get(2), mtu - 28), "IPv4 DF " + (mtu - 28));
+            assertTrue(lab.ping(lab.pod(1), pods6.get(2), mtu - 48), "IPv6 DF " + (mtu - 48));
+            assertTrue(lab.ping(lab.pod(3), pods6.get(1), mtu - 48), "IPv6 DF " + (mtu - 48));
+            String masq = Lab.sh("nsenter", "--net=/var/run/netns/" + lab.host(1), "nft", "list", "chain", "inet", "jcni", OverlayMasq.CHAIN);
+            assertTrue(masq.contains("ip6 saddr fd68:68::/56 ip6 daddr != ff00::/8 masquerade"), "--ip-masq for IPv6: " + masq);
+        }
+    }
+
+    @Test
+    void dualStackOverVxlan() throws Exception {
+        dualStack("vxlan", 1430, "flannel-v6.1"); // 1500 - 70: the IPv6 underlay's encapsulation
+    }
+
+    @Test
+    void dualStackOverHostGw() throws Exception {
+        dualStack("host-gw", 1500, null);
+    }
+
+    @Test
+    void ipv6Only() throws Exception {
+        try (Lab lab = new Lab()) {
+            Map<Integer, String> envs = bringUp(lab, "{\"EnableIPv4\":false,\"EnableIPv6\":true,\"IPv6Network\":\"fd69:69::/56\","
+                    + "\"Backend\":{\"Type\":\"vxlan\"}}", 2);
+            Map<Integer, String> pods = new LinkedHashMap<>();
+            for (int i = 1; i <= 2; i++) {
+                assertTrue(envs.get(i).matches("FLANNEL_IPV6_NETWORK=fd69:69::/56\nFLANNEL_IPV6_SUBNET=fd69:69:0:[0-9a-f]+::1/64\n"
+                        + "FLANNEL_MTU=1430\nFLANNEL_IPMASQ=true\n"), envs.get(i));
+                pods.put(i, lab.addPod6(i, subnet6(envs.get(i)), mtu(envs.get(i))));
+                String key = Lease.key(lab.prefix, null, subnet6(envs.get(i)));
+                assertTrue(key.contains("/subnets/0.0.0.0-0&fd69:69:"), key);
+                String value = lab.etcdctl("get", "--print-value-only", key).stdout();
+                assertTrue(value.contains("\"PublicIP\":\"0.0.0.0\"") && value.contains("\"PublicIPv6\":\"" + Lab.hostIp6(i) + "\""), value);
+            }
+            assertTrue(Lab.run(List.of("ip", "-n", lab.host(1), "link", "show", "flannel.1")).exit() != 0, "no IPv4 device");
+            Lab.waitFor("pod 1 -> pod 2 (IPv6 only)\n" + lab.log(1), Duration.ofSeconds(30), () -> lab.ping(lab.pod(1), pods.get(2), -1));
+            Lab.waitFor("pod 2 -> pod 1 (IPv6 only)\n" + lab.log(2), Duration.ofSeconds(30), () -> lab.ping(lab.pod(2), pods.get(1), -1));
+            assertTrue(lab.ping(lab.pod(1), pods.get(2), 1430 - 48), "IPv6 DF");
+        }
+    }
+
+    /** A lease as flanneld's vxlan backend writes it (dual-stack key, PublicIPv6, BackendV6Data, its casing) is programmed for both families. */
+    @Test
+    void flanneldsDualStackLeaseIsProgrammed() throws Exception {
+        try (Lab lab = new Lab()) {
+            bringUp(lab, "{\"Network\":\"10.70.0.0/16\",\"EnableIPv6\":true,\"IPv6Network\":\"fd70:70::/56\",\"Backend\":{\"Type\":\"vxlan\"}}", 1);
+            String key = lab.prefix + "/subnets/10.70.99.0-24&fd70:70:0:99::-64";
+            String value = "{\"PublicIP\":\"192.168.77.99\",\"PublicIPv6\":\"fd77::99\",\"BackendType\":\"vxlan\","
+                    + "\"BackendData\":{\"VNI\":1,\"VtepMAC\":\"9e:99:00:00:00:04\"},\"BackendV6Data\":{\"VNI\":1,\"VtepMAC\":\"9e:99:00:00:00:06\"}}";
+            assertEquals(0, lab.etcdctl("put", key, value).exit());
+            Lab.waitFor("host 1 programming flanneld's lease\n" + lab.log(1), Duration.ofSeconds(20),
+                    () -> !Lab.sh("ip", "-n", lab.host(1), "-6", "route", "show", "fd70:70:0:99::/64").isBlank());
+            String r6 = Lab.sh("ip", "-n", lab.host(1), "-6", "route", "show", "fd70:70:0:99::/64");
+            assertTrue(r6.contains("via fd70:70:0:99:: dev flannel-v6.1") && r6.contains("onlink"), r6);
+            String r4 = Lab.sh("ip", "-n", lab.host(1), "route", "show", "10.70.99.0/24");
+            assertTrue(r4.contains("via 10.70.99.0 dev flannel.1"), r4);
+            String fdb6 = Lab.sh("bridge", "-n", lab.host(1), "fdb", "show", "dev", "flannel-v6.1");
+            assertTrue(fdb6.contains("9e:99:00:00:00:06 dst fd77::99"), fdb6);
+            String fdb4 = Lab.sh("bridge", "-n", lab.host(1), "fdb", "show", "dev", "flannel.1");
+            assertTrue(fdb4.contains("9e:99:00:00:00:04 dst 192.168.77.99"), fdb4);
+            String neigh6 = Lab.sh("ip", "-n", lab.host(1), "-6", "neigh", "show", "dev", "flannel-v6.1");
+            assertTrue(neigh6.contains("fd70:70:0:99:: lladdr 9e:99:00:00:00:06") && neigh6.contains("PERMANENT"), neigh6);
+            // deleted: both families' entries go
+            assertEquals(0, lab.etcdctl("del", key).exit());
+            Lab.waitFor("host 1 removing flanneld's lease", Duration.ofSeconds(20),
+                    () -> Lab.sh("ip", "-n", lab.host(1), "-6", "route", "show", "fd70:70:0:99::/64").isBlank()
+                            && Lab.sh("ip", "-n", lab.host(1), "route", "show", "10.70.99.0/24").isBlank());
+            assertTrue(!Lab.sh("bridge", "-n", lab.host(1), "fdb", "show", "dev", "flannel-v6.1").contains("9e:99:00:00:00:06"));
+            // garbage under a dual-stack key: logged with its key and skipped
+            String bad = lab.prefix + "/subnets/10.70.98.0-24&fd70:70:0:98::-64";
+            assertEquals(0, lab.etcdctl("put", bad, "{\"PublicIP\":\"192.168.77.98\",\"BackendType\":\"vxlan\",\"BackendData\":{\"VtepMAC\":\"9e:98:00:00:00:04\"}}").exit());
+            Lab.waitFor("the malformed lease logged", Duration.ofSeconds(20), () -> lab.log(1).contains("key=" + bad));
+        }
+    }
+}
