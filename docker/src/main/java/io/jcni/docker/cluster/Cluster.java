@@ -21,9 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Cluster networks on this host: the shared definitions, pools and publications in etcd
@@ -110,7 +108,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
         try {
             ClusterNetwork asked = new ClusterNetwork(name, 0, s.pool(), local.range(), s.gateway() == null ? null : s.gateway().address(), n.internal());
             ClusterNetwork def = define(asked);
-            store.update(ClusterKeys.cluster(name), ClusterKeys.POOL, cur -> cur.orElseGet(() -> sharedPool(def).toJson()));
+            store.update(ClusterKeys.cluster(name), ClusterKeys.POOL, cur -> cur.orElseGet(() -> ClusterPool.initial(def).toJson()));
             store.putLeased(ClusterKeys.hosts(name), host, hostDoc(n));
             try (Rtnl rt = Rtnl.open()) {
                 VxlanSegment.ensure(rt, n.bridge(), def.vni(), underlay, n.mtu());
@@ -148,12 +146,6 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
             if (holder.isPresent() && name.equals(holder.get().get("cluster"))) return vni;
         }
         throw new DriverException("CreateNetwork: no free VNI found for cluster network " + name);
-    }
-
-    private static Pool sharedPool(ClusterNetwork def) {
-        TreeSet<IpAddr> taken = new TreeSet<>();
-        if (def.gateway() != null) taken.add(def.gateway()); // on every host's bridge: never a container's
-        return new Pool("cluster-" + def.name(), "cluster", def.subnet(), def.range(), false, 1, taken, def.name());
     }
 
     private Map<String, Object> hostDoc(DockerNetwork n) {
@@ -248,32 +240,12 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
 
     @Override
     public IpAddr take(String cluster, IpAddr wanted) {
-        AtomicReference<IpAddr> got = new AtomicReference<>();
-        String kind = ClusterKeys.cluster(cluster);
-        store.update(kind, ClusterKeys.POOL, cur -> {
-            Pool p = Pool.fromJson(StateDoc.of(store.location(kind, ClusterKeys.POOL),
-                    cur.orElseThrow(() -> new DriverException("RequestAddress: cluster network " + cluster + " has no pool in etcd"))));
-            Pool after;
-            try {
-                after = p.take(wanted);
-            } catch (DriverException e) {
-                throw new DriverException("RequestAddress: " + e.getMessage() + " (cluster network " + cluster + ")");
-            }
-            got.set(Pool.added(p, after));
-            return after.toJson();
-        });
-        return got.get();
+        return ClusterPool.take(store, cluster, wanted);
     }
 
     @Override
     public void give(String cluster, IpAddr address) {
-        String kind = ClusterKeys.cluster(cluster);
-        if (store.get(kind, ClusterKeys.POOL).isEmpty()) return;
-        store.update(kind, ClusterKeys.POOL, cur -> {
-            if (cur.isEmpty()) throw new DriverException("ReleaseAddress: cluster network " + cluster + " has no pool in etcd");
-            Pool p = Pool.fromJson(StateDoc.of(store.location(kind, ClusterKeys.POOL), cur.get()));
-            return p.release(address).toJson();
-        });
+        ClusterPool.give(store, cluster, address);
     }
 
     // ------------------------------------------------------------------ keeping the dataplane true
