@@ -211,7 +211,7 @@ public final class CniNetworkDriver implements NetworkDriver {
 
     @Override
     public Map<String, String> allocateNetwork(AllocateNetwork r) {
-        return Map.of(); // nothing to share between nodes until state lives in etcd (README, "Global scope")
+        return Map.of(); // called for swarm (global) networks only; cluster networks share their state through etcd instead
     }
 
     @Override
