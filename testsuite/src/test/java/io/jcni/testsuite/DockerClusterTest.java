@@ -194,9 +194,11 @@ class DockerClusterTest {
         assertTrue(hosts.get(0).docker.ok("exec", "ca1", "ip", "-o", "link", "show", "eth0").contains("mtu 1450"));
         awaitPing(hosts.get(0), "ca1", ipB);
         awaitPing(hosts.get(1), "cb1", ipA);
-        // A full-size packet with DF set crosses (1450 - 20 - 8 bytes of ICMP payload).
-        Sh.Run df = hosts.get(0).docker.run("exec", "ca1", "ping", "-c", "1", "-W", "2", "-s", "1422", "-M", "do", ipB);
-        if (!df.err().contains("invalid option") && !df.err().contains("unrecognized option")) assertEquals(0, df.rc(), df.out() + df.err());
+        // A full-size packet crosses: 1450 bytes (1422 of ICMP payload) in the container, 1500 on the underlay.
+        // (busybox's ping cannot set DF; that the container's MTU is 1450 is asserted above, and that the
+        // underlay carries 1450 + 50 unfragmented was checked by hand with iputils' ping -M do.)
+        Sh.Run full = hosts.get(0).docker.run("exec", "ca1", "ping", "-c", "1", "-W", "2", "-s", "1422", ipB);
+        assertEquals(0, full.rc(), full.out() + full.err());
         // No flooding entry (00:00:00:00:00:00) on the VXLAN device: only the remote container's MAC.
         String fdb = hosts.get(0).docker.inHost("bridge", "fdb", "show", "dev", vxlanDevice(hosts.get(0))).out();
         assertFalse(fdb.contains("00:00:00:00:00:00"), fdb);
