@@ -45,6 +45,8 @@ class DockerClusterTest {
     static final String NET = "jc" + ID;
     static final String IMAGE = "jcni-bb";
     static final String ETCD_IP = "192.168.213.100";
+    /** Short, so that a dead host's entries go within the test. */
+    static final int LEASE_TTL = 5;
     static final String SUBNET = "10.234.0.0/16", RANGE = "10.234.1.0/24", GATEWAY = "10.234.0.1";
     static Installed jcni;
     static Path dir;
@@ -78,7 +80,8 @@ class DockerClusterTest {
             jcnid = new ProcessBuilder("nsenter", "--net=/var/run/netns/" + docker.netns, jcni.root.resolve("jcni/bin/jcnid").toString(), "start",
                     "--foreground", "--socket", docker.dir.resolve("jcnid/jcnid.sock").toString(), "--docker-driver", driver,
                     "--docker-state-dir", docker.dir.resolve("driver").toString(), "--etcd-endpoints", "http://" + ETCD_IP + ":2379",
-                    "--iface", "uplink", "--docker-etcd-prefix", "/jcni-test-" + ID + "/docker")
+                    "--iface", "uplink", "--docker-etcd-prefix", "/jcni-test-" + ID + "/docker", "--docker-lease-ttl", LEASE_TTL + "s",
+                    "--etcd-timeout", "3s")
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log().toFile()))
                     .redirectInput(new File("/dev/null")).start();
             long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
@@ -214,7 +217,7 @@ class DockerClusterTest {
 
     static void awaitPing(Host from, String container, String ip) {
         Sh.Run r = null;
-        for (int i = 0; i < 20; i++) {
+        for (int i = 0; i < 40; i++) {
             r = from.ping(container, ip);
             if (r.rc() == 0) return;
             Dockerd.sleep(250);
@@ -251,8 +254,60 @@ class DockerClusterTest {
         awaitPing(hosts.get(0), "cca0", hosts.get(1).docker.ok("inspect", "-f", "{{(index .NetworkSettings.Networks \"" + NET + "\").IPAddress}}", "ccb0"));
     }
 
+    static String ip(Host h, String container) {
+        return h.docker.ok("inspect", "-f", "{{(index .NetworkSettings.Networks \"" + NET + "\").IPAddress}}", container);
+    }
+
+    static boolean programs(Host on, Host remote) {
+        return on.docker.inHost("bridge", "fdb", "show", "dev", vxlanDevice(on)).out().contains("dst " + remote.underlayIp);
+    }
+
+    static void await(String what, java.util.function.BooleanSupplier done) {
+        for (int i = 0; i < 200; i++) {
+            if (done.getAsBoolean()) return;
+            Dockerd.sleep(200);
+        }
+        fail("not within 40 s: " + what);
+    }
+
     @Test
     @Order(3)
+    void aKilledDriverLosesNothingAndADeadHostsEntriesExpire() throws Exception {
+        Host a = hosts.get(0), b = hosts.get(1);
+        String ipA = ip(a, "ca1"), ipB = ip(b, "cb1");
+        a.jcnid.destroyForcibly().waitFor(); // kill -9: the kernel's dataplane stays
+        awaitPing(b, "cb1", ipA);
+        // The lease is not renewed any more: after its TTL the other host drops host a's containers...
+        await("host b drops host a's entries after the lease TTL", () -> !programs(b, a));
+        assertTrue(b.ping("cb1", ipA).rc() != 0, "host a still reachable without its entries");
+        // ...and host a, restarted, publishes them again: everything is back.
+        Files.deleteIfExists(a.socket());
+        a.startJcnid();
+        await("host b programs host a's containers again", () -> programs(b, a));
+        awaitPing(b, "cb1", ipA);
+        awaitPing(a, "ca1", ipB);
+    }
+
+    @Test
+    @Order(4)
+    void withEtcdUnreachableRunningContainersKeepWorkingAndNewOnesFailClearly() throws Exception {
+        Host a = hosts.get(0), b = hosts.get(1);
+        String ipA = ip(a, "ca1");
+        Sh.ok("kill", "-STOP", Long.toString(etcd.pid()));
+        try {
+            Sh.Run r = b.docker.run("run", "--rm", "--network", NET, IMAGE, "true");
+            assertTrue(r.rc() != 0 && r.err().contains("etcd http://" + ETCD_IP + ":2379 unreachable"), r.out() + r.err());
+            awaitPing(b, "cb1", ipA);
+        } finally {
+            Sh.ok("kill", "-CONT", Long.toString(etcd.pid()));
+        }
+        b.docker.ok("run", "--rm", "--network", NET, IMAGE, "true");
+        await("host b programs host a's containers", () -> programs(b, a));
+        awaitPing(b, "cb1", ipA);
+    }
+
+    @Test
+    @Order(5)
     void removingTheNetworkOnOneHostLeavesTheOthersAndTheLastRemovesItFromEtcd() throws Exception {
         Host a = hosts.get(0), b = hosts.get(1);
         String ipB1 = b.docker.ok("inspect", "-f", "{{(index .NetworkSettings.Networks \"" + NET + "\").IPAddress}}", "ccb1");
