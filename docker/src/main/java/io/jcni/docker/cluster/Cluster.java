@@ -260,9 +260,11 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
     private void syncLoop() {
         while (!closed) {
             synchronized (wake) {
-                if (!dirty) {
+                long until = System.nanoTime() + SYNC_EVERY_MILLIS * 1_000_000;
+                // Woken by the watch, or at the latest every SYNC_EVERY_MILLIS to make good what was missed.
+                for (long left = SYNC_EVERY_MILLIS; !dirty && !closed && left > 0; left = (until - System.nanoTime()) / 1_000_000) {
                     try {
-                        wake.wait(SYNC_EVERY_MILLIS);
+                        wake.wait(left);
                     } catch (InterruptedException e) {
                         return;
                     }
@@ -280,7 +282,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
     }
 
     /** Makes the member's VXLAN device hold exactly the other hosts' published containers. */
-    void sync(Member m) {
+    private void sync(Member m) {
         Map<String, Peer> published = store.load(ClusterKeys.endpoints(m.name), Peer::fromJson, Peer::endpointId, this::note);
         PeerDiff d;
         synchronized (m) {
