@@ -58,6 +58,8 @@ public final class EtcdStore implements SharedStore {
 
     @Override
     public void putLeased(String kind, String key, Map<String, Object> doc) {
+        // Without a lease the document would outlive this host: refuse until the lease keeper has one.
+        if (lease == 0) throw new DriverException("etcd " + endpoints + ": this host has no lease yet (etcd was unreachable); try again");
         call(() -> {
             etcd.put(etcdKey(kind, key), Json.write(doc), lease);
             return null;
