@@ -2,6 +2,11 @@ package io.jcni.docker;
 
 import io.jcni.docker.api.DriverException;
 import io.jcni.docker.api.RemoteApi;
+import io.jcni.docker.cluster.Cluster;
+import io.jcni.docker.cluster.Underlay;
+import io.jcni.docker.store.EtcdStore;
+import io.jcni.etcd.EtcdClient;
+import io.jcni.linux.Rtnl;
 import io.jcni.docker.ipam.JcniIpam;
 import io.jcni.docker.network.CniAttacher;
 import io.jcni.docker.network.CniNetworkDriver;
@@ -32,12 +37,16 @@ public final class DockerDriver implements AutoCloseable {
      * @param confDir   where {@code -o jcni.conflist=NAME} is looked up
      * @param cniPath   where plugins that are not jcni's own are found
      */
-    public record Options(String name, Path pluginDir, Path stateDir, Path confDir, List<Path> cniPath) {
+    public record Options(String name, Path pluginDir, Path stateDir, Path confDir, List<Path> cniPath, ClusterOptions cluster) {
         public static Options of(String name, Path pluginDir, Path stateDir) {
             String conf = System.getenv("NETCONFPATH");
             String path = System.getenv("CNI_PATH");
             return new Options(name, pluginDir, stateDir, conf == null || conf.isEmpty() ? ConfigLoader.DEFAULT_DIR : Path.of(conf),
-                    path == null || path.isEmpty() ? List.of(Path.of("/opt/cni/bin"), Path.of("/usr/lib/cni")) : PluginExec.splitPath(path));
+                    path == null || path.isEmpty() ? List.of(Path.of("/opt/cni/bin"), Path.of("/usr/lib/cni")) : PluginExec.splitPath(path), null);
+        }
+
+        public Options withCluster(ClusterOptions c) {
+            return new Options(name, pluginDir, stateDir, confDir, cniPath, c);
         }
 
         public Path socket() {
@@ -45,14 +54,28 @@ public final class DockerDriver implements AutoCloseable {
         }
     }
 
+    /**
+     * Cluster networks ({@code -o jcni.cluster=NAME}): their store and VXLAN underlay, as the overlay agent takes them.
+     *
+     * @param prefix   etcd key prefix of the driver's shared state ({@code --docker-etcd-prefix}, default {@code /jcni/docker})
+     * @param iface    {@code --iface}: the underlay's name or address ("": the default route's interface)
+     * @param publicIp {@code --public-ip}: the VTEP address other hosts send to ("": the underlay's first IPv4 address)
+     * @param leaseTtl how long this host's publications outlive it ({@code --docker-lease-ttl})
+     * @param timeout  every etcd call's bound ({@code --etcd-timeout})
+     */
+    public record ClusterOptions(List<String> endpoints, io.jcni.etcd.EtcdSecurity security, String prefix, String iface, String publicIp,
+            java.time.Duration leaseTtl, java.time.Duration timeout) {}
+
     private final Options options;
     private final CniNetworkDriver network;
     private final JcniIpam ipam;
     private final PluginSocketServer server;
     private final CniAttacher attacher;
+    private final Cluster cluster;
 
-    private DockerDriver(Options options, CniNetworkDriver network, JcniIpam ipam, PluginSocketServer server, CniAttacher attacher) {
+    private DockerDriver(Options options, CniNetworkDriver network, JcniIpam ipam, PluginSocketServer server, CniAttacher attacher, Cluster cluster) {
         this.options = options;
+        this.cluster = cluster;
         this.network = network;
         this.ipam = ipam;
         this.server = server;
@@ -86,6 +109,21 @@ public final class DockerDriver implements AutoCloseable {
         JcniIpam ipam = new JcniIpam(store, line -> {
             if (log != null) log.println(Instant.now() + " jcnid docker " + line);
         });
+        Cluster cluster = null;
+        if (o.cluster() != null) {
+            ClusterOptions c = o.cluster();
+            EtcdStore etcd = new EtcdStore(new EtcdClient(c.endpoints(), c.timeout(), c.security()), c.prefix(), String.join(",", c.endpoints()));
+            Underlay underlay;
+            try (Rtnl rt = Rtnl.open()) {
+                underlay = Underlay.find(rt, c.iface(), c.publicIp());
+            }
+            cluster = new Cluster(etcd, ipam, underlay, c.leaseTtl().toSeconds(), log);
+            cluster.start();
+            network.cluster(cluster);
+            ipam.sharedPools(cluster);
+            if (log != null) log.println(Instant.now() + " jcnid docker cluster etcd=" + String.join(",", c.endpoints()) + " prefix=" + c.prefix()
+                    + " underlay=" + underlay.name() + " vtep=" + underlay.address() + " mtu=" + (underlay.mtu() - io.jcni.docker.cluster.ClusterKeys.VXLAN_OVERHEAD));
+        }
         int cleaned = network.reconcile();
         long t1 = System.nanoTime();
         PluginSocketServer server = PluginSocketServer.start(o.socket(), new RemoteApi(network, ipam, log), log,
@@ -96,7 +134,7 @@ public final class DockerDriver implements AutoCloseable {
                     + " start_ms=" + String.format("%.1f", (System.nanoTime() - t0) / 1e6) + " http_ms="
                     + String.format("%.1f", (System.nanoTime() - t1) / 1e6));
         }
-        return new DockerDriver(o, network, ipam, server, attacher);
+        return new DockerDriver(o, network, ipam, server, attacher, cluster);
     }
 
     /** {@code -o jcni.conflist=NAME}: the list as it is now (copied into the network, so later edits do not split ADD from DEL). */
@@ -134,13 +172,14 @@ public final class DockerDriver implements AutoCloseable {
     /** A line for {@code jcnid status}. */
     public String status() {
         return "docker_driver " + options.name() + " socket " + server.socket() + " networks " + network.networks().size()
-                + " endpoints " + network.endpoints().size() + " pools " + ipam.pools().size() + "\n";
+                + " endpoints " + network.endpoints().size() + " pools " + ipam.pools().size() + "\n" + (cluster == null ? "" : cluster.status());
     }
 
     /** Stops serving, then lets veth deletions still running in the background finish. */
     @Override
     public void close() {
         server.close();
+        if (cluster != null) cluster.close();
         attacher.settle();
     }
 }

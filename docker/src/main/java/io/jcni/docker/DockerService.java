@@ -22,6 +22,15 @@ public final class DockerService implements DaemonService {
     static final String DRIVER = "--docker-driver";
     static final String PLUGIN_DIR = "--docker-plugin-dir";
     static final String STATE_DIR = "--docker-state-dir";
+    /** The store of cluster networks: the overlay agent's flags, so one jcnid command line configures both. */
+    static final String ETCD = "--etcd-endpoints";
+    static final String ETCD_TIMEOUT = "--etcd-timeout";
+    static final String IFACE = "--iface";
+    static final String PUBLIC_IP = "--public-ip";
+    /** Not --etcd-prefix: that one is flannel's network prefix, which the overlay agent reads. */
+    static final String ETCD_PREFIX = "--docker-etcd-prefix";
+    static final String LEASE_TTL = "--docker-lease-ttl";
+    public static final String DEFAULT_ETCD_PREFIX = "/jcni/docker";
     public static final Path DEFAULT_PLUGIN_DIR = Path.of("/run/docker/plugins");
     public static final Path DEFAULT_STATE_DIR = Path.of("/var/lib/jcni/docker");
     /** A plugin name is a file name in the plugin directory, and what users type after -d. */
@@ -34,7 +43,9 @@ public final class DockerService implements DaemonService {
 
     @Override
     public Set<String> valueFlags() {
-        return Set.of(DRIVER, PLUGIN_DIR, STATE_DIR);
+        Set<String> s = new java.util.HashSet<>(Set.of(DRIVER, PLUGIN_DIR, STATE_DIR, ETCD, ETCD_TIMEOUT, IFACE, PUBLIC_IP, ETCD_PREFIX, LEASE_TTL));
+        s.addAll(io.jcni.etcd.EtcdSecurity.FLAGS);
+        return Set.copyOf(s);
     }
 
     @Override
@@ -108,18 +119,36 @@ public final class DockerService implements DaemonService {
     static DockerDriver.Options options(List<String> args) {
         String name = null;
         Path plugins = DEFAULT_PLUGIN_DIR, state = DEFAULT_STATE_DIR;
+        List<String> etcd = List.of();
+        io.jcni.etcd.EtcdSecurity security = io.jcni.etcd.EtcdSecurity.NONE;
+        String iface = "", publicIp = "", prefix = DEFAULT_ETCD_PREFIX;
+        java.time.Duration ttl = java.time.Duration.ofSeconds(15), timeout = java.time.Duration.ofSeconds(5);
         Flags f = new Flags(args);
         while (f.next()) {
             switch (f.name()) {
                 case DRIVER -> name = f.value();
                 case PLUGIN_DIR -> plugins = f.path();
                 case STATE_DIR -> state = f.path();
-                default -> throw new IllegalArgumentException("unknown Docker driver option " + f.token());
+                case ETCD -> etcd = io.jcni.etcd.EtcdClient.splitEndpoints(f.value());
+                case ETCD_TIMEOUT -> timeout = f.duration(java.time.Duration.ofSeconds(1), java.time.Duration.ofMinutes(5));
+                case IFACE -> iface = f.value();
+                case PUBLIC_IP -> publicIp = f.value();
+                case ETCD_PREFIX -> {
+                    String v = f.value();
+                    prefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
+                }
+                case LEASE_TTL -> ttl = f.duration(java.time.Duration.ofSeconds(2), java.time.Duration.ofHours(1));
+                default -> {
+                    if (!io.jcni.etcd.EtcdSecurity.FLAGS.contains(f.name())) throw new IllegalArgumentException("unknown Docker driver option " + f.token());
+                    security = security.withFlag(f.name(), f.value());
+                }
             }
         }
         if (name == null || !NAME.matcher(name).matches()) {
             throw new IllegalArgumentException(DRIVER + ": a plugin name is 1-64 letters, digits, '_', '.' or '-': " + name);
         }
-        return DockerDriver.Options.of(name, plugins, state);
+        DockerDriver.Options o = DockerDriver.Options.of(name, plugins, state);
+        if (etcd.isEmpty()) return o;
+        return o.withCluster(new DockerDriver.ClusterOptions(etcd, security.validated(), prefix, iface, publicIp, ttl, timeout));
     }
 }

@@ -44,6 +44,7 @@ public final class NewLink {
     private Boolean vxlanLearning;
     private int vxlanTtl = -1;
     private boolean vxlanGbp;
+    private boolean vxlanProxy;
 
     private NewLink(String name, String kind) {
         this.name = checkName(name);
@@ -247,6 +248,17 @@ public final class NewLink {
         return this;
     }
 
+    /**
+     * ARP/NDP proxy (IFLA_VXLAN_PROXY, {@code ip link ... proxy}): the device answers neighbour
+     * requests from its own neighbour table instead of sending them to other VTEPs, so an L2
+     * segment needs no flooding (Docker's overlay driver does the same).
+     */
+    public NewLink vxlanProxy(boolean proxy) {
+        requireKind("vxlan");
+        this.vxlanProxy = proxy;
+        return this;
+    }
+
     public NewLink vxlanTtl(int ttl) {
         requireKind("vxlan");
         this.vxlanTtl = ttl;
@@ -324,6 +336,7 @@ public final class NewLink {
                 if (vxlanLearning != null) m.attrU8(Rtm.IFLA_VXLAN_LEARNING, vxlanLearning ? 1 : 0);
                 if (vxlanTtl >= 0) m.attrU8(Rtm.IFLA_VXLAN_TTL, vxlanTtl);
                 if (vxlanGbp) m.attrFlag(Rtm.IFLA_VXLAN_GBP);
+                if (vxlanProxy) m.attrU8(Rtm.IFLA_VXLAN_PROXY, 1);
                 m.end(data);
             }
             default -> { }

@@ -74,6 +74,7 @@ final class Rtm {
     static final int IFLA_VXLAN_LOCAL = 4;
     static final int IFLA_VXLAN_TTL = 5;
     static final int IFLA_VXLAN_LEARNING = 7;
+    static final int IFLA_VXLAN_PROXY = 11;
     static final int IFLA_VXLAN_PORT = 15;
     static final int IFLA_VXLAN_GROUP6 = 16;
     static final int IFLA_VXLAN_LOCAL6 = 17;

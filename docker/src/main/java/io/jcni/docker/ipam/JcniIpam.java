@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -32,6 +33,7 @@ public final class JcniIpam implements IpamDriver {
 
     private final StateStore store;
     private final Map<String, Pool> pools = new TreeMap<>();
+    private volatile SharedPools shared;
 
     public JcniIpam(StateStore store) {
         this(store, line -> {});
@@ -41,6 +43,38 @@ public final class JcniIpam implements IpamDriver {
     public JcniIpam(StateStore store, Consumer<String> report) {
         this.store = store;
         pools.putAll(store.load(KIND, Pool::fromJson, Pool::id, report));
+    }
+
+    /** Where the container addresses of pools linked to a cluster network come from (jcnid with --etcd-endpoints). */
+    public void sharedPools(SharedPools s) {
+        shared = s;
+    }
+
+    /**
+     * Links the pool of {@code subnet} to the cluster network {@code cluster}: from now on its container
+     * addresses come from the cluster's shared pool. libnetwork asks for the pool and the gateway before
+     * CreateNetwork tells the driver that the network is a cluster network, so the gateway stays this
+     * host's (every host of the cluster has the same gateway on its own bridge).
+     *
+     * @return the pool as it was before (its range and gateway start the shared pool)
+     */
+    public synchronized Pool linkCluster(Cidr subnet, String cluster) {
+        for (Pool p : pools.values()) {
+            if (p.pool().equals(subnet)) {
+                if (p.cluster() != null && !p.cluster().equals(cluster)) {
+                    throw new DriverException("CreateNetwork: the pool " + subnet + " belongs to the cluster network " + p.cluster() + " already");
+                }
+                save(p.withCluster(cluster));
+                return p;
+            }
+        }
+        throw new DriverException("CreateNetwork: a cluster network takes its addresses from jcni's IPAM: give --ipam-driver with the driver's name (no jcni pool "
+                + subnet + ")");
+    }
+
+    /** Undoes {@link #linkCluster} for the pool of {@code subnet}, if it is still there. */
+    public synchronized void unlinkCluster(Cidr subnet) {
+        for (Pool p : List.copyOf(pools.values())) if (p.pool().equals(subnet) && p.cluster() != null) save(p.withCluster(null));
     }
 
     @Override
@@ -60,7 +94,7 @@ public final class JcniIpam implements IpamDriver {
                             + other.pool() + " already in use");
                 }
             }
-            p = new Pool(id, r.addressSpace(), cidr, range, r.v6(), 1, new TreeSet<>());
+            p = new Pool(id, r.addressSpace(), cidr, range, r.v6(), 1, new TreeSet<>(), null);
         } else {
             p = p.withRefs(p.refs() + 1);
         }
@@ -82,6 +116,11 @@ public final class JcniIpam implements IpamDriver {
     @Override
     public synchronized Cidr requestAddress(IpamCalls.RequestAddress r) {
         Pool p = pool("RequestAddress", r.poolId());
+        if (p.cluster() != null && !r.gateway()) {
+            SharedPools s = shared;
+            if (s == null) throw new DriverException("RequestAddress: the pool " + p.pool() + " is cluster network " + p.cluster() + "'s, and jcnid runs without --etcd-endpoints");
+            return new Cidr(s.take(p.cluster(), r.address()), p.pool().prefix());
+        }
         Pool after;
         try {
             after = p.take(r.address());
@@ -96,7 +135,11 @@ public final class JcniIpam implements IpamDriver {
     public synchronized void releaseAddress(IpamCalls.ReleaseAddress r) {
         Pool p = pool("ReleaseAddress", r.poolId());
         // Releasing what is not held is not an error: libnetwork may release again after a failure.
-        if (p.allocated().contains(r.address())) save(p.release(r.address()));
+        if (p.allocated().contains(r.address())) {
+            save(p.release(r.address()));
+        } else if (p.cluster() != null && shared != null) {
+            shared.give(p.cluster(), r.address());
+        }
     }
 
     /** The pools, for tests and status. */

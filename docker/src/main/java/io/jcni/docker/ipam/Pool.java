@@ -20,15 +20,22 @@ import java.util.TreeSet;
  * @param range     where automatic addresses come from (--ip-range; else the pool)
  * @param refs      RequestPool calls not yet released (two networks may share a pool)
  * @param allocated the addresses handed out, gateways included
+ * @param cluster   the cluster network ({@code -o jcni.cluster=NAME}) whose shared pool in etcd hands out
+ *                  this pool's container addresses instead of {@code allocated}; null for a pool of this host alone
  */
-public record Pool(String id, String space, Cidr pool, Cidr range, boolean v6, int refs, TreeSet<IpAddr> allocated) {
+public record Pool(String id, String space, Cidr pool, Cidr range, boolean v6, int refs, TreeSet<IpAddr> allocated, String cluster) {
 
     public Pool {
         allocated = new TreeSet<>(allocated);
     }
 
     public Pool withRefs(int n) {
-        return new Pool(id, space, pool, range, v6, n, allocated);
+        return new Pool(id, space, pool, range, v6, n, allocated, cluster);
+    }
+
+    /** This pool with its container addresses handed out by the cluster network's shared pool (null: by this host again). */
+    public Pool withCluster(String name) {
+        return new Pool(id, space, pool, range, v6, refs, allocated, name);
     }
 
     /** Whether the two pools share any address. */
@@ -44,7 +51,7 @@ public record Pool(String id, String space, Cidr pool, Cidr range, boolean v6, i
         IpAddr a = wanted == null ? firstFree() : checkWanted(wanted);
         TreeSet<IpAddr> s = new TreeSet<>(allocated);
         s.add(a);
-        return new Pool(id, space, pool, range, v6, refs, s);
+        return new Pool(id, space, pool, range, v6, refs, s, cluster);
     }
 
     /** The address {@link #take} chose: the one it added. */
@@ -57,7 +64,7 @@ public record Pool(String id, String space, Cidr pool, Cidr range, boolean v6, i
     public Pool release(IpAddr a) {
         TreeSet<IpAddr> s = new TreeSet<>(allocated);
         s.remove(a);
-        return new Pool(id, space, pool, range, v6, refs, s);
+        return new Pool(id, space, pool, range, v6, refs, s, cluster);
     }
 
     private IpAddr checkWanted(IpAddr a) {
@@ -99,6 +106,7 @@ public record Pool(String id, String space, Cidr pool, Cidr range, boolean v6, i
         List<Object> a = new ArrayList<>();
         for (IpAddr ip : allocated) a.add(ip.toString());
         m.put("allocated", a);
+        if (cluster != null) m.put("cluster", cluster);
         return m;
     }
 
@@ -107,6 +115,6 @@ public record Pool(String id, String space, Cidr pool, Cidr range, boolean v6, i
         boolean v6 = d.bool("v6");
         if (pool.isV6() != v6 || !pool.contains(range.network())) throw d.damaged("range", range + " is not inside the pool " + pool);
         return new Pool(d.string("id"), d.string("space"), pool, range, v6, (int) d.integer("refs", 1, Integer.MAX_VALUE),
-                new TreeSet<>(d.addresses("allocated")));
+                new TreeSet<>(d.addresses("allocated")), d.optString("cluster"));
     }
 }

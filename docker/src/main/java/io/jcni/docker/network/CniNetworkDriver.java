@@ -48,6 +48,7 @@ public final class CniNetworkDriver implements NetworkDriver {
     private final String scope;
     private final PrintStream log;
     private volatile String dataDir;
+    private volatile ClusterMembership cluster;
     private final Map<String, DockerNetwork> networks = new ConcurrentHashMap<>();
     private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
     private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
@@ -70,6 +71,20 @@ public final class CniNetworkDriver implements NetworkDriver {
         // A damaged document is moved aside and named in the log; the rest is served.
         networks.putAll(store.load(NETWORKS, DockerNetwork::fromJson, DockerNetwork::id, this::note));
         endpoints.putAll(store.load(ENDPOINTS, Endpoint::fromJson, Endpoint::id, this::note));
+    }
+
+    /** Lets networks with {@code -o jcni.cluster=NAME} be created (jcnid with --etcd-endpoints). */
+    public void cluster(ClusterMembership c) {
+        cluster = c;
+    }
+
+    private ClusterMembership membership(String call) {
+        ClusterMembership c = cluster;
+        if (c == null) {
+            throw new DriverException(call + ": " + DockerNetwork.OPT_CLUSTER + " needs the driver's shared store: start jcnid with --etcd-endpoints "
+                    + "(and --iface or --public-ip for the VXLAN underlay)");
+        }
+        return c;
     }
 
     /**
@@ -97,6 +112,17 @@ public final class CniNetworkDriver implements NetworkDriver {
                 if (n.linuxBridge() != null) attacher.openNetwork(n.linuxBridge(), n.internal(), n.masqueraded());
             } catch (RuntimeException ex) {
                 note("reconcile network=" + n.id() + " error=\"" + ex.getMessage() + "\"");
+            }
+        }
+        ClusterMembership c = cluster;
+        for (DockerNetwork n : networks.values()) {
+            if (n.cluster() == null || c == null) continue;
+            List<Endpoint> running = endpoints.values().stream()
+                    .filter(e -> e.networkId().equals(n.id()) && e.joined() && attacher.sandboxExists(e.sandboxKey())).toList();
+            try {
+                c.resume(n, running);
+            } catch (RuntimeException ex) {
+                note("reconcile network=" + n.id() + " cluster=" + n.cluster() + " error=\"" + ex.getMessage() + "\"");
             }
         }
         for (Endpoint e : List.copyOf(endpoints.values())) {
@@ -136,6 +162,15 @@ public final class CniNetworkDriver implements NetworkDriver {
                 DockerNetwork asked = n;
                 n = asked.withBridgeOwnership(existing.isEmpty(), existing.map(h -> Conflicts.lentAddresses(asked, h)).orElse(List.of()));
             }
+            if (n.cluster() != null) {
+                ClusterMembership c = membership("CreateNetwork");
+                int mtu = c.mtu();
+                if (n.mtu() > mtu) {
+                    throw new DriverException("CreateNetwork: " + DockerNetwork.OPT_MTU + "=" + n.mtu() + " does not fit through the VXLAN underlay (at most " + mtu + ")");
+                }
+                n = n.withMtu(n.mtu() == 0 ? mtu : n.mtu());
+                c.join(n);
+            }
             if (n.linuxBridge() != null) attacher.openNetwork(n.linuxBridge(), n.internal(), n.masqueraded());
             store.put(NETWORKS, n.id(), n.toJson());
             networks.put(n.id(), n);
@@ -163,6 +198,7 @@ public final class CniNetworkDriver implements NetworkDriver {
             Endpoint none = new Endpoint("gc", n.id(), null, null, "");
             boolean shared = networks.values().stream().anyMatch(o -> !o.id().equals(n.id()) && n.linuxBridge() != null
                     && n.linuxBridge().equals(o.linuxBridge()));
+            if (n.cluster() != null && cluster != null) cluster.leave(n);
             attacher.removeNetwork(chain(n, none), new Attacher.Teardown(n.linuxBridge(), n.internal(), n.masqueraded(), !shared,
                     n.conflist() == null && n.ownsBridge() && !shared, n.lentAddresses()));
             store.delete(NETWORKS, n.id());
@@ -175,7 +211,7 @@ public final class CniNetworkDriver implements NetworkDriver {
 
     @Override
     public Map<String, String> allocateNetwork(AllocateNetwork r) {
-        return Map.of(); // nothing to share between nodes until state lives in etcd (README, "Global scope")
+        return Map.of(); // called for swarm (global) networks only; cluster networks share their state through etcd instead
     }
 
     @Override
@@ -186,11 +222,14 @@ public final class CniNetworkDriver implements NetworkDriver {
     public void createEndpoint(CreateEndpoint r) {
         ReentrantLock l = lock(r.networkId());
         try {
-            network("CreateEndpoint", r.networkId());
+            DockerNetwork n = network("CreateEndpoint", r.networkId());
             if (r.iface().address() == null && r.iface().addressV6() == null) {
                 throw new DriverException("CreateEndpoint: Interface has no Address: jcni uses the addresses of the network's IPAM driver");
             }
-            Endpoint e = new Endpoint(r.endpointId(), r.networkId(), r.iface().address(), r.iface().addressV6(), r.iface().macAddress());
+            String mac = r.iface().macAddress();
+            // On a cluster network every host must know a container's MAC: it follows from the (cluster-wide unique) address.
+            if (mac.isEmpty() && n.cluster() != null && r.iface().address() != null) mac = io.jcni.docker.cluster.ClusterKeys.macFor(r.iface().address().address());
+            Endpoint e = new Endpoint(r.endpointId(), r.networkId(), r.iface().address(), r.iface().addressV6(), mac);
             Endpoint old = endpoints.get(e.id());
             if (old != null) {
                 if (old.networkId().equals(e.networkId()) && java.util.Objects.equals(old.address(), e.address())) return;
@@ -242,6 +281,7 @@ public final class CniNetworkDriver implements NetworkDriver {
                 save(joined); // first, so that a crash during ADD leaves a record for reconcile
                 try {
                     attacher.add(chain(n, joined), runtime(joined, ""), joined.ifName());
+                    if (n.cluster() != null) membership("Join").publish(n, joined);
                 } catch (RuntimeException ex) {
                     try {
                         attacher.del(chain(n, joined), runtime(joined, ""), joined.ifName());
@@ -275,6 +315,7 @@ public final class CniNetworkDriver implements NetworkDriver {
     }
 
     private void leaveLocked(DockerNetwork n, Endpoint e) {
+        if (n.cluster() != null && cluster != null) cluster.withdraw(n, e);
         attacher.del(chain(n, e), runtime(e, ""), e.ifName());
         save(e.left());
     }

@@ -28,10 +28,11 @@ import java.util.Set;
  *                 it with the network; a bridge that was there before is used and left in place
  * @param lentAddresses the gateway addresses jcni put on a bridge it does not own (they were not on it at
  *                 CreateNetwork), removed from it with the network
+ * @param cluster  the cluster network this one is a host's part of ({@code -o jcni.cluster=NAME}); null for a network of this host alone
  */
 public record DockerNetwork(String id, List<String> plugins, Map<String, Object> conflist, String bridge, int mtu,
         boolean internal, boolean ipv6, List<Subnet> subnets, Map<String, Long> bandwidth, boolean ownsBridge,
-        List<Cidr> lentAddresses) {
+        List<Cidr> lentAddresses, String cluster) {
 
     public DockerNetwork {
         bandwidth = bandwidth == null ? Map.of() : Map.copyOf(bandwidth);
@@ -40,7 +41,12 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
 
     /** As decided at CreateNetwork, once the driver has looked at the host. */
     public DockerNetwork withBridgeOwnership(boolean owns, List<Cidr> lent) {
-        return new DockerNetwork(id, plugins, conflist, bridge, mtu, internal, ipv6, subnets, bandwidth, owns, lent);
+        return new DockerNetwork(id, plugins, conflist, bridge, mtu, internal, ipv6, subnets, bandwidth, owns, lent, cluster);
+    }
+
+    /** With the MTU a cluster network has on this host (the underlay's minus VXLAN's overhead). */
+    public DockerNetwork withMtu(int m) {
+        return new DockerNetwork(id, plugins, conflist, bridge, m, internal, ipv6, subnets, bandwidth, ownsBridge, lentAddresses, cluster);
     }
 
     /** The bridge's name when jcni does not choose one: {@code jc-} and 12 characters of the network ID. */
@@ -60,6 +66,7 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
 
     public static final String OPT_PLUGINS = "jcni.plugins";
     public static final String OPT_CONFLIST = "jcni.conflist";
+    public static final String OPT_CLUSTER = "jcni.cluster";
     static final String OPT_BANDWIDTH = "jcni.bandwidth.";
     static final List<String> BANDWIDTH_KEYS = List.of("ingressRate", "ingressBurst", "egressRate", "egressBurst");
     public static final String OPT_BRIDGE = "com.docker.network.bridge.name";
@@ -91,9 +98,9 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
         }
         for (String k : opts.keySet()) {
             boolean bw = k.startsWith(OPT_BANDWIDTH) && BANDWIDTH_KEYS.contains(k.substring(OPT_BANDWIDTH.length()));
-            if (k.startsWith("jcni.") && !k.equals(OPT_PLUGINS) && !k.equals(OPT_CONFLIST) && !bw) {
-                throw new DriverException("CreateNetwork: unknown option " + k + " (jcni knows " + OPT_PLUGINS + ", " + OPT_CONFLIST + " and "
-                        + OPT_BANDWIDTH + "{" + String.join(",", BANDWIDTH_KEYS) + "})");
+            if (k.startsWith("jcni.") && !k.equals(OPT_PLUGINS) && !k.equals(OPT_CONFLIST) && !k.equals(OPT_CLUSTER) && !bw) {
+                throw new DriverException("CreateNetwork: unknown option " + k + " (jcni knows " + OPT_PLUGINS + ", " + OPT_CONFLIST + ", "
+                        + OPT_CLUSTER + " and " + OPT_BANDWIDTH + "{" + String.join(",", BANDWIDTH_KEYS) + "})");
             }
         }
         boolean internal = flag(r.options(), generic, OPT_INTERNAL);
@@ -117,11 +124,20 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
             throw new DriverException("CreateNetwork: " + OPT_BRIDGE + " is not an interface name (1-15 letters, digits, '_', '.', '-'): " + bridge);
         }
         Map<String, Long> bandwidth = bandwidth(opts);
+        String cluster = opts.get(OPT_CLUSTER);
+        if (cluster != null) {
+            if (!io.jcni.docker.cluster.ClusterKeys.NAME.matcher(cluster).matches()) {
+                throw new DriverException("CreateNetwork: " + OPT_CLUSTER + " is 1-64 letters, digits, '_', '.' or '-': " + cluster);
+            }
+            if (opts.containsKey(OPT_CONFLIST)) throw new DriverException("CreateNetwork: a cluster network's chain is generated; " + OPT_CONFLIST + " cannot join a cluster");
+            if (ipv6) throw new DriverException("CreateNetwork: cluster networks are IPv4 only for now (no --ipv6 with " + OPT_CLUSTER + ")");
+            if (subnets.size() != 1) throw new DriverException("CreateNetwork: a cluster network has one IPv4 subnet");
+        }
         if (opts.containsKey(OPT_CONFLIST)) {
             if (opts.containsKey(OPT_PLUGINS)) throw new DriverException("CreateNetwork: give " + OPT_PLUGINS + " or " + OPT_CONFLIST + ", not both");
             if (!bandwidth.isEmpty()) throw new DriverException("CreateNetwork: " + OPT_BANDWIDTH + "* options are for generated chains; write them into the conflist");
             Map<String, Object> list = conflists.apply(opts.get(OPT_CONFLIST));
-            return new DockerNetwork(r.networkId(), List.of(), list, bridge, mtu, internal, ipv6, subnets, Map.of(), false, List.of());
+            return new DockerNetwork(r.networkId(), List.of(), list, bridge, mtu, internal, ipv6, subnets, Map.of(), false, List.of(), null);
         }
         List<String> plugins = DEFAULT_PLUGINS;
         if (opts.containsKey(OPT_PLUGINS)) {
@@ -139,7 +155,7 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
         if (!bandwidth.isEmpty() && !plugins.contains("bandwidth")) {
             throw new DriverException("CreateNetwork: " + OPT_BANDWIDTH + "* needs bandwidth in " + OPT_PLUGINS + " (e.g. bridge,portmap,bandwidth)");
         }
-        return new DockerNetwork(r.networkId(), List.copyOf(plugins), null, bridge, mtu, internal, ipv6, subnets, bandwidth, true, List.of());
+        return new DockerNetwork(r.networkId(), List.copyOf(plugins), null, bridge, mtu, internal, ipv6, subnets, bandwidth, true, List.of(), cluster);
     }
 
     /** The jcni.bandwidth.* options: whole numbers, a rate always with its burst (as the plugin requires). */
@@ -211,6 +227,7 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
         if (!bandwidth.isEmpty()) m.put("bandwidth", new LinkedHashMap<String, Object>(bandwidth));
         m.put("ownsBridge", ownsBridge);
         if (!lentAddresses.isEmpty()) m.put("lentAddresses", new ArrayList<Object>(lentAddresses.stream().map(Cidr::toString).toList()));
+        if (cluster != null) m.put("cluster", cluster);
         return m;
     }
 
@@ -247,6 +264,6 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
             lent.add(c);
         }
         return new DockerNetwork(id, plugins, conflist, bridge, (int) d.integer("mtu", 0, 65535, 0), d.bool("internal"), d.bool("ipv6"),
-                subnets, bandwidth, owns, lent);
+                subnets, bandwidth, owns, lent, d.optString("cluster"));
     }
 }

@@ -12,9 +12,9 @@ import java.util.function.Function;
  *
  * <p>Every change the driver makes is one {@link #put} or {@link #delete} of one document, so a
  * store only needs atomic single-document writes. That is what makes the step to a shared store
- * small: an etcd-backed store maps (kind, key) to the etcd key {@code /jcni/docker/KIND/KEY}, and
- * the few read-modify-write sequences (a pool's allocations) become a compare-and-swap on the
- * document's mod revision (see the module README, "Global scope").
+ * small: {@link EtcdStore} maps (kind, key) to the etcd key {@code /jcni/docker/KIND/KEY}, and
+ * the one read-modify-write shared between hosts (a cluster network's pool) is a compare-and-swap on
+ * the document's mod revision ({@link SharedStore#update}; module README, "Cluster networks").
  */
 public interface StateStore {
 

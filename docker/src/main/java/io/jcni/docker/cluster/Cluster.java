@@ -1,0 +1,387 @@
+package io.jcni.docker.cluster;
+
+import io.jcni.docker.api.DriverException;
+import io.jcni.docker.ipam.JcniIpam;
+import io.jcni.docker.ipam.Pool;
+import io.jcni.docker.ipam.SharedPools;
+import io.jcni.docker.network.ClusterMembership;
+import io.jcni.docker.network.DockerNetwork;
+import io.jcni.docker.network.Endpoint;
+import io.jcni.docker.store.EtcdStore;
+import io.jcni.docker.store.StateDoc;
+import io.jcni.linux.Rtnl;
+import io.jcni.types.IpAddr;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Cluster networks on this host: the shared definitions, pools and publications in etcd
+ * ({@link ClusterKeys}), and the VXLAN dataplane that follows them.
+ *
+ * <p>Three threads keep the dataplane true: a watch on the clusters' keys wakes the sync, the sync
+ * compares each network's published peers with what this host programmed ({@link PeerDiff}) and
+ * applies the difference (also every few seconds, so a missed event or a failed netlink call is
+ * made good), and the lease keeper renews this host's lease, and when it has expired (etcd was
+ * unreachable for longer than its TTL) takes a new one and publishes this host's members and
+ * containers again. While etcd is unreachable nothing is taken from the kernel: running containers
+ * keep reaching each other, and calls that need etcd fail with the client's bounded timeout.
+ */
+public final class Cluster implements ClusterMembership, SharedPools, AutoCloseable {
+    private static final long SYNC_EVERY_MILLIS = 3000;
+
+    private final EtcdStore store;
+    private final JcniIpam ipam;
+    private final Underlay underlay;
+    private final String host;
+    private final long ttlSeconds;
+    private final PrintStream log;
+    /** By cluster name: the networks of this host that are part of a cluster. */
+    private final Map<String, Member> members = new ConcurrentHashMap<>();
+    private final Object wake = new Object();
+    private boolean dirty;
+    private volatile boolean closed;
+    private volatile AutoCloseable watchHandle;
+    private final List<Thread> threads = new ArrayList<>();
+
+    private static final class Member {
+        final String name;
+        final DockerNetwork network;
+        final int vni;
+        final Set<Peer> programmed = new LinkedHashSet<>();
+        final Map<String, Peer> own = new ConcurrentHashMap<>();
+
+        Member(String name, DockerNetwork network, int vni) {
+            this.name = name;
+            this.network = network;
+            this.vni = vni;
+        }
+    }
+
+    public Cluster(EtcdStore store, JcniIpam ipam, Underlay underlay, long ttlSeconds, PrintStream log) {
+        this.store = store;
+        this.ipam = ipam;
+        this.underlay = underlay;
+        this.host = ClusterKeys.host(underlay.address());
+        this.ttlSeconds = ttlSeconds;
+        this.log = log;
+    }
+
+    /** Takes this host's lease and starts the watch, sync and lease threads; etcd may be down now (they catch up). */
+    public void start() {
+        try {
+            store.grantLease(ttlSeconds);
+        } catch (DriverException e) {
+            note("lease error=\"" + e.getMessage() + "\" (retried)");
+        }
+        threads.add(Thread.ofPlatform().daemon().name("jcnid-docker-cluster-sync").start(this::syncLoop));
+        threads.add(Thread.ofPlatform().daemon().name("jcnid-docker-cluster-watch").start(this::watchLoop));
+        threads.add(Thread.ofPlatform().daemon().name("jcnid-docker-cluster-lease").start(this::leaseLoop));
+    }
+
+    public Underlay underlay() {
+        return underlay;
+    }
+
+    @Override
+    public int mtu() {
+        return underlay.mtu() - ClusterKeys.VXLAN_OVERHEAD;
+    }
+
+    @Override
+    public void join(DockerNetwork n) {
+        String name = n.cluster();
+        Member already = members.get(name);
+        if (already != null && !already.network.id().equals(n.id())) {
+            throw new DriverException("CreateNetwork: network " + already.network.id() + " of this host is cluster network " + name + " already");
+        }
+        DockerNetwork.Subnet s = n.subnets().getFirst();
+        Pool local = ipam.linkCluster(s.pool(), name);
+        try {
+            ClusterNetwork asked = new ClusterNetwork(name, 0, s.pool(), local.range(), s.gateway() == null ? null : s.gateway().address(), n.internal());
+            ClusterNetwork def = define(asked);
+            store.update(ClusterKeys.cluster(name), ClusterKeys.POOL, cur -> cur.orElseGet(() -> ClusterPool.initial(def).toJson()));
+            store.putLeased(ClusterKeys.hosts(name), host, hostDoc(n));
+            try (Rtnl rt = Rtnl.open()) {
+                VxlanSegment.ensure(rt, n.bridge(), def.vni(), underlay, n.mtu());
+            }
+            members.put(name, new Member(name, n, def.vni()));
+            note("cluster=" + name + " network=" + n.id() + " vni=" + def.vni() + " joined");
+            wake();
+        } catch (RuntimeException e) {
+            ipam.unlinkCluster(s.pool());
+            throw e;
+        }
+    }
+
+    /** The shared definition: created with a free VNI by the first host, and the same for every other one. */
+    private ClusterNetwork define(ClusterNetwork asked) {
+        String kind = ClusterKeys.cluster(asked.name());
+        Map<String, Object> doc = store.update(kind, ClusterKeys.NETWORK, cur -> {
+            if (cur.isEmpty()) return asked.withVni(reserveVni(asked.name())).toJson();
+            ClusterNetwork have = ClusterNetwork.fromJson(StateDoc.of(store.location(kind, ClusterKeys.NETWORK), cur.get()));
+            List<String> diff = have.differences(asked);
+            if (!diff.isEmpty()) {
+                throw new DriverException("CreateNetwork: cluster network " + asked.name() + " is defined differently on its other hosts: " + String.join(", ", diff));
+            }
+            return cur.get();
+        });
+        return ClusterNetwork.fromJson(StateDoc.of(store.location(kind, ClusterKeys.NETWORK), doc));
+    }
+
+    private int reserveVni(String name) {
+        for (int i = 0; i < 1000; i++) {
+            int vni = ClusterKeys.vniCandidate(name, i);
+            Map<String, Object> claim = Map.of("cluster", name);
+            if (store.putIfVersion(ClusterKeys.VNIS, Integer.toString(vni), claim, 0)) return vni;
+            Optional<Map<String, Object>> holder = store.get(ClusterKeys.VNIS, Integer.toString(vni));
+            if (holder.isPresent() && name.equals(holder.get().get("cluster"))) return vni;
+        }
+        throw new DriverException("CreateNetwork: no free VNI found for cluster network " + name);
+    }
+
+    private Map<String, Object> hostDoc(DockerNetwork n) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("host", host);
+        m.put("vtep", underlay.address().toString());
+        m.put("network", n.id());
+        return m;
+    }
+
+    @Override
+    public void leave(DockerNetwork n) {
+        String name = n.cluster();
+        Member m = members.remove(name);
+        int vni = m == null ? -1 : m.vni;
+        try {
+            if (m != null) for (String ep : m.own.keySet()) store.delete(ClusterKeys.endpoints(name), ep);
+            store.delete(ClusterKeys.hosts(name), host);
+            if (store.keys(ClusterKeys.hosts(name)).isEmpty()) {
+                // The last host: the network goes from etcd (its VNI too). A host joining right now finds the
+                // definition gone and creates it again.
+                if (vni < 0) vni = store.get(ClusterKeys.cluster(name), ClusterKeys.NETWORK).map(d -> ((Number) d.get("vni")).intValue()).orElse(-1);
+                for (String ep : store.keys(ClusterKeys.endpoints(name))) store.delete(ClusterKeys.endpoints(name), ep);
+                store.delete(ClusterKeys.cluster(name), ClusterKeys.POOL);
+                store.delete(ClusterKeys.cluster(name), ClusterKeys.NETWORK);
+                if (vni > 0) store.delete(ClusterKeys.VNIS, Integer.toString(vni));
+                note("cluster=" + name + " removed (last host)");
+            }
+        } catch (DriverException e) {
+            note("cluster=" + name + " leave error=\"" + e.getMessage() + "\" (this host's entries expire with its lease)");
+        }
+        if (vni > 0) {
+            try (Rtnl rt = Rtnl.open()) {
+                VxlanSegment.delete(rt, vni);
+            }
+        }
+        ipam.unlinkCluster(n.subnets().getFirst().pool());
+    }
+
+    @Override
+    public void publish(DockerNetwork n, Endpoint e) {
+        Member m = member("Join", n);
+        Peer p = peer(e);
+        store.putLeased(ClusterKeys.endpoints(m.name), e.id(), p.toJson());
+        m.own.put(e.id(), p);
+    }
+
+    private Peer peer(Endpoint e) {
+        List<IpAddr> ips = new ArrayList<>();
+        if (e.address() != null) ips.add(e.address().address());
+        return new Peer(e.id(), host, e.mac().toLowerCase(java.util.Locale.ROOT), ips, underlay.address());
+    }
+
+    @Override
+    public void withdraw(DockerNetwork n, Endpoint e) {
+        Member m = members.get(n.cluster());
+        if (m != null) m.own.remove(e.id());
+        try {
+            store.delete(ClusterKeys.endpoints(n.cluster()), e.id());
+        } catch (DriverException x) {
+            note("cluster=" + n.cluster() + " endpoint=" + e.id() + " withdraw error=\"" + x.getMessage() + "\" (expires with the lease)");
+        }
+    }
+
+    @Override
+    public void resume(DockerNetwork n, List<Endpoint> running) {
+        String name = n.cluster();
+        ClusterNetwork def = store.get(ClusterKeys.cluster(name), ClusterKeys.NETWORK)
+                .map(d -> ClusterNetwork.fromJson(StateDoc.of(store.location(ClusterKeys.cluster(name), ClusterKeys.NETWORK), d)))
+                .orElseThrow(() -> new DriverException("cluster network " + name + " is gone from etcd"));
+        store.putLeased(ClusterKeys.hosts(name), host, hostDoc(n));
+        try (Rtnl rt = Rtnl.open()) {
+            VxlanSegment.ensure(rt, n.bridge(), def.vni(), underlay, n.mtu());
+        }
+        Member m = new Member(name, n, def.vni());
+        members.put(name, m);
+        for (Endpoint e : running) {
+            Peer p = peer(e);
+            store.putLeased(ClusterKeys.endpoints(name), e.id(), p.toJson());
+            m.own.put(e.id(), p);
+        }
+        wake();
+    }
+
+    private Member member(String call, DockerNetwork n) {
+        Member m = members.get(n.cluster());
+        if (m == null) throw new DriverException(call + ": cluster network " + n.cluster() + " is not joined on this host");
+        return m;
+    }
+
+    // ------------------------------------------------------------------ shared pool
+
+    @Override
+    public IpAddr take(String cluster, IpAddr wanted) {
+        return ClusterPool.take(store, cluster, wanted);
+    }
+
+    @Override
+    public void give(String cluster, IpAddr address) {
+        ClusterPool.give(store, cluster, address);
+    }
+
+    // ------------------------------------------------------------------ keeping the dataplane true
+
+    private void wake() {
+        synchronized (wake) {
+            dirty = true;
+            wake.notifyAll();
+        }
+    }
+
+    private void syncLoop() {
+        while (!closed) {
+            synchronized (wake) {
+                long until = System.nanoTime() + SYNC_EVERY_MILLIS * 1_000_000;
+                // Woken by the watch, or at the latest every SYNC_EVERY_MILLIS to make good what was missed.
+                for (long left = SYNC_EVERY_MILLIS; !dirty && !closed && left > 0; left = (until - System.nanoTime()) / 1_000_000) {
+                    try {
+                        wake.wait(left);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+                dirty = false;
+            }
+            for (Member m : List.copyOf(members.values())) {
+                try {
+                    sync(m);
+                } catch (RuntimeException e) {
+                    note("cluster=" + m.name + " sync error=\"" + e.getMessage() + "\" (retried)");
+                }
+            }
+        }
+    }
+
+    /** Makes the member's VXLAN device hold exactly the other hosts' published containers. */
+    private void sync(Member m) {
+        Map<String, Peer> published = store.load(ClusterKeys.endpoints(m.name), Peer::fromJson, Peer::endpointId, this::note);
+        PeerDiff d;
+        synchronized (m) {
+            d = PeerDiff.between(m.programmed, published.values(), host);
+            if (d.isEmpty() || members.get(m.name) != m) return;
+            try (Rtnl rt = Rtnl.open()) {
+                int index = VxlanSegment.device(rt, m.vni).orElseThrow(() -> new DriverException("the VXLAN device of cluster network " + m.name + " is gone"));
+                for (Peer p : d.remove()) {
+                    VxlanSegment.unprogram(rt, index, p);
+                    m.programmed.remove(p);
+                }
+                for (Peer p : d.add()) {
+                    VxlanSegment.program(rt, index, p);
+                    m.programmed.add(p);
+                }
+            }
+        }
+        note("cluster=" + m.name + " peers=" + m.programmed.size() + " added=" + d.add().size() + " removed=" + d.remove().size());
+    }
+
+    private void watchLoop() {
+        String prefix = store.etcdPrefix() + "/" + ClusterKeys.CLUSTERS + "/";
+        long backoff = 200;
+        while (!closed) {
+            try {
+                long rev = store.client().getPrefix(prefix).revision();
+                wake();
+                backoff = 200;
+                store.client().watch(prefix, rev + 1, ev -> wake(), h -> watchHandle = h);
+            } catch (IOException | RuntimeException e) {
+                if (closed) return;
+                try {
+                    Thread.sleep(backoff);
+                } catch (InterruptedException x) {
+                    return;
+                }
+                backoff = Math.min(backoff * 2, 5000);
+            }
+        }
+    }
+
+    private void leaseLoop() {
+        long every = Math.max(500, ttlSeconds * 1000 / 3);
+        boolean failing = false;
+        while (!closed) {
+            try {
+                Thread.sleep(every);
+            } catch (InterruptedException e) {
+                return;
+            }
+            try {
+                if (!store.keepAlive()) {
+                    store.grantLease(ttlSeconds);
+                    republish();
+                    note("lease renewed after expiry: members and containers published again");
+                }
+                if (failing) note("etcd reachable again");
+                failing = false;
+            } catch (RuntimeException e) {
+                if (!failing) note("lease error=\"" + e.getMessage() + "\" (running containers keep their dataplane)");
+                failing = true;
+            }
+        }
+    }
+
+    private void republish() {
+        for (Member m : members.values()) {
+            store.putLeased(ClusterKeys.hosts(m.name), host, hostDoc(m.network));
+            for (Peer p : m.own.values()) store.putLeased(ClusterKeys.endpoints(m.name), p.endpointId(), p.toJson());
+        }
+        wake();
+    }
+
+    /** For status: cluster networks joined here and the remote containers programmed. */
+    public String status() {
+        int peers = 0;
+        for (Member m : members.values()) peers += m.programmed.size();
+        return "docker_cluster host " + host + " underlay " + underlay.name() + " clusters " + members.size() + " peers " + peers + "\n";
+    }
+
+    /**
+     * Stops the threads. The lease is left to expire rather than revoked: a restarted driver takes
+     * a new one and publishes again, and until then the other hosts keep reaching this one's containers.
+     */
+    @Override
+    public void close() {
+        closed = true;
+        AutoCloseable h = watchHandle;
+        if (h != null) {
+            try {
+                h.close();
+            } catch (Exception ignored) {
+                // stopping anyway
+            }
+        }
+        for (Thread t : threads) t.interrupt();
+    }
+
+    private void note(String s) {
+        if (log != null) log.println(Instant.now() + " jcnid docker " + s);
+    }
+}

@@ -1,0 +1,166 @@
+package io.jcni.docker.api;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.jcni.docker.cluster.ClusterKeys;
+import io.jcni.docker.cluster.ClusterPool;
+import io.jcni.docker.cluster.ClusterNetwork;
+import io.jcni.docker.ipam.JcniIpam;
+import io.jcni.docker.ipam.SharedPools;
+import io.jcni.docker.network.ClusterMembership;
+import io.jcni.docker.network.CniNetworkDriver;
+import io.jcni.docker.network.DockerNetwork;
+import io.jcni.docker.network.Endpoint;
+import io.jcni.docker.network.FakeAttacher;
+import io.jcni.docker.store.MemorySharedStore;
+import io.jcni.docker.store.MemoryStore;
+import io.jcni.types.Cidr;
+import io.jcni.types.IpAddr;
+import io.jcni.types.Json;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code -o jcni.cluster=NAME} through the remote API, with the shared store in memory and a
+ * recording membership in place of etcd and VXLAN: the IPAM's container addresses come from the
+ * shared pool, the MTU is the underlay's minus 50, Join publishes and Leave withdraws.
+ */
+class ClusterNetworkApiTest {
+    static final String NET = "c".repeat(64);
+    static final String EP = "e".repeat(64);
+
+    MemoryStore store;
+    MemorySharedStore shared;
+    CniNetworkDriver network;
+    JcniIpam ipam;
+    RemoteApi api;
+    final List<String> calls = new ArrayList<>();
+
+    @BeforeEach
+    void setUp() {
+        store = new MemoryStore();
+        shared = new MemorySharedStore();
+        network = new CniNetworkDriver(store, new FakeAttacher(), n -> null, "local", null);
+        ipam = new JcniIpam(store);
+        api = new RemoteApi(network, ipam, null);
+    }
+
+    /** Joins as Cluster does, minus etcd's lease and the kernel. */
+    void withCluster() {
+        network.cluster(new ClusterMembership() {
+            @Override
+            public int mtu() {
+                return 1450;
+            }
+
+            @Override
+            public void join(DockerNetwork n) {
+                DockerNetwork.Subnet s = n.subnets().getFirst();
+                var local = ipam.linkCluster(s.pool(), n.cluster());
+                ClusterNetwork def = new ClusterNetwork(n.cluster(), 4242, s.pool(), local.range(), s.gateway().address(), n.internal());
+                shared.update(ClusterKeys.cluster(n.cluster()), ClusterKeys.POOL, cur -> cur.orElseGet(() -> ClusterPool.initial(def).toJson()));
+                calls.add("join " + n.cluster() + " mtu=" + n.mtu());
+            }
+
+            @Override
+            public void leave(DockerNetwork n) {
+                calls.add("leave " + n.cluster());
+            }
+
+            @Override
+            public void publish(DockerNetwork n, Endpoint e) {
+                calls.add("publish " + e.address() + " " + e.mac());
+            }
+
+            @Override
+            public void withdraw(DockerNetwork n, Endpoint e) {
+                calls.add("withdraw " + e.address());
+            }
+
+            @Override
+            public void resume(DockerNetwork n, List<Endpoint> running) {
+                calls.add("resume " + running.size());
+            }
+        });
+        ipam.sharedPools(new SharedPools() {
+            @Override
+            public IpAddr take(String cluster, IpAddr wanted) {
+                return ClusterPool.take(shared, cluster, wanted);
+            }
+
+            @Override
+            public void give(String cluster, IpAddr address) {
+                ClusterPool.give(shared, cluster, address);
+            }
+        });
+    }
+
+    Map<String, Object> call(String path, String body) {
+        RemoteApi.Reply r = api.handle("POST", path, body.getBytes(StandardCharsets.UTF_8));
+        assertEquals(200, r.status(), r.json());
+        return Json.parseObject(r.json());
+    }
+
+    String poolAndGateway() {
+        String id = (String) call("/IpamDriver.RequestPool",
+                "{\"AddressSpace\":\"local_scope\",\"Pool\":\"10.77.0.0/16\",\"SubPool\":\"10.77.3.0/24\",\"Options\":{},\"V6\":false}").get("PoolID");
+        assertEquals("10.77.0.1/16", call("/IpamDriver.RequestAddress", "{\"PoolID\":\"" + id
+                + "\",\"Address\":\"10.77.0.1\",\"Options\":{\"RequestAddressType\":\"com.docker.network.gateway\"}}").get("Address"));
+        return id;
+    }
+
+    static String create(String generic) {
+        return "{\"NetworkID\":\"" + NET + "\",\"Options\":{\"com.docker.network.generic\":" + generic + "},"
+                + "\"IPv4Data\":[{\"AddressSpace\":\"local_scope\",\"Pool\":\"10.77.0.0/16\",\"Gateway\":\"10.77.0.1/16\"}],\"IPv6Data\":[]}";
+    }
+
+    @Test
+    void withoutTheSharedStoreAClusterNetworkIsRefusedSayingWhatIsMissing() {
+        poolAndGateway();
+        String err = (String) call("/NetworkDriver.CreateNetwork", create("{\"jcni.cluster\":\"web\"}")).get("Err");
+        assertTrue(err.contains("--etcd-endpoints"), err);
+        assertTrue(network.networks().isEmpty());
+    }
+
+    @Test
+    void badClusterNamesAndCombinationsAreRefused() {
+        withCluster();
+        poolAndGateway();
+        assertTrue(((String) call("/NetworkDriver.CreateNetwork", create("{\"jcni.cluster\":\"a/b\"}")).get("Err")).contains("jcni.cluster"));
+        assertTrue(((String) call("/NetworkDriver.CreateNetwork", create("{\"jcni.cluster\":\"web\",\"com.docker.network.driver.mtu\":\"1500\"}"))
+                .get("Err")).contains("at most 1450"));
+        assertTrue(calls.isEmpty(), calls.toString());
+    }
+
+    @Test
+    void addressesComeFromTheSharedPoolAndEndpointsArePublished() {
+        withCluster();
+        String pool = poolAndGateway();
+        assertNull(call("/NetworkDriver.CreateNetwork", create("{\"jcni.cluster\":\"web\"}")).get("Err"));
+        assertEquals(List.of("join web mtu=1450"), calls);
+        assertEquals(1450, network.networks().get(NET).mtu());
+        // Another host took 10.77.3.1 meanwhile: this one gets the next.
+        assertEquals(IpAddr.parse("10.77.3.1"), ClusterPool.take(shared, "web", null));
+        assertEquals("10.77.3.2/16", call("/IpamDriver.RequestAddress", "{\"PoolID\":\"" + pool + "\",\"Address\":\"\",\"Options\":{}}").get("Address"));
+        assertNull(call("/NetworkDriver.CreateEndpoint", "{\"NetworkID\":\"" + NET + "\",\"EndpointID\":\"" + EP
+                + "\",\"Interface\":{\"Address\":\"10.77.3.2/16\",\"AddressIPv6\":\"\",\"MacAddress\":\"\"},\"Options\":{}}").get("Err"));
+        assertNull(call("/NetworkDriver.Join", "{\"NetworkID\":\"" + NET + "\",\"EndpointID\":\"" + EP
+                + "\",\"SandboxKey\":\"/var/run/docker/netns/x\",\"Options\":null}").get("Err"));
+        assertEquals("publish 10.77.3.2/16 02:6a:0a:4d:03:02", calls.get(1));
+        assertNull(call("/NetworkDriver.Leave", "{\"NetworkID\":\"" + NET + "\",\"EndpointID\":\"" + EP + "\"}").get("Err"));
+        assertEquals("withdraw 10.77.3.2/16", calls.get(2));
+        assertNull(call("/IpamDriver.ReleaseAddress", "{\"PoolID\":\"" + pool + "\",\"Address\":\"10.77.3.2\"}").get("Error"));
+        assertEquals(IpAddr.parse("10.77.3.2"), ClusterPool.take(shared, "web", null)); // given back to the cluster
+        // The gateway stays this host's: released locally, never in the shared pool.
+        assertNull(call("/IpamDriver.ReleaseAddress", "{\"PoolID\":\"" + pool + "\",\"Address\":\"10.77.0.1\"}").get("Error"));
+        assertNull(call("/NetworkDriver.DeleteNetwork", "{\"NetworkID\":\"" + NET + "\"}").get("Err"));
+        assertEquals("leave web", calls.getLast());
+        assertTrue(Cidr.parse("10.77.0.0/16").contains(IpAddr.parse("10.77.3.2")));
+    }
+}

@@ -1,0 +1,62 @@
+package io.jcni.docker.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.jcni.docker.store.StateDoc;
+import io.jcni.types.Cidr;
+import io.jcni.types.IpAddr;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class ClusterKeysTest {
+
+    @Test
+    void keyLayout() {
+        assertEquals("clusters/web", ClusterKeys.cluster("web"));
+        assertEquals("clusters/web/hosts", ClusterKeys.hosts("web"));
+        assertEquals("clusters/web/endpoints", ClusterKeys.endpoints("web"));
+        assertEquals("10.0.0.2", ClusterKeys.host(IpAddr.parse("10.0.0.2")));
+        assertEquals("fd00__2", ClusterKeys.host(IpAddr.parse("fd00::2"))); // no ':' in a key segment
+        assertEquals(Optional.of("web"), ClusterKeys.clusterOf("/jcni/docker", "/jcni/docker/clusters/web/endpoints/abc"));
+        assertEquals(Optional.of("web"), ClusterKeys.clusterOf("/jcni/docker", "/jcni/docker/clusters/web"));
+        assertEquals(Optional.empty(), ClusterKeys.clusterOf("/jcni/docker", "/jcni/docker/vnis/4096"));
+        assertEquals(Optional.empty(), ClusterKeys.clusterOf("/jcni/docker", "/other/clusters/web/pool"));
+        assertTrue(ClusterKeys.NAME.matcher("prod-net.1").matches());
+        assertFalse(ClusterKeys.NAME.matcher("a/b").matches());
+        assertFalse(ClusterKeys.NAME.matcher("").matches());
+    }
+
+    @Test
+    void vniCandidatesStayInTheirSpanAndDiffer() {
+        Set<Integer> seen = new HashSet<>();
+        for (int i = 0; i < 50; i++) {
+            int v = ClusterKeys.vniCandidate("web", i);
+            assertTrue(v >= ClusterKeys.FIRST_VNI && v < ClusterKeys.FIRST_VNI + ClusterKeys.VNI_SPAN && v < (1 << 24), "vni " + v);
+            seen.add(v);
+        }
+        assertEquals(50, seen.size());
+        assertEquals(ClusterKeys.FIRST_VNI, ClusterKeys.vniCandidate("web", ClusterKeys.FIRST_VNI + ClusterKeys.VNI_SPAN - ClusterKeys.firstVniFor("web")));
+        assertTrue(ClusterKeys.vxlanDevice((1 << 24) - 1).length() <= 15);
+    }
+
+    @Test
+    void macFollowsTheAddress() {
+        assertEquals("02:6a:0a:4d:03:01", ClusterKeys.macFor(IpAddr.parse("10.77.3.1")));
+    }
+
+    @Test
+    void definitionsThatDifferAreNamed() {
+        ClusterNetwork a = ClusterPoolTest.def("web");
+        assertEquals(List.of(), a.differences(a.withVni(0)));
+        ClusterNetwork b = new ClusterNetwork("web", 0, Cidr.parse("10.78.0.0/16"), a.range(), IpAddr.parse("10.77.0.254"), true);
+        List<String> d = a.differences(b);
+        assertEquals(3, d.size(), d.toString());
+        assertTrue(d.get(0).startsWith("subnet 10.78.0.0/16"), d.toString());
+        assertEquals(a, ClusterNetwork.fromJson(StateDoc.of("t", a.toJson())));
+    }
+}
