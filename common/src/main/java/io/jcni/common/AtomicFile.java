@@ -26,6 +26,11 @@ import java.util.concurrent.ThreadLocalRandom;
  * from the file a live writer is still filling. Readers that list a directory skip such names with
  * {@link #isTemporary}.
  *
+ * <p>A writer that holds a lock every writer of the file takes ({@link #writeLocked}) uses one
+ * fixed name instead, {@code .NAME.tmp-locked}: under the lock such a file can only be what a
+ * killed writer left, so the next write replaces it and the owner that deletes the file removes
+ * it by name, without listing the directory.
+ *
  * <p>Written without streams or lambdas: standalone plugins call this on their start-up path
  * (see plugins/README.md).
  */
@@ -60,6 +65,7 @@ public final class AtomicFile {
             PosixFilePermission.OTHERS_READ, PosixFilePermission.OTHERS_EXECUTE);
 
     private static final String TMP_MARK = ".tmp-";
+    private static final String LOCKED_SUFFIX = TMP_MARK + "locked";
     /** The most a temporary name adds to its target's: '.', ".tmp-", a pid of up to 10 digits, '-', 16 hex digits. */
     public static final int MAX_TEMPORARY_EXTRA = 1 + 5 + 10 + 1 + 16;
 
@@ -76,9 +82,47 @@ public final class AtomicFile {
      */
     public static void write(Path target, byte[] content, Set<PosixFilePermission> permissions, Durability durability)
             throws IOException {
-        Path dir = target.toAbsolutePath().getParent();
-        Path tmp = dir.resolve(temporaryName(target.getFileName().toString(), ProcessHandle.current().pid(),
-                ThreadLocalRandom.current().nextLong()));
+        Path tmp = target.toAbsolutePath().resolveSibling(temporaryName(target.getFileName().toString(),
+                ProcessHandle.current().pid(), ThreadLocalRandom.current().nextLong()));
+        write(target, tmp, content, permissions, durability);
+    }
+
+    /** Writes {@code content} as UTF-8; see {@link #writeLocked(Path, byte[], Set, Durability)}. */
+    public static void writeLocked(Path target, String content, Set<PosixFilePermission> permissions, Durability durability)
+            throws IOException {
+        writeLocked(target, content.getBytes(StandardCharsets.UTF_8), permissions, durability);
+    }
+
+    /**
+     * {@link #write(Path, byte[], Set, Durability)} for a caller that holds a lock every writer of
+     * {@code target} takes: the temporary file is {@link #lockedTemporary}, so one a writer killed
+     * between write and rename left is replaced here, and removed by {@link #removeTemporaries} or
+     * by name ({@link #deleteLocked}) with no directory listing.
+     */
+    public static void writeLocked(Path target, byte[] content, Set<PosixFilePermission> permissions, Durability durability)
+            throws IOException {
+        Path tmp = lockedTemporary(target);
+        Files.deleteIfExists(tmp);
+        write(target, tmp, content, permissions, durability);
+    }
+
+    /** {@code .NAME.tmp-locked}: the temporary file of {@link #writeLocked}. */
+    public static Path lockedTemporary(Path target) {
+        return target.toAbsolutePath().resolveSibling("." + target.getFileName() + LOCKED_SUFFIX);
+    }
+
+    /**
+     * Under the lock of {@link #writeLocked}'s writers: deletes {@code target} and the temporary
+     * file a killed writer may have left, by name. Returns whether {@code target} was there.
+     */
+    public static boolean deleteLocked(Path target) throws IOException {
+        Files.deleteIfExists(lockedTemporary(target));
+        return Files.deleteIfExists(target);
+    }
+
+    private static void write(Path target, Path tmp, byte[] content, Set<PosixFilePermission> permissions, Durability durability)
+            throws IOException {
+        Path dir = tmp.getParent();
         boolean durable = durability == Durability.DURABLE;
         try {
             try (FileChannel ch = FileChannel.open(tmp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
@@ -124,9 +168,10 @@ public final class AtomicFile {
         return "." + target.getFileName() + TMP_MARK;
     }
 
-    /** Whether a file name is one of {@link #write}'s temporary files (of a live writer or not). */
+    /** Whether a file name is one of {@link #write}'s or {@link #writeLocked}'s temporary files (of a live writer or not). */
     public static boolean isTemporary(String fileName) {
-        return writerPid(fileName) > 0;
+        return writerPid(fileName) > 0
+                || (fileName.startsWith(".") && fileName.endsWith(LOCKED_SUFFIX) && fileName.length() > 1 + LOCKED_SUFFIX.length());
     }
 
     /** The pid in a temporary file's name ({@code .NAME.tmp-PID-RANDOM}), or -1 when it is no such name. */
@@ -152,8 +197,9 @@ public final class AtomicFile {
     /**
      * Removes, in {@code dir} (not below), the temporary files whose writer is no longer running: a
      * process killed between creating and renaming one. A live writer's file, and any file that is
-     * not a temporary file of {@link #write}, is left alone. Returns how many were removed; a
-     * missing directory has none.
+     * not a temporary file of {@link #write}, is left alone ({@link #writeLocked}'s carry no pid:
+     * their owner removes them under its lock). Returns how many were removed; a missing directory
+     * has none.
      */
     public static int removeAbandoned(Path dir) throws IOException {
         int removed = 0;
@@ -168,7 +214,11 @@ public final class AtomicFile {
         return removed;
     }
 
-    /** Removes every temporary file of {@code target} (of any writer): for the owner that deletes {@code target} itself. */
+    /**
+     * Removes every temporary file of {@code target} (of any writer, {@link #writeLocked}'s too): for
+     * the owner that deletes {@code target} itself. Lists the directory; under a lock,
+     * {@link #deleteLocked} needs no listing.
+     */
     public static void removeTemporaries(Path target) throws IOException {
         String prefix = temporaryPrefix(target);
         Path dir = target.toAbsolutePath().getParent();

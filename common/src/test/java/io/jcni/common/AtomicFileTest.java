@@ -73,6 +73,32 @@ class AtomicFileTest {
         assertEquals(List.of(".a.json.tmp", "a.json", "b.tmp-1-2"), names());
     }
 
+    /** A writer under a lock killed between write and rename: the next write replaces its file, a delete removes it by name. */
+    @Test
+    void lockedWritesUseOneTemporaryNameThatTheNextWriteAndTheDeleteRemove() throws IOException {
+        Path f = dir.resolve("k");
+        Path killed = AtomicFile.lockedTemporary(f);
+        assertEquals(".k.tmp-locked", killed.getFileName().toString());
+        assertTrue(AtomicFile.isTemporary(".k.tmp-locked"));
+        assertFalse(AtomicFile.isTemporary(".tmp-locked"));
+        assertFalse(AtomicFile.isTemporary("k.tmp-locked"));
+        Files.writeString(killed, "half");
+        assertEquals(0, AtomicFile.removeAbandoned(dir), "no pid to judge by: left to the lock's holder");
+        AtomicFile.writeLocked(f, "one", AtomicFile.PRIVATE, Durability.ATOMIC_ONLY);
+        assertEquals("one", Files.readString(f));
+        assertEquals(List.of("k"), names());
+
+        Files.writeString(killed, "half");
+        assertTrue(AtomicFile.deleteLocked(f));
+        assertEquals(List.of(), names());
+        Files.writeString(killed, "half");
+        assertFalse(AtomicFile.deleteLocked(f), "only the temporary file was there");
+        assertEquals(List.of(), names());
+        Files.writeString(killed, "half");
+        AtomicFile.removeTemporaries(f);
+        assertEquals(List.of(), names());
+    }
+
     private List<String> names() throws IOException {
         try (Stream<Path> s = Files.list(dir)) {
             return new ArrayList<>(s.map(p -> p.getFileName().toString()).sorted().toList());

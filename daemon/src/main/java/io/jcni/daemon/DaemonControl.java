@@ -27,9 +27,20 @@ public final class DaemonControl {
 
     /** Exit status of {@code status} when no daemon answers (LSB "program is not running"). */
     public static final int NOT_RUNNING = 3;
+    /**
+     * Exit status of {@code status} when the daemon answers but a hosted service it was started with
+     * does not serve: its start failed, or it stalled. LSB gives status no code for a degraded
+     * program and leaves 150-199 to the application; 1 and 4 mean "dead" and "unknown" there.
+     */
+    public static final int SERVICE_DOWN = 150;
 
     /** What {@link #status} found. */
-    public record Status(boolean running, long pid, String health) {}
+    public record Status(boolean running, long pid, String health) {
+        /** The "NAME failed: WHY" and "NAME stalled: WHY" of each hosted service that does not serve. */
+        public List<String> servicesDown() {
+            return DaemonControl.servicesDown(health);
+        }
+    }
 
     /** {@code start|stop|status|metrics [options]}; returns the exit status. */
     public static int run(String[] args, PrintStream out, PrintStream err) {
@@ -51,9 +62,14 @@ public final class DaemonControl {
                 case "stop" -> stop(cfg, out, err);
                 case "status" -> {
                     Status s = status(cfg);
-                    if (s.running()) out.print(s.health());
-                    else out.println("jcnid is not running (no answer on " + cfg.socket() + ")");
-                    yield s.running() ? 0 : NOT_RUNNING;
+                    if (!s.running()) {
+                        out.println("jcnid is not running (no answer on " + cfg.socket() + ")");
+                        yield NOT_RUNNING;
+                    }
+                    out.print(s.health());
+                    List<String> down = s.servicesDown();
+                    for (String d : down) err.println("jcnid: service " + d);
+                    yield down.isEmpty() ? 0 : SERVICE_DOWN;
                 }
                 case "metrics" -> {
                     out.print(JcnidClient.metrics(cfg.socket()));
@@ -182,9 +198,22 @@ public final class DaemonControl {
 
     /** The "NAME failed: WHY" of each failed service in a health answer. */
     static List<String> failedServices(String health) {
+        return serviceLines(health, List.of(" failed: "));
+    }
+
+    /** The "NAME failed: WHY" and "NAME stalled: WHY" of each service in a health answer that does not serve. */
+    static List<String> servicesDown(String health) {
+        return serviceLines(health, List.of(" failed: ", " stalled: "));
+    }
+
+    private static List<String> serviceLines(String health, List<String> states) {
         List<String> out = new ArrayList<>();
         for (String line : health.split("\n")) {
-            if (line.startsWith("service ") && line.indexOf(" failed: ") > 0) out.add(line.substring("service ".length()));
+            if (!line.startsWith("service ")) continue;
+            String rest = line.substring("service ".length());
+            // The state follows the name, which has no space (the enable flag without "--").
+            int space = rest.indexOf(' ');
+            if (space > 0 && states.stream().anyMatch(st -> rest.startsWith(st, space))) out.add(rest);
         }
         return out;
     }

@@ -25,4 +25,18 @@ class DaemonControlTest {
         assertEquals(List.of("docker-driver failed: cannot create /x: Not a directory"), DaemonControl.failedServices(health));
         assertEquals(List.of(), DaemonControl.failedServices("status ok\nservices ok 1\nservice dhcp running\n"));
     }
+
+    /** {@code jcnid status} exits {@link DaemonControl#SERVICE_DOWN} for these: a failed start, or a service that stalled since. */
+    @Test
+    void servicesDownAreTheFailedAndTheStalled() {
+        String health = "status ok\npid 1\nsocket /s\nservices failed 1 of 3\nservice dhcp stalled: 3 requests waiting, the oldest for 12 s\n"
+                + "dhcp /d leases=0 health=stalled\nservice overlay running\noverlay lease 10.5.1.0/24 failed: 0\n"
+                + "service docker-driver failed: cannot create /x: Not a directory\n";
+        DaemonControl.Status s = new DaemonControl.Status(true, 1, health);
+        assertEquals(List.of("dhcp stalled: 3 requests waiting, the oldest for 12 s", "docker-driver failed: cannot create /x: Not a directory"),
+                s.servicesDown());
+        assertEquals(List.of("docker-driver failed: cannot create /x: Not a directory"), DaemonControl.failedServices(health));
+        assertEquals(List.of(), new DaemonControl.Status(true, 1, "status ok\nservices starting\nservice dhcp starting\n").servicesDown());
+        assertEquals(List.of(), new DaemonControl.Status(true, 1, "status ok\nservices ok 1\nservice dhcp running\n").servicesDown());
+    }
 }

@@ -147,8 +147,9 @@ class DaemonProcessTest {
             assertTrue(metrics.contains("jcnid_requests_total{plugin=\"static\",command=\"ADD\"} 1\n"), "served by jcnid: " + metrics);
 
             StringBuilder st = new StringBuilder();
-            assertEquals(0, control("status", st));
+            assertEquals(DaemonControl.SERVICE_DOWN, control("status", st), st.toString());
             assertTrue(st.toString().contains("\nservices failed 1 of 1\nservice dhcp failed: " + notADirectory), st.toString());
+            assertTrue(st.toString().contains("\njcnid: service dhcp failed: " + notADirectory), "named on stderr too: " + st);
             assertEquals(0, control("stop", null));
         } finally {
             d.ifPresent(ProcessHandle::destroyForcibly);

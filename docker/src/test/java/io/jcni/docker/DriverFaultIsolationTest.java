@@ -59,7 +59,7 @@ class DriverFaultIsolationTest {
             assertTrue(jcnid.orElseThrow().isAlive());
 
             StringBuilder st = new StringBuilder();
-            assertEquals(0, control(st, "status"));
+            assertEquals(DaemonControl.SERVICE_DOWN, control(st, "status"), st.toString());
             assertTrue(st.toString().contains("\nservices failed 1 of 2\n"), st.toString());
             assertTrue(st.toString().contains("\nservice dhcp running\n"), st.toString());
             assertTrue(st.toString().matches("(?s).*\nservice docker-driver failed: [^\n]*" + java.util.regex.Pattern.quote(damaged.toString()) + ".*"), st.toString());

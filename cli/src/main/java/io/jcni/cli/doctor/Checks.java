@@ -204,6 +204,11 @@ public final class Checks {
         NodeFacts.Daemon d = f.daemon();
         if (d.running()) {
             out.add(Finding.ok("daemon", d.socket().toString(), "jcnid answers on " + d.socket() + " (pid " + d.pid() + ")"));
+            // The plugin fast path serves, but a service the node was set up to run (Docker driver, DHCP, overlay) does not.
+            for (String down : d.servicesDown()) {
+                out.add(new Finding(Severity.FAIL, "daemon", "service " + down.substring(0, down.indexOf(' ')),
+                        "jcnid's service " + down, "fix the cause (jcnid's log has it), then restart jcnid; jcnid status lists its services"));
+            }
         } else {
             out.add(new Finding(Severity.INFO, "daemon", d.socket().toString(), "jcnid is not running on " + d.socket()
                     + ": plugin calls start a JVM each (correct, but hundreds of ms slower)",

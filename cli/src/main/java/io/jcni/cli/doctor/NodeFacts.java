@@ -50,7 +50,12 @@ public record NodeFacts(
     /** A conf dir file that does not load, with the loader's reason. */
     public record BadFile(Path file, String reason) {}
 
-    public record Daemon(Path socket, boolean running, long pid) {}
+    /** @param servicesDown "NAME failed: WHY" or "NAME stalled: WHY" of each hosted service that does not serve */
+    public record Daemon(Path socket, boolean running, long pid, List<String> servicesDown) {
+        public Daemon {
+            servicesDown = List.copyOf(servicesDown);
+        }
+    }
 
     /** A result-cache entry: an attachment the runtime made. netnsExists is true when the path is empty (unknown). */
     public record Cached(String network, String containerId, String ifName, String netns, boolean netnsExists) {}

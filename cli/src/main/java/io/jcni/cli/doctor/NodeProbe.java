@@ -240,7 +240,7 @@ public final class NodeProbe {
 
     private static NodeFacts.Daemon daemon(Path socket) {
         DaemonControl.Status s = DaemonControl.status(DaemonConfig.parse(List.of("--socket", socket.toString())));
-        return new NodeFacts.Daemon(socket, s.running(), s.pid());
+        return new NodeFacts.Daemon(socket, s.running(), s.pid(), s.servicesDown());
     }
 
     private static List<Cached> cached(Path cacheDir, List<Unread> unread) {

@@ -43,7 +43,7 @@ class ChecksTest {
             kernel.add(new Feature(f, f.equals("ipvlan") || f.equals("vlan") ? State.MISSING : State.AVAILABLE, "probe"));
         }
         return new NodeFacts(kernel, new Access(true, "4 links"), new Access(true, "no tables"), Path.of("/etc/cni/net.d"), true,
-                nets, bad, List.of(BIN), new Daemon(Path.of("/run/jcni/jcnid.sock"), true, 42), cached, allocs, links, owners);
+                nets, bad, List.of(BIN), new Daemon(Path.of("/run/jcni/jcnid.sock"), true, 42, List.of()), cached, allocs, links, owners);
     }
 
     private static Network net(String name, String version, boolean masq, String... types) {
@@ -134,12 +134,28 @@ class ChecksTest {
     void daemonNotRunningIsInformationOnly() {
         NodeFacts h = healthy();
         NodeFacts f = new NodeFacts(h.kernel(), h.netlink(), h.nft(), h.confDir(), true, h.networks(), List.of(), h.cniPath(),
-                new Daemon(Path.of("/run/jcni/jcnid.sock"), false, -1), h.cached(), h.allocations(), h.links(), h.nftOwners());
+                new Daemon(Path.of("/run/jcni/jcnid.sock"), false, -1, List.of()), h.cached(), h.allocations(), h.links(), h.nftOwners());
         List<Finding> all = Checks.evaluate(f);
         assertTrue(Doctor.allWell(all));
         Finding d = all.stream().filter(x -> x.check().equals("daemon")).findFirst().orElseThrow();
         assertEquals(Severity.INFO, d.severity());
         assertTrue(d.fix().contains("systemctl enable --now jcnid.socket"));
+    }
+
+    @Test
+    void aHostedServiceThatDoesNotServeFailsTheDaemonCheck() {
+        NodeFacts h = healthy();
+        NodeFacts f = new NodeFacts(h.kernel(), h.netlink(), h.nft(), h.confDir(), true, h.networks(), List.of(), h.cniPath(),
+                new Daemon(Path.of("/run/jcni/jcnid.sock"), true, 42, List.of("docker-driver failed: state file /x: not JSON")),
+                h.cached(), h.allocations(), h.links(), h.nftOwners());
+        List<Finding> bad = problems(f);
+        assertEquals(1, bad.size(), bad.toString());
+        Finding d = bad.getFirst();
+        assertEquals(Severity.FAIL, d.severity());
+        assertEquals("daemon", d.check());
+        assertEquals("service docker-driver", d.subject());
+        assertTrue(d.message().contains("docker-driver failed: state file /x: not JSON"), d.message());
+        assertTrue(d.fix().contains("restart jcnid"), d.fix());
     }
 
     @Test

@@ -227,8 +227,13 @@ public final class ElementStore {
 
     /** What {@code owner} claims (holds, or waits for), per its records, or an empty list. */
     public List<Element> elements(Owner owner) {
+        return claimed(owner, files.read(owner));
+    }
+
+    /** Those of {@code recorded} (the elements {@code owner}'s record lists) whose key records list it as a claimant. */
+    private List<Element> claimed(Owner owner, List<Element> recorded) {
         List<Element> out = new ArrayList<>();
-        for (Element e : files.read(owner)) if (files.readClaims(e).claimedBy(owner.id())) out.add(e);
+        for (Element e : recorded) if (files.readClaims(e).claimedBy(owner.id())) out.add(e);
         return out;
     }
 
@@ -298,10 +303,15 @@ public final class ElementStore {
 
     /** Releases {@code owner}'s claims; no key goes to an owner in {@code leaving} (those GC removes too). */
     private List<Element> removeLocked(Owner owner, Function<List<Element>, String> skeleton, Set<String> leaving) {
-        List<Element> mine = elements(owner);
+        List<Element> recorded = files.read(owner);
+        List<Element> mine = claimed(owner, recorded);
         Ownership.Plan plan = Ownership.release(owner.id(), mine, claims(leaving));
         if (plan.changesNftables()) apply(skeleton, mine, plan);
         plan.claims().forEach(files::writeClaims);
+        // An ADD killed while it wrote a key record leaves that record's temporary file, also for
+        // a key it never came to claim; its record names the key (intent first): one unlink per
+        // recorded key, before the record that names them goes.
+        for (Element e : recorded) files.deleteKeyTemporary(e);
         files.deleteAttFile(owner);
         return mine;
     }

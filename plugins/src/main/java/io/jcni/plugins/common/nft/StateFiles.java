@@ -24,8 +24,12 @@ import java.util.stream.Stream;
 /**
  * The files of one namespace's element ownership ({@code BASE/NSINODE/}, see {@link ElementStore}
  * for the layout): where each record lives, how it is encoded, and the lock that serialises every
- * change. Every write is write-then-rename under the lock, so a {@code .tmp} sibling found under the
- * lock is what a writer killed between the two left.
+ * change. Every write is write-then-rename under the lock, through one fixed temporary name per
+ * file ({@link AtomicFile#writeLocked}, {@code .NAME.tmp-locked}), so a temporary file found under
+ * the lock is what a writer killed between the two left: the next write of that file replaces it,
+ * and whoever deletes the file deletes it by name, without listing a directory whose size grows
+ * with the state. (Temporary files of earlier versions, named by their writer's pid, go at GC:
+ * {@link #deleteAbandonedTemporaries}.)
  */
 final class StateFiles {
     /** Holds the cookie of the namespace the state belongs to. */
@@ -219,7 +223,8 @@ final class StateFiles {
 
     // ---- key records: key/SET/KEY, the key's claims in order ({@link KeyClaims})
 
-    private Path keyFile(Element e) {
+    /** The key record of {@code e}'s key. */
+    Path keyFile(Element e) {
         // Sets of TABLE keep their historical directory; another table's are prefixed with its name.
         String set = table.equals(ElementStore.TABLE) ? e.set() : table + " " + e.set();
         return dir.resolve("key").resolve(fileName(enc(set))).resolve(fileName(enc(e.key())));
@@ -234,6 +239,20 @@ final class StateFiles {
     void writeClaims(Element e, KeyClaims claims) {
         if (claims.isEmpty()) deleteWithTemporary(keyFile(e));
         else atomicWrite(keyFile(e), claims.format());
+    }
+
+    /**
+     * Deletes the temporary file a writer of {@code e}'s key record killed between write and rename
+     * left, if any; the record itself stays. An ADD records its elements before it writes their key
+     * records, so the owner's record names every key whose temporary file it may have left, also
+     * one it died before claiming.
+     */
+    void deleteKeyTemporary(Element e) {
+        try {
+            Files.deleteIfExists(AtomicFile.lockedTemporary(keyFile(e)));
+        } catch (IOException x) {
+            throw new UncheckedIOException(x);
+        }
     }
 
     /**
@@ -274,14 +293,13 @@ final class StateFiles {
     }
 
     /**
-     * Deletes a state file and its temporary sibling: every write holds the lock, so a temporary
-     * file found under it is what a writer killed between write and rename left.
+     * Deletes a state file and its temporary siblings, by name: every write holds the lock, so a
+     * temporary file found under it is what a writer killed between write and rename left.
      */
     private static void deleteWithTemporary(Path p) {
         try {
-            Files.deleteIfExists(p.resolveSibling(p.getFileName() + ".tmp"));
-            AtomicFile.removeTemporaries(p);
-            Files.deleteIfExists(p);
+            Files.deleteIfExists(p.resolveSibling(p.getFileName() + ".tmp")); // as versions before AtomicFile named it
+            AtomicFile.deleteLocked(p);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -301,7 +319,7 @@ final class StateFiles {
         try {
             Files.createDirectories(p.getParent());
             // No fsync: on every portmap/firewall ADD it would cost more than the ADD (see common/README.md).
-            AtomicFile.write(p, content, AtomicFile.PRIVATE, AtomicFile.Durability.ATOMIC_ONLY);
+            AtomicFile.writeLocked(p, content, AtomicFile.PRIVATE, AtomicFile.Durability.ATOMIC_ONLY);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -127,7 +127,10 @@ class ElementStoreNetnsTest {
         }
     }
 
-    /** Found by chaos kill points: a plugin killed between writing a state file's ".tmp" and renaming it. */
+    /**
+     * Found by chaos kill points: a plugin killed between writing a state file's temporary file and
+     * renaming it. DEL removes it by name; one an earlier version named by its writer's pid goes at GC.
+     */
     @Test
     void removeTakesTheTemporaryFileAKilledWriterLeft() throws Exception {
         String n = uniqueName();
@@ -137,14 +140,74 @@ class ElementStoreNetnsTest {
             store.put(owner, els -> SKELETON, List.of(new ElementStore.Element("es_test", "10.0.0.4", null)));
             Path att = store.dir().resolve("att/test/net/killed@eth0");
             assertTrue(Files.isRegularFile(att), att.toString());
-            Files.writeString(att.resolveSibling(att.getFileName() + ".tmp"), "{"); // as earlier versions named it
-            Files.writeString(att.resolveSibling(io.jcni.common.AtomicFile.temporaryPrefix(att) + "4194304-ab"), "{");
+            Files.writeString(att.resolveSibling(att.getFileName() + ".tmp"), "{"); // as versions before AtomicFile named it
+            Files.writeString(io.jcni.common.AtomicFile.lockedTemporary(att), "{");
+            Path byPid = att.resolveSibling(io.jcni.common.AtomicFile.temporaryPrefix(att) + "4194304-ab");
+            Files.writeString(byPid, "{");
             assertEquals(1, store.remove(owner, els -> SKELETON).size());
+            try (var files = Files.walk(store.dir().resolve("att"))) {
+                assertEquals(List.of(byPid), files.filter(Files::isRegularFile).toList());
+            }
+            store.gc("test", "net", o -> true, els -> SKELETON);
             try (var files = Files.walk(store.dir().resolve("att"))) {
                 assertEquals(List.of(), files.filter(Files::isRegularFile).toList());
             }
         } finally {
             Netns.delete(n);
+        }
+    }
+
+    /**
+     * Found by chaos kill points (about 1 in 1,000 kills): an ADD killed between writing a key
+     * record's temporary file and renaming it. Its record names the key (written first), but the key
+     * record does not name it, so it never claimed the key; its DEL still leaves nothing, and the
+     * holder's state is untouched. The same for a killed first write of the attachment's record.
+     */
+    @Test
+    void delRemovesTheTemporaryFilesOfAnAddKilledBetweenWriteAndRename() throws Exception {
+        String n = uniqueName();
+        ElementStore.Owner holder = new ElementStore.Owner("test", "net", "holder", "eth0");
+        ElementStore.Owner killed = new ElementStore.Owner("test", "net", "killed", "eth0");
+        ElementStore.Owner killedFirst = new ElementStore.Owner("test", "net", "killed-first", "eth0");
+        ElementStore.Element held = port("10.0.0.2");
+        ElementStore.Element fresh = new ElementStore.Element("es_map", "9090", "10.0.0.3");
+        try (Netns ns = Netns.create(n)) {
+            ElementStore store = new ElementStore(Nft.in(ns), base);
+            store.put(holder, els -> MAP_SKELETON, List.of(held));
+            java.util.SortedSet<String> holderOnly = stateFiles(store.dir());
+
+            // killed's ADD: its record (intent first), then it dies writing each key record.
+            StateFiles files = new StateFiles(store.dir(), ElementStore.TABLE);
+            List<ElementStore.Element> wanted = List.of(new ElementStore.Element("es_map", "8080", "10.0.0.3"), fresh);
+            files.write(killed, wanted);
+            for (ElementStore.Element e : wanted) {
+                Files.writeString(io.jcni.common.AtomicFile.lockedTemporary(files.keyFile(e)), "half a claim");
+            }
+            // killedFirst's ADD dies in the first write of its record: no record, its temporary file only.
+            Path att = store.dir().resolve("att/test/net/killed-first@eth0");
+            Files.writeString(io.jcni.common.AtomicFile.lockedTemporary(att), "{");
+
+            assertEquals(List.of(), store.remove(killed, els -> MAP_SKELETON), "it claimed nothing");
+            assertEquals(List.of(), store.remove(killedFirst, els -> MAP_SKELETON));
+            assertEquals(holderOnly, stateFiles(store.dir()), "nothing of the killed ADDs is left");
+            assertEquals(List.of(held), store.elements(holder));
+            assertTrue(listMap(n).contains("8080 comment \"test net holder eth0\" : 10.0.0.2"), listMap(n));
+
+            // A later writer of the key replaces a temporary file a killed one left.
+            Files.writeString(io.jcni.common.AtomicFile.lockedTemporary(files.keyFile(fresh)), "half a claim");
+            store.put(killed, els -> MAP_SKELETON, List.of(fresh));
+            assertEquals(List.of(fresh), store.remove(killed, els -> MAP_SKELETON));
+            assertEquals(holderOnly, stateFiles(store.dir()));
+            assertEquals(List.of(held), store.remove(holder, els -> MAP_SKELETON));
+        } finally {
+            Netns.delete(n);
+        }
+    }
+
+    /** The state files under {@code dir}, but the lock, cookie and structure records, relative to it. */
+    private static java.util.SortedSet<String> stateFiles(Path dir) throws java.io.IOException {
+        try (Stream<Path> s = Files.walk(dir)) {
+            return new java.util.TreeSet<>(s.filter(Files::isRegularFile).map(p -> dir.relativize(p).toString()).toList());
         }
     }
 
