@@ -186,7 +186,8 @@ class ImageEndToEndTest {
         return Sh.run(env, null, 300, node.onNode(args.toArray(String[]::new)).toArray(String[]::new));
     }
 
-    static final Pattern POD_IP = Pattern.compile("\"ips\":\\[\"(10\\.244\\.[0-9]+\\.[0-9]+)\"");
+    /** The pod's address on the overlay network (go-cni lists loopback's first). */
+    static final Pattern POD_IP = Pattern.compile("\"(10\\.244\\.[0-9]+\\.[0-9]+)\"");
 
     static String podIp(Sh.Run setup) {
         Matcher m = POD_IP.matcher(setup.out());
@@ -317,30 +318,41 @@ class ImageEndToEndTest {
                 }
             });
 
-            // 20 pods, one started every 400 ms, each by its own go-cni (as kubelet starts pods one by one).
+            // 20 pods, each by its own go-cni (as kubelet starts pods one by one), in four groups of five, each
+            // started while one step of the DaemonSet's rolling update happens on the node: before it (jcnid N
+            // serves), once N's pod has stopped (the standalone plugins), while N+1's init container installs
+            // (shims and /opt/jcni replaced under the calls), once N+1's jcnid runs.
             int count = 20;
             List<String> pods = new ArrayList<>();
             for (int i = 0; i < count; i++) pods.add("up" + i + "-" + w.id + "=" + w.container(i));
             List<java.util.concurrent.Future<Sh.Run>> setups = new ArrayList<>();
             long t0 = System.nanoTime();
-            try (var pool = java.util.concurrent.Executors.newFixedThreadPool(count)) {
-                for (int i = 0; i < count; i++) {
-                    int k = i;
-                    setups.add(pool.submit(() -> {
-                        Thread.sleep(400L * k);
-                        return gocni(node, ImageNode.runtimeEnv(), "setup", pods.get(k));
-                    }));
-                }
-                // The DaemonSet's rolling update on this node, while the setups run.
-                Thread.sleep(1500);
+            try (var pool = java.util.concurrent.Executors.newFixedThreadPool(count + 1)) {
+                java.util.function.IntConsumer group = g -> {
+                    for (int k = g * 5; k < g * 5 + 5; k++) {
+                        int pod = k;
+                        setups.add(pool.submit(() -> gocni(node, ImageNode.runtimeEnv(), "setup", pods.get(pod))));
+                        try {
+                            Thread.sleep(150);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                };
+                group.accept(0);
                 ctd.stop(agent0);
                 long stopped = System.nanoTime();
-                Sh.Run install = node.install(ctd, n1, "jcni-init-n1-" + w.id).ok();
+                group.accept(1);
+                var installing = pool.submit(() -> node.install(ctd, n1, "jcni-init-n1-" + w.id));
+                group.accept(2);
+                Sh.Run install = installing.get(5, java.util.concurrent.TimeUnit.MINUTES).ok();
                 long installed = System.nanoTime();
                 node.startAgent(ctd, n1, "jcni-node-n1-" + w.id).ok();
-                for (int i = 0; i < 600 && !Files.exists(node.socket()); i++) Thread.sleep(50);
-                System.out.printf("jcni-image upgrade: old jcnid stopped at %d ms, N+1 installed at %d ms, N+1 agent started; installer: %s%n",
-                        (stopped - t0) / 1_000_000, (installed - t0) / 1_000_000, install.err().strip().replace('\n', ';'));
+                for (int i = 0; i < 600 && Sh.run(node.onNode("/opt/jcni/bin/jcnid", "status").toArray(String[]::new)).rc() != 0; i++) Thread.sleep(100);
+                group.accept(3);
+                System.out.printf("jcni-image upgrade: old jcnid stopped at %d ms, N+1 installed at %d ms, N+1 agent answering at %d ms; installer: %s%n",
+                        (stopped - t0) / 1_000_000, (installed - t0) / 1_000_000, (System.nanoTime() - t0) / 1_000_000,
+                        install.err().strip().replace('\n', ';'));
                 List<String> ips = new ArrayList<>();
                 for (int i = 0; i < count; i++) {
                     Sh.Run r = setups.get(i).get(5, java.util.concurrent.TimeUnit.MINUTES);
@@ -375,7 +387,12 @@ class ImageEndToEndTest {
             for (int i = 0; i < count; i++) assertNoStateOf(node, "up" + i + "-" + w.id);
             List<String> veths = Sh.run("ip", "-n", node.netns, "-o", "link", "show", "type", "veth").ok().out().lines()
                     .filter(l -> !l.contains(" eth0@")).toList();
-            assertTrue(veths.isEmpty(), "pods' veths left on the node (eth0 is its underlay): " + veths);
+            StringBuilder inPods = new StringBuilder();
+            for (String v : veths) {
+                Matcher m = Pattern.compile("link-netns ([^\\s\\\\]+)").matcher(v);
+                if (m.find()) inPods.append('\n').append(m.group(1)).append(": ").append(Sh.run("ip", "-n", m.group(1), "-d", "link").out());
+            }
+            assertTrue(veths.isEmpty(), "pods' veths left on the node (eth0 is its underlay): " + veths + inPods);
         }
     }
 }
