@@ -385,6 +385,8 @@ class ImageEndToEndTest {
             Sh.Run remove = gocni(node, ImageNode.runtimeEnv(), "remove", pods.toArray(String[]::new));
             assertEquals(0, remove.rc(), remove.out() + remove.err());
             for (int i = 0; i < count; i++) assertNoStateOf(node, "up" + i + "-" + w.id);
+            // DEL retires the pair and jcnid deletes it a moment after answering (testkit RetiredLinks).
+            io.jcni.testkit.RetiredLinks.awaitNone(node.netns);
             List<String> veths = Sh.run("ip", "-n", node.netns, "-o", "link", "show", "type", "veth").ok().out().lines()
                     .filter(l -> !l.contains(" eth0@")).toList();
             StringBuilder inPods = new StringBuilder();
