@@ -71,6 +71,7 @@ for run in $(seq 1 "$RUNS"); do
   ok=$(cat "$WORK"/ipam*.out | grep -c '^OK' || true)
   uniq=$(cat "$WORK"/ipam*.out | awk '/^OK/{n = split($3, a, ","); for (i = 1; i <= n; i++) print a[i]}' | sort -u | wc -l)
   all=$(cat "$WORK"/ipam*.out | awk '/^OK/{n = split($3, a, ","); c += n} END {print c + 0}')
+  grep -hv '^OK' "$WORK"/ipam*.out | cut -c1-220 | head -3 || true
   echo "run $run: $ok allocations in $(awk -v a="$s" -v b="$e" 'BEGIN{printf "%.0f", (b-a)/1e6}') ms (JVM start included) = $(rate "$ok" "$s" "$e")/s; addresses $all, distinct $uniq (duplicates: $((all - uniq))); errors: $(cat "$WORK"/ipam*.out | grep -vc '^OK' || true)"
 done
 s=$(now)

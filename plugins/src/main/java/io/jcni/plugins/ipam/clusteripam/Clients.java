@@ -27,19 +27,20 @@ final class Clients {
     }
 
     /**
-     * Runs {@code call} with the configuration's client. A kept client's connection may have been
-     * closed by etcd since its last use: when a call on a reused client fails other than by a
-     * timeout, a refused connection or an answer from etcd, it runs once more on a new client (every
-     * call here may be repeated: a repeated ADD finds its addresses, a repeated DEL nothing to do).
+     * Runs {@code call} with the configuration's client, once more on a new client when it failed
+     * other than by an answer from etcd or a refused or timed-out connection: a kept client's
+     * connection may have been closed by etcd since its last use, and the first exchange of a cold
+     * process under load can outlast the request timeout (so a call takes at most twice the timeout
+     * then). Every call here may be repeated: a repeated ADD finds the addresses its first
+     * transaction made, a repeated DEL nothing to do.
      */
     static <T> T with(ClusterIpamConfig cfg, PrintStream warnings, Call<T> call) throws IOException {
-        boolean reused = CLIENTS.containsKey(key(cfg, security(cfg)));
         EtcdClient etcd = get(cfg, warnings);
         try {
             return call.run(etcd);
         } catch (IOException e) {
             forget(etcd);
-            if (!reused || !staleConnection(e)) throw e;
+            if (!worthRepeating(e)) throw e;
             EtcdClient fresh = get(cfg, warnings);
             try {
                 return call.run(fresh);
@@ -50,10 +51,11 @@ final class Clients {
         }
     }
 
-    private static boolean staleConnection(IOException e) {
+    private static boolean worthRepeating(IOException e) {
         if (e instanceof io.jcni.etcd.EtcdException || e instanceof io.jcni.etcd.EtcdAuthException) return false;
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.net.http.HttpTimeoutException || t instanceof java.net.ConnectException) return false;
+            if (t instanceof java.net.http.HttpConnectTimeoutException || t instanceof java.net.ConnectException) return false;
+            if (t instanceof java.io.InterruptedIOException && !(t instanceof java.net.http.HttpTimeoutException)) return false;
         }
         return true;
     }
