@@ -28,10 +28,9 @@ final class Clients {
 
     /**
      * Runs {@code call} with the configuration's client, once more on a new client when it failed
-     * other than by an answer from etcd or a refused or timed-out connection: a kept client's
-     * connection may have been closed by etcd since its last use, and the first exchange of a cold
-     * process under load can outlast the request timeout (so a call takes at most twice the timeout
-     * then). Every call here may be repeated: a repeated ADD finds the addresses its first
+     * other than by an answer from etcd or a refused connection: a kept client's connection may
+     * have been closed by etcd since its last use, and the first connect and exchange of a cold
+     * process under load can outlast the timeout (so a call takes at most twice the timeout). Every call here may be repeated: a repeated ADD finds the addresses its first
      * transaction made, a repeated DEL nothing to do.
      */
     static <T> T with(ClusterIpamConfig cfg, PrintStream warnings, Call<T> call) throws IOException {
@@ -54,7 +53,7 @@ final class Clients {
     private static boolean worthRepeating(IOException e) {
         if (e instanceof io.jcni.etcd.EtcdException || e instanceof io.jcni.etcd.EtcdAuthException) return false;
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.net.http.HttpConnectTimeoutException || t instanceof java.net.ConnectException) return false;
+            if (t instanceof java.net.ConnectException) return false;
             if (t instanceof java.io.InterruptedIOException && !(t instanceof java.net.http.HttpTimeoutException)) return false;
         }
         return true;
