@@ -52,9 +52,10 @@ final class Clients {
 
     private static boolean worthRepeating(IOException e) {
         if (e instanceof io.jcni.etcd.EtcdException || e instanceof io.jcni.etcd.EtcdAuthException) return false;
+        // A connect timeout is an HttpConnectTimeoutException caused by a ConnectException: the timeout decides.
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.net.ConnectException) return false;
-            if (t instanceof java.io.InterruptedIOException && !(t instanceof java.net.http.HttpTimeoutException)) return false;
+            if (t instanceof java.net.http.HttpTimeoutException) return true;
+            if (t instanceof java.net.ConnectException || t instanceof java.io.InterruptedIOException) return false;
         }
         return true;
     }
