@@ -173,6 +173,59 @@ public final class EtcdClient implements AutoCloseable {
         return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
     }
 
+    /** What {@link #createOrRead} did: created the keys, or else read the keys asked for (absent ones left out). */
+    public record CreateOrRead(boolean created, Map<String, KeyValue> read) {}
+
+    /**
+     * One transaction: creates {@code kvs} if none of them and none of {@code mustBeAbsent}
+     * exists, writing {@code alsoPut} with them whatever they hold; otherwise reads
+     * {@code readOnFailure}, so the caller learns why it lost without another round trip.
+     */
+    public CreateOrRead createOrRead(Map<String, String> kvs, List<String> mustBeAbsent, Map<String, String> alsoPut,
+            List<String> readOnFailure) throws IOException {
+        List<Object> cmp = new ArrayList<>(), puts = new ArrayList<>(), reads = new ArrayList<>();
+        for (Map.Entry<String, String> e : kvs.entrySet()) {
+            cmp.add(compare(e.getKey(), "CREATE", "create_revision", 0));
+            puts.add(Map.of("request_put", putRequest(e.getKey(), e.getValue(), 0)));
+        }
+        for (String k : mustBeAbsent) cmp.add(compare(k, "CREATE", "create_revision", 0));
+        for (Map.Entry<String, String> e : alsoPut.entrySet()) puts.add(Map.of("request_put", putRequest(e.getKey(), e.getValue(), 0)));
+        for (String k : readOnFailure) reads.add(Map.of("request_range", Map.of("key", b64(k))));
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("compare", cmp);
+        body.put("success", puts);
+        body.put("failure", reads);
+        Map<String, Object> r = call("/v3/kv/txn", body);
+        if (Boolean.TRUE.equals(r.get("succeeded"))) return new CreateOrRead(true, Map.of());
+        return new CreateOrRead(false, rangeResponses(r));
+    }
+
+    /** The values of {@code keys} (absent ones left out), read in one transaction at one revision. */
+    public Map<String, KeyValue> getAll(List<String> keys) throws IOException {
+        if (keys.size() == 1) return get(keys.getFirst()).map(kv -> Map.of(kv.key(), kv)).orElse(Map.of());
+        List<Object> reads = new ArrayList<>();
+        for (String k : keys) reads.add(Map.of("request_range", Map.of("key", b64(k))));
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("compare", List.of());
+        body.put("success", reads);
+        return rangeResponses(call("/v3/kv/txn", body));
+    }
+
+    /** The keys read by the range operations of a transaction's answer. */
+    private static Map<String, KeyValue> rangeResponses(Map<String, Object> txn) {
+        Map<String, KeyValue> out = new LinkedHashMap<>();
+        if (!(txn.get("responses") instanceof List<?> responses)) return out;
+        for (Object o : responses) {
+            if (!(Json.asObject(o).get("response_range") instanceof Map<?, ?> range)) continue;
+            if (!(range.get("kvs") instanceof List<?> kvs)) continue;
+            for (Object kv : kvs) {
+                KeyValue v = KeyValue.fromGateway(Json.asObject(kv));
+                out.put(v.key(), v);
+            }
+        }
+        return out;
+    }
+
     /**
      * Deletes {@code keys} in one transaction if {@code revisionKey} is still at {@code modRevision}
      * and {@code guardKey} still holds {@code guardValue}; true on success.

@@ -1,6 +1,7 @@
 package io.jcni.overlay;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
@@ -75,6 +76,69 @@ class ClusterIpamLabTest {
         }
     }
 
+    /**
+     * Two range sets (IPv4 and IPv6, each 510 addresses for 450 allocations, so racers collide):
+     * one address of each family per attachment, 0 duplicates in either, both keys per address.
+     * An allocation written before range sets existed (the one-range layout) is still read: a
+     * retried ADD keeps its IPv4 address and adds an IPv6 one, and DEL releases both. IPv6-only works.
+     */
+    @Test
+    void dualStackAllocationsNoDuplicatesAndOldRecordsStillRead() throws Exception {
+        String v4 = "10.74.0.0/23", v6 = "fd00:74::/119", both = v4 + "," + v6;
+        int hosts = 3, perHost = 150;
+        try (Lab lab = new Lab()) {
+            lab.start("{\"Network\":\"10.66.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
+            for (int i = 1; i <= hosts; i++) lab.addHost(i);
+            // an allocation as the one-range layout wrote it
+            assertEquals(0, lab.etcdctl("put", "/lab-ipam/10.74.0.0-23/ips/10.74.1.200", "old-1/eth0").exit());
+            assertEquals(0, lab.etcdctl("put", "/lab-ipam/10.74.0.0-23/owners/old-1/eth0", "10.74.1.200").exit());
+
+            List<Process> loads = new ArrayList<>();
+            for (int i = 1; i <= hosts; i++) loads.add(load(lab, i, both, "add", "d" + i, perHost));
+            Set<String> ips4 = new HashSet<>(), ips6 = new HashSet<>();
+            for (int i = 1; i <= hosts; i++) {
+                assertTrue(loads.get(i - 1).waitFor(180, TimeUnit.SECONDS), "host " + i + " finished");
+                for (String line : Files.readAllLines(out(lab, i, "add", "d" + i))) {
+                    assertTrue(line.startsWith("OK "), line);
+                    String[] ips = line.split(" ")[2].split(",");
+                    assertEquals(2, ips.length, line);
+                    assertTrue(ips[0].startsWith("10.74.") && ips[1].startsWith("fd00:74::"), line);
+                    ips4.add(ips[0]);
+                    ips6.add(ips[1]);
+                }
+            }
+            assertEquals(hosts * perHost, ips4.size(), "0 IPv4 duplicates");
+            assertEquals(hosts * perHost, ips6.size(), "0 IPv6 duplicates");
+            assertFalse(ips4.contains("10.74.1.200"), "the old allocation's address is not handed out again");
+            assertEquals(hosts * perHost + 1, keys(lab, "/lab-ipam/10.74.0.0-23/ips/").size());
+            assertEquals(hosts * perHost, keys(lab, "/lab-ipam/fd00:74::-119/owners/").size());
+
+            String retried = one(lab, both, "ADD", "old-1");
+            assertTrue(retried.startsWith("OK old-1 10.74.1.200,fd00:74::"), retried);
+            assertEquals(1, keys(lab, "/lab-ipam/fd00:74::-119/owners/old-1/").size(), "the IPv6 address added to the old allocation");
+            assertEquals("OK old-1 -", one(lab, both, "DEL", "old-1"));
+            assertEquals(List.of(), keys(lab, "/lab-ipam/10.74.0.0-23/ips/10.74.1.200"));
+            assertEquals(List.of(), keys(lab, "/lab-ipam/fd00:74::-119/owners/old-1/"));
+
+            assertTrue(load(lab, 1, both, "del", "d1", perHost).waitFor(180, TimeUnit.SECONDS));
+            assertEquals((hosts - 1) * perHost, keys(lab, "/lab-ipam/10.74.0.0-23/ips/").size());
+            assertEquals((hosts - 1) * perHost, keys(lab, "/lab-ipam/fd00:74::-119/ips/").size());
+
+            String v6only = one(lab, "fd00:75::/120", "ADD", "six-1");
+            assertTrue(v6only.matches("OK six-1 fd00:75::[0-9a-f]+"), v6only);
+            assertEquals(1, keys(lab, "/lab-ipam/fd00:75::-120/ips/").size());
+        }
+    }
+
+    /** One ADD or DEL of {@code id} (ifname eth0) from host 1; the line IpamLoad printed. */
+    private static String one(Lab lab, String range, String command, String id) throws Exception {
+        Path o = lab.dir.resolve("one-" + command + "-" + id + ".out");
+        List<String> c = cmdIn(lab, 1, range, "one", command, id, "/var/run/netns/none", lab.host(1));
+        Process p = new ProcessBuilder(c).redirectErrorStream(true).redirectOutput(o.toFile()).start();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        return Files.readString(o).strip();
+    }
+
     /** The containerIDs host i's load printed OK for, of ids starting with {@code tag}. */
     private static List<String> ids(Lab lab, int i, String tag) throws Exception {
         List<String> out = new ArrayList<>();
@@ -91,21 +155,33 @@ class ClusterIpamLabTest {
     }
 
     private static Process load(Lab lab, int i, String mode, String tag, int count) throws Exception {
-        return new ProcessBuilder(cmd(lab, i, mode, tag, Integer.toString(count), "16")).redirectErrorStream(true)
+        return load(lab, i, RANGE, mode, tag, count);
+    }
+
+    private static Process load(Lab lab, int i, String range, String mode, String tag, int count) throws Exception {
+        return new ProcessBuilder(cmdIn(lab, i, range, mode, tag, Integer.toString(count), "16")).redirectErrorStream(true)
                 .redirectOutput(out(lab, i, mode, tag).toFile()).start();
     }
 
     private static List<String> cmd(Lab lab, int i, String mode, String... rest) {
+        return cmdIn(lab, i, RANGE, mode, rest);
+    }
+
+    private static List<String> cmdIn(Lab lab, int i, String range, String mode, String... rest) {
         List<String> c = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + lab.host(i),
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xlog:disable", "-Xlog:all=warning:stderr",
                 "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED",
-                "-cp", System.getProperty("java.class.path"), IpamLoad.class.getName(), mode, Lab.ETCD, RANGE));
+                "-cp", System.getProperty("java.class.path"), IpamLoad.class.getName(), mode, Lab.ETCD, range));
         c.addAll(List.of(rest));
         return c;
     }
 
     private static List<String> keys(Lab lab, String sub) throws Exception {
-        Lab.Out o = lab.etcdctl("get", "--prefix", "--keys-only", "/lab-ipam/10.72.0.0-21/" + sub);
+        return sub.startsWith("/") ? prefixKeys(lab, sub) : prefixKeys(lab, "/lab-ipam/10.72.0.0-21/" + sub);
+    }
+
+    private static List<String> prefixKeys(Lab lab, String prefix) throws Exception {
+        Lab.Out o = lab.etcdctl("get", "--prefix", "--keys-only", prefix);
         assertEquals(0, o.exit(), o.stdout());
         return o.stdout().lines().filter(l -> !l.isBlank()).toList();
     }

@@ -19,6 +19,9 @@ import java.util.concurrent.Semaphore;
  * itself cannot reach the lab's etcd). Prints one line per call: {@code OK <containerID> <ip>} or
  * {@code ERR <containerID> <error JSON>}.
  *
+ * RANGE is one CIDR ({@code range}), or several separated by commas: one range set each ({@code ranges}),
+ * and then the line's address is every address of the result, comma-separated.
+ *
  * <pre>IpamLoad add|del ETCD RANGE HOST COUNT PARALLEL [HOST_LOCAL_DATADIR]   (the last: host-local instead, for comparison)
  * IpamLoad gc ETCD RANGE VALID_FILE        (one containerID a line; ifname eth0)
  * IpamLoad one ETCD RANGE ADD|DEL CONTAINER_ID NETNS HOST   (one call, cluster-ipam's "host" given)</pre>
@@ -27,7 +30,7 @@ public final class IpamLoad {
     public static void main(String[] a) throws Exception {
         String mode = a[0], etcd = a[1], range = a[2];
         // -Djcni.ipam.extra: more ipam keys, e.g. the TLS files of bench/multihost/run.sh -t
-        String ipam = "{\"type\":\"cluster-ipam\",\"etcdEndpoints\":[\"" + etcd + "\"],\"range\":\"" + range + "\",\"etcdPrefix\":\"/lab-ipam\""
+        String ipam = "{\"type\":\"cluster-ipam\",\"etcdEndpoints\":[\"" + etcd + "\"]," + rangesJson(range) + ",\"etcdPrefix\":\"/lab-ipam\""
                 + System.getProperty("jcni.ipam.extra", "") + "}";
         if (mode.equals("gc")) {
             List<Object> valid = new ArrayList<>();
@@ -80,8 +83,17 @@ public final class IpamLoad {
     }
 
     private static String ip(String result) {
-        Object addr = Json.asObject(Json.asList(Json.parseObject(result).get("ips")).getFirst()).get("address");
-        return String.valueOf(addr).split("/")[0];
+        List<String> out = new ArrayList<>();
+        for (Object ip : Json.asList(Json.parseObject(result).get("ips"))) out.add(String.valueOf(Json.asObject(ip).get("address")).split("/")[0]);
+        return String.join(",", out);
+    }
+
+    /** {@code "range":"A"} or {@code "ranges":[[{"subnet":"A"}],[{"subnet":"B"}]]}. */
+    private static String rangesJson(String range) {
+        if (!range.contains(",")) return "\"range\":\"" + range + "\"";
+        List<Object> sets = new ArrayList<>();
+        for (String r : range.split(",")) sets.add(List.of(Map.of("subnet", r)));
+        return "\"ranges\":" + Json.write(sets);
     }
 
     private static Skel.Outcome call(String type, String cmd, String id, String conf) {

@@ -3,10 +3,13 @@ package io.jcni.plugins.ipam.clusteripam;
 import io.jcni.types.Attachment;
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
+import java.math.BigInteger;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Predicate;
 import java.util.random.RandomGenerator;
 
 /**
@@ -91,26 +94,56 @@ public final class Allocations {
     }
 
     /**
-     * A free address, walking from a random point of the range so that hosts allocating at once
-     * rarely pick the same one; empty when the range is full.
+     * A free address of the set, walking from a random point of it so that hosts allocating at
+     * once rarely pick the same one; empty when every address is taken. An excluded CIDR is
+     * stepped over in one move (an IPv6 exclude can be 2^64 addresses).
+     *
+     * @param taken whether an address is known to be taken (the caller's knowledge, maybe stale:
+     *     the create transaction decides)
      */
-    public static Optional<IpAddr> pickFree(ClusterIpamConfig cfg, Collection<IpAddr> used, RandomGenerator random) {
-        Set<IpAddr> taken = used instanceof Set<IpAddr> s ? s : new HashSet<>(used);
-        long lo = toLong(cfg.first()), hi = toLong(cfg.last()), n = hi - lo + 1;
-        long start = random.nextLong(n);
-        for (long i = 0; i < n; i++) {
-            IpAddr a = fromLong(lo + (start + i) % n);
-            if (!taken.contains(a) && cfg.allocatable(a)) return Optional.of(a);
+    public static Optional<IpAddr> pickFree(ClusterIpamConfig cfg, ClusterIpamConfig.RangeSet set, Predicate<IpAddr> taken,
+            RandomGenerator random) {
+        List<ClusterIpamConfig.Range> ranges = set.ranges();
+        BigInteger[] size = new BigInteger[ranges.size()];
+        BigInteger total = BigInteger.ZERO;
+        for (int i = 0; i < size.length; i++) {
+            ClusterIpamConfig.Range r = ranges.get(i);
+            size[i] = r.last().toBigInteger().subtract(r.first().toBigInteger()).add(BigInteger.ONE);
+            total = total.add(size[i]);
+        }
+        BigInteger offset = randomBelow(total, random), walked = BigInteger.ZERO;
+        while (walked.compareTo(total) < 0) {
+            int i = 0;
+            BigInteger local = offset;
+            while (local.compareTo(size[i]) >= 0) local = local.subtract(size[i++]);
+            ClusterIpamConfig.Range r = ranges.get(i);
+            IpAddr a = IpAddr.fromBigInteger(r.first().toBigInteger().add(local), r.subnet().isV6());
+            BigInteger step = BigInteger.ONE;
+            Cidr ex = cfg.excludedBy(a);
+            if (ex != null) {
+                IpAddr end = ex.last().compareTo(r.last()) < 0 ? ex.last() : r.last();
+                step = end.toBigInteger().subtract(a.toBigInteger()).add(BigInteger.ONE);
+            } else if (cfg.allocatable(r, a) && !taken.test(a)) {
+                return Optional.of(a);
+            }
+            offset = offset.add(step).mod(total);
+            walked = walked.add(step);
         }
         return Optional.empty();
     }
 
-    static long toLong(IpAddr a) {
-        byte[] b = a.bytes();
-        return ((b[0] & 0xffL) << 24) | ((b[1] & 0xffL) << 16) | ((b[2] & 0xffL) << 8) | (b[3] & 0xffL);
+    /** The same, avoiding the addresses in {@code used}. */
+    public static Optional<IpAddr> pickFree(ClusterIpamConfig cfg, ClusterIpamConfig.RangeSet set, Collection<IpAddr> used,
+            RandomGenerator random) {
+        Set<IpAddr> taken = used instanceof Set<IpAddr> s ? s : new HashSet<>(used);
+        return pickFree(cfg, set, taken::contains, random);
     }
 
-    static IpAddr fromLong(long v) {
-        return new IpAddr(new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v});
+    /** Uniform in [0, n) (for n beyond a long, with a negligible bias). */
+    static BigInteger randomBelow(BigInteger n, RandomGenerator random) {
+        if (n.bitLength() < 63) return BigInteger.valueOf(random.nextLong(n.longValue()));
+        byte[] b = new byte[n.bitLength() / 8 + 9];
+        for (int i = 0; i < b.length; i++) b[i] = (byte) random.nextInt();
+        return new BigInteger(1, b).mod(n);
     }
 }

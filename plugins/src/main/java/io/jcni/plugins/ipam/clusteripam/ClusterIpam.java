@@ -2,7 +2,6 @@ package io.jcni.plugins.ipam.clusteripam;
 
 import io.jcni.etcd.EtcdAuthException;
 import io.jcni.etcd.EtcdClient;
-import io.jcni.etcd.EtcdSecurity;
 import io.jcni.etcd.EtcdException;
 import io.jcni.etcd.KeyValue;
 import io.jcni.plugins.skel.Plugin;
@@ -16,26 +15,27 @@ import io.jcni.types.IpAddr;
 import io.jcni.types.Names;
 import io.jcni.types.Result;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.random.RandomGenerator;
 
 /**
- * {@code cluster-ipam}: addresses from one range shared by every host of a cluster, held in etcd
- * (one key per address, owner = container ID + interface; layout in {@link Allocations}), for any
+ * {@code cluster-ipam}: addresses from ranges shared by every host of a cluster (IPv4 and IPv6, one
+ * address per range set as host-local), held in etcd (one key per address, owner = container ID + interface; layout in {@link Allocations}), for any
  * plugin that takes an {@code ipam} section (bridge, macvlan, ptp, the flannel delegate...).
  *
  * <ul>
  *   <li>ADD: the attachment's existing address if it has one (a retried ADD), else a free address
  *       taken with a create-if-absent transaction on both keys; on a lost race another address,
  *       at most {@code retries} times (default 100), with a short random pause.</li>
- *   <li>DEL: deletes both keys, guarded by the address key still naming this attachment;
+ *   <li>DEL: deletes the keys of each address, guarded by the address key still naming this attachment;
  *       nothing allocated is success.</li>
- *   <li>GC (CNI 1.1): releases every allocation of the range whose attachment is not in
+ *   <li>GC (CNI 1.1): releases every allocation of the ranges whose attachment is not in
  *       {@code cni.dev/valid-attachments}. CHECK: the prevResult address is ours. STATUS: etcd answers.</li>
  * </ul>
  * etcd unreachable: error 11 "try again later" once every endpoint has failed (each bounded by
@@ -47,55 +47,164 @@ public final class ClusterIpam implements Plugin {
     public Result add(PluginRequest req) throws Exception {
         ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
         Attachment me = new Attachment(req.containerId(), req.ifname());
-        try (EtcdClient etcd = client(cfg, req.log())) {
-            IpAddr ip = allocate(etcd, cfg, me, req.netns());
-            Result.IpConfig ipc = new Result.IpConfig(new Cidr(ip, cfg.range().prefix()), cfg.gateway(), null);
-            return new Result(CniVersion.CURRENT.toString(), List.of(), List.of(ipc), cfg.routes(), cfg.dns());
+        try {
+            List<Result.IpConfig> ips = new ArrayList<>();
+            for (Allocated a : Clients.with(cfg, req.log(), etcd -> allocate(etcd, cfg, me, req.netns()))) {
+                ips.add(new Result.IpConfig(new Cidr(a.ip(), a.range().subnet().prefix()), a.range().gateway(), null));
+            }
+            return new Result(CniVersion.CURRENT.toString(), List.of(), ips, cfg.routes(), cfg.dns());
         } catch (IOException e) {
             throw unreachable(cfg, e);
         }
     }
 
+    /** One address of the attachment, and the range it came from. */
+    record Allocated(ClusterIpamConfig.Range range, IpAddr ip) {}
+
+    /** Blind guesses that met a taken address before a set's addresses are listed. */
+    private static final int GUESSES_BEFORE_LISTING = 2;
+
+    /** The first address of the attachment (tests of the single-range layout). */
     static IpAddr allocate(EtcdClient etcd, ClusterIpamConfig cfg, Attachment me) throws IOException {
-        return allocate(etcd, cfg, me, "");
+        return allocate(etcd, cfg, me, "").getFirst().ip();
     }
 
-    /** @param netns the container's CNI_NETNS, recorded in this host's index for its reconcile */
-    static IpAddr allocate(EtcdClient etcd, ClusterIpamConfig cfg, Attachment me, String netns) throws IOException {
+    /**
+     * One address from each range set, all in one etcd transaction: it creates each address key
+     * and owner key, requires every owner key of the attachment (in every range of the set) and
+     * every address key to be absent, and writes this host's index entries with them. The
+     * transaction's failure branch reads those owner and address keys, so a lost attempt learns in
+     * the same round trip whether the attachment has addresses already (a retried ADD: they are
+     * returned) or which guessed address was taken (another guess avoids it).
+     *
+     * <p>Addresses are guessed, not read first: from this process's knowledge of taken addresses
+     * ({@link TakenAddresses}, empty in a fresh plugin process), so the usual allocation is one
+     * round trip. After {@value #GUESSES_BEFORE_LISTING} taken guesses the set's address keys are
+     * listed (one read per range) and guesses avoid them. A guess never makes a duplicate: only
+     * the transaction, guarded on the keys' absence, gives an address.
+     *
+     * @param netns the container's CNI_NETNS, recorded in this host's index for its reconcile
+     */
+    static List<Allocated> allocate(EtcdClient etcd, ClusterIpamConfig cfg, Attachment me, String netns) throws IOException {
         long netnsInode = inodeOf(netns);
-        String ownerKey = Allocations.ownerKey(cfg.etcdPrefix(), cfg.range(), me);
-        String ipsDir = Allocations.rangeDir(cfg.etcdPrefix(), cfg.range()) + "ips/";
+        List<ClusterIpamConfig.RangeSet> sets = cfg.rangeSets();
+        int n = sets.size();
+        Allocated[] done = new Allocated[n];
+        List<Set<IpAddr>> known = new ArrayList<>();
+        int[] misses = new int[n];
+        boolean[] listed = new boolean[n];
+        for (int i = 0; i < n; i++) known.add(new HashSet<>());
+        RandomGenerator random = ThreadLocalRandom.current();
         for (int attempt = 0; attempt < cfg.retries(); attempt++) {
-            Optional<KeyValue> existing = etcd.get(ownerKey);
-            if (existing.isPresent()) {
-                IpAddr ip = IpAddr.tryParse(existing.get().value());
-                if (ip != null) return ip;
-                // No transaction can succeed while the key is there (each requires it absent), so
-                // retrying would only spin until "contention": name the key instead.
-                throw damagedOwner(ownerKey, existing.get().value());
+            Map<String, String> create = new LinkedHashMap<>(), index = new LinkedHashMap<>();
+            List<String> absent = new ArrayList<>(), read = new ArrayList<>();
+            Allocated[] picks = new Allocated[n];
+            for (int i = 0; i < n; i++) {
+                if (done[i] != null) continue;
+                ClusterIpamConfig.RangeSet set = sets.get(i);
+                IpAddr pick = guess(etcd, cfg, set, known.get(i), misses[i] >= GUESSES_BEFORE_LISTING && !listed[i], random);
+                listed[i] |= misses[i] >= GUESSES_BEFORE_LISTING;
+                if (pick == null) {
+                    listed[i] = true;
+                    pick = guess(etcd, cfg, set, known.get(i), true, random); // our knowledge may be stale: list, then decide
+                    if (pick == null) {
+                        throw new CniException(ErrorCode.INTERNAL, "cluster-ipam: no free address left in " + describe(set));
+                    }
+                }
+                ClusterIpamConfig.Range r = set.rangeOf(pick);
+                picks[i] = new Allocated(r, pick);
+                TakenAddresses.claim(cfg, set, pick);
+                String ipKey = Allocations.ipKey(cfg.etcdPrefix(), r.subnet(), pick);
+                String ownerKey = Allocations.ownerKey(cfg.etcdPrefix(), r.subnet(), me);
+                create.put(ipKey, Allocations.ownerValue(me));
+                create.put(ownerKey, pick.toString());
+                read.add(ipKey);
+                for (ClusterIpamConfig.Range other : set.ranges()) {
+                    String k = Allocations.ownerKey(cfg.etcdPrefix(), other.subnet(), me);
+                    read.add(k);
+                    if (!k.equals(ownerKey)) absent.add(k);
+                }
+                if (cfg.host() != null) {
+                    index.put(Allocations.hostKey(cfg.etcdPrefix(), cfg.host(), r.subnet(), me),
+                            new HostRecord(pick, netns == null ? "" : netns, netnsInode, System.currentTimeMillis()).encode());
+                }
             }
-            Set<IpAddr> used = new HashSet<>();
-            for (String k : etcd.keys(ipsDir)) {
-                IpAddr a = Allocations.ipOf(cfg.etcdPrefix(), cfg.range(), k);
-                if (a != null) used.add(a);
+            if (create.isEmpty()) return List.of(done); // every set had an address already
+            EtcdClient.CreateOrRead outcome = etcd.createOrRead(create, absent, index, read);
+            if (outcome.created()) {
+                for (int i = 0; i < n; i++) if (picks[i] != null) done[i] = picks[i];
+                return List.of(done);
             }
-            IpAddr pick = Allocations.pickFree(cfg, used, ThreadLocalRandom.current())
-                    .orElseThrow(() -> new CniException(ErrorCode.INTERNAL, "cluster-ipam: no free address left in " + cfg.range()));
-            Map<String, String> kvs = new LinkedHashMap<>();
-            kvs.put(Allocations.ipKey(cfg.etcdPrefix(), cfg.range(), pick), Allocations.ownerValue(me));
-            kvs.put(ownerKey, pick.toString());
-            Map<String, String> index = cfg.host() == null ? Map.of() : Map.of(Allocations.hostKey(cfg.etcdPrefix(), cfg.host(), cfg.range(), me),
-                    new HostRecord(pick, netns == null ? "" : netns, netnsInode, System.currentTimeMillis()).encode());
-            if (etcd.createAll(kvs, index)) return pick;
-            try {
-                Thread.sleep(ThreadLocalRandom.current().nextLong(1, 5 + Math.min(attempt, 20) * 2L)); // spread the racers
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new java.io.InterruptedIOException("cluster-ipam: interrupted");
+            boolean raced = false;
+            for (int i = 0; i < n; i++) {
+                if (picks[i] == null) continue;
+                for (ClusterIpamConfig.Range r : sets.get(i).ranges()) {
+                    String ownerKey = Allocations.ownerKey(cfg.etcdPrefix(), r.subnet(), me);
+                    KeyValue owner = outcome.read().get(ownerKey);
+                    if (owner == null) continue;
+                    IpAddr ip = IpAddr.tryParse(owner.value());
+                    // No transaction can succeed while the key is there (each requires it absent), so
+                    // retrying would only spin until "contention": name the key instead.
+                    if (ip == null) throw damagedOwner(ownerKey, owner.value());
+                    done[i] = new Allocated(r, ip);
+                }
+                IpAddr pick = picks[i].ip();
+                if (outcome.read().containsKey(Allocations.ipKey(cfg.etcdPrefix(), picks[i].range().subnet(), pick))) {
+                    known.get(i).add(pick);
+                    misses[i]++;
+                    raced |= listed[i]; // taken since we listed: another host won the same address
+                } else {
+                    TakenAddresses.unclaim(cfg, sets.get(i), pick);
+                }
             }
+            if (raced) pause(attempt);
         }
         throw new CniException(ErrorCode.TRY_AGAIN_LATER,
-                "cluster-ipam: no address after " + cfg.retries() + " attempts (too much contention in " + cfg.range() + ")");
+                "cluster-ipam: no address after " + cfg.retries() + " attempts (too much contention in " + describe(cfg) + ")");
+    }
+
+    /**
+     * A free-looking address of the set, avoiding {@code known} and this process's taken addresses;
+     * with {@code list}, the set's address keys are read first and replace both. Null when none is left.
+     */
+    private static IpAddr guess(EtcdClient etcd, ClusterIpamConfig cfg, ClusterIpamConfig.RangeSet set, Set<IpAddr> known, boolean list,
+            RandomGenerator random) throws IOException {
+        if (list) {
+            Set<IpAddr> used = new HashSet<>();
+            for (ClusterIpamConfig.Range r : set.ranges()) {
+                for (String k : etcd.keys(Allocations.rangeDir(cfg.etcdPrefix(), r.subnet()) + "ips/")) {
+                    IpAddr a = Allocations.ipOf(cfg.etcdPrefix(), r.subnet(), k);
+                    if (a != null) used.add(a);
+                }
+            }
+            known.clear();
+            known.addAll(used);
+            TakenAddresses.replace(cfg, set, used);
+            return Allocations.pickFree(cfg, set, known::contains, random).orElse(null);
+        }
+        Set<IpAddr> process = TakenAddresses.of(cfg, set);
+        return Allocations.pickFree(cfg, set, a -> known.contains(a) || process.contains(a), random).orElse(null);
+    }
+
+    private static void pause(int attempt) throws java.io.InterruptedIOException {
+        try {
+            Thread.sleep(ThreadLocalRandom.current().nextLong(1, 5 + Math.min(attempt, 20) * 2L)); // spread the racers
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("cluster-ipam: interrupted");
+        }
+    }
+
+    private static String describe(ClusterIpamConfig.RangeSet set) {
+        List<String> s = new ArrayList<>();
+        for (ClusterIpamConfig.Range r : set.ranges()) s.add(r.subnet().toString());
+        return String.join(",", s);
+    }
+
+    private static String describe(ClusterIpamConfig cfg) {
+        List<String> s = new ArrayList<>();
+        for (ClusterIpamConfig.RangeSet set : cfg.rangeSets()) s.add(describe(set));
+        return String.join(" ", s);
     }
 
     /** An owner key that holds no address: written by something else, or damaged. DEL of the attachment removes it. */
@@ -109,33 +218,45 @@ public final class ClusterIpam implements Plugin {
     @Override
     public void del(PluginRequest req) throws Exception {
         ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
-        try (EtcdClient etcd = client(cfg, req.log())) {
-            release(etcd, cfg, new Attachment(req.containerId(), req.ifname()));
+        try {
+            Clients.with(cfg, req.log(), etcd -> release(etcd, cfg, new Attachment(req.containerId(), req.ifname())));
         } catch (IOException e) {
             throw unreachable(cfg, e);
         }
     }
 
+    /** The attachment's owner keys in every range, read in one round trip (absent ones left out). */
+    static Map<String, KeyValue> owners(EtcdClient etcd, ClusterIpamConfig cfg, Attachment a) throws IOException {
+        List<String> keys = new ArrayList<>();
+        for (ClusterIpamConfig.Range r : cfg.allRanges()) keys.add(Allocations.ownerKey(cfg.etcdPrefix(), r.subnet(), a));
+        return etcd.getAll(keys);
+    }
+
     /**
-     * Releases the attachment's address; true if it had one. This host's index entry goes in the
-     * same transaction; another host's (a GC releasing its allocation) is dropped by that host's
-     * reconcile, which finds the allocation gone.
+     * Releases the attachment's addresses; true if it had one. Each address goes with its owner key
+     * and this host's index entry in one transaction, guarded by the address key still naming the
+     * attachment; another host's index entry (a GC releasing its allocation) is dropped by that
+     * host's reconcile, which finds the allocation gone.
      */
     static boolean release(EtcdClient etcd, ClusterIpamConfig cfg, Attachment a) throws IOException {
-        String ownerKey = Allocations.ownerKey(cfg.etcdPrefix(), cfg.range(), a);
-        Optional<KeyValue> owner = etcd.get(ownerKey);
-        if (owner.isEmpty()) return false;
-        IpAddr ip = IpAddr.tryParse(owner.get().value());
-        List<String> mine = cfg.host() == null ? List.of() : List.of(Allocations.hostKey(cfg.etcdPrefix(), cfg.host(), cfg.range(), a));
-        if (ip != null) {
-            String ipKey = Allocations.ipKey(cfg.etcdPrefix(), cfg.range(), ip);
-            List<String> keys = new java.util.ArrayList<>(List.of(ipKey, ownerKey));
-            keys.addAll(mine);
-            if (etcd.deleteAllIfValue(ipKey, Allocations.ownerValue(a), keys)) return true;
+        Map<String, KeyValue> owners = owners(etcd, cfg, a);
+        for (ClusterIpamConfig.Range r : cfg.allRanges()) {
+            String ownerKey = Allocations.ownerKey(cfg.etcdPrefix(), r.subnet(), a);
+            KeyValue owner = owners.get(ownerKey);
+            if (owner == null) continue;
+            IpAddr ip = IpAddr.tryParse(owner.value());
+            List<String> mine = cfg.host() == null ? List.of() : List.of(Allocations.hostKey(cfg.etcdPrefix(), cfg.host(), r.subnet(), a));
+            if (ip != null) {
+                String ipKey = Allocations.ipKey(cfg.etcdPrefix(), r.subnet(), ip);
+                List<String> keys = new ArrayList<>(List.of(ipKey, ownerKey));
+                keys.addAll(mine);
+                TakenAddresses.released(cfg, ip);
+                if (etcd.deleteAllIfValue(ipKey, Allocations.ownerValue(a), keys)) continue;
+            }
+            etcd.delete(ownerKey); // the address key is not ours (or unreadable): drop only the stale index
+            for (String k : mine) etcd.delete(k);
         }
-        etcd.delete(ownerKey); // the address key is not ours (or unreadable): drop only the stale index
-        for (String k : mine) etcd.delete(k);
-        return true;
+        return !owners.isEmpty();
     }
 
     /** The inode of the namespace at {@code netns} (stat follows /proc/PID/ns/net), 0 when it cannot be read. */
@@ -152,11 +273,13 @@ public final class ClusterIpam implements Plugin {
     public void check(PluginRequest req) throws Exception {
         ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
         Result prev = req.requirePrevResult();
-        try (EtcdClient etcd = client(cfg, req.log())) {
-            Optional<KeyValue> owner = etcd.get(Allocations.ownerKey(cfg.etcdPrefix(), cfg.range(), new Attachment(req.containerId(), req.ifname())));
-            if (owner.isEmpty()) throw new CniException(ErrorCode.INTERNAL, "cluster-ipam: no allocation for " + req.containerId() + "/" + req.ifname());
-            boolean found = prev.ips().stream().anyMatch(i -> i.ip().toString().equals(owner.get().value()));
-            if (!found) throw new CniException(ErrorCode.INTERNAL, "cluster-ipam: " + owner.get().value() + " is allocated but not in prevResult");
+        try {
+            Map<String, KeyValue> owners = Clients.with(cfg, req.log(), etcd -> owners(etcd, cfg, new Attachment(req.containerId(), req.ifname())));
+            if (owners.isEmpty()) throw new CniException(ErrorCode.INTERNAL, "cluster-ipam: no allocation for " + req.containerId() + "/" + req.ifname());
+            for (KeyValue owner : owners.values()) {
+                boolean found = prev.ips().stream().anyMatch(i -> i.ip().toString().equals(owner.value()));
+                if (!found) throw new CniException(ErrorCode.INTERNAL, "cluster-ipam: " + owner.value() + " is allocated but not in prevResult");
+            }
         } catch (IOException e) {
             throw unreachable(cfg, e);
         }
@@ -166,11 +289,18 @@ public final class ClusterIpam implements Plugin {
     public void gc(PluginRequest req) throws Exception {
         ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
         Set<Attachment> valid = new HashSet<>(req.validAttachments());
-        try (EtcdClient etcd = client(cfg, req.log())) {
-            for (String k : etcd.keys(Allocations.rangeDir(cfg.etcdPrefix(), cfg.range()) + "owners/")) {
-                Attachment a = Allocations.ownerOf(cfg.etcdPrefix(), cfg.range(), k);
-                if (a != null && !valid.contains(a)) release(etcd, cfg, a);
-            }
+        try {
+            Clients.with(cfg, req.log(), etcd -> {
+                Set<Attachment> gone = new java.util.LinkedHashSet<>();
+                for (ClusterIpamConfig.Range r : cfg.allRanges()) {
+                    for (String k : etcd.keys(Allocations.rangeDir(cfg.etcdPrefix(), r.subnet()) + "owners/")) {
+                        Attachment a = Allocations.ownerOf(cfg.etcdPrefix(), r.subnet(), k);
+                        if (a != null && !valid.contains(a)) gone.add(a);
+                    }
+                }
+                for (Attachment a : gone) release(etcd, cfg, a);
+                return gone.size();
+            });
         } catch (IOException e) {
             throw unreachable(cfg, e);
         }
@@ -179,34 +309,14 @@ public final class ClusterIpam implements Plugin {
     @Override
     public void status(PluginRequest req) throws Exception {
         ClusterIpamConfig cfg = ClusterIpamConfig.parse(req.conf());
-        try (EtcdClient etcd = client(cfg, req.log())) {
-            etcd.get(cfg.etcdPrefix() + "/");
+        try {
+            Clients.with(cfg, req.log(), etcd -> etcd.get(cfg.etcdPrefix() + "/"));
         } catch (EtcdAuthException e) {
             throw new CniException(ErrorCode.PLUGIN_NOT_AVAILABLE, "cluster-ipam: " + e.getMessage(), "", e);
         } catch (EtcdException e) {
             throw new CniException(ErrorCode.PLUGIN_NOT_AVAILABLE, "cluster-ipam: etcd error: " + e.getMessage(), "", e);
         } catch (IOException e) {
             throw new CniException(ErrorCode.PLUGIN_NOT_AVAILABLE, "cluster-ipam: etcd unreachable at " + cfg.etcdEndpoints(), e.getMessage(), e);
-        }
-    }
-
-    /** The client; the key file's loose permissions are warned about on the call's stderr (never stdout: that is the result). */
-    private static EtcdClient client(ClusterIpamConfig cfg, java.io.PrintStream warnings) {
-        EtcdSecurity sec = cfg.etcdSecurity();
-        if (cfg.etcdPasswordFile() != null) {
-            try {
-                String pw = java.nio.file.Files.readString(cfg.etcdPasswordFile()).lines().findFirst().orElse("");
-                sec = new EtcdSecurity(sec.caFile(), sec.certFile(), sec.keyFile(), sec.username(), pw);
-            } catch (IOException e) {
-                throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "cluster-ipam: ipam.etcdPasswordFile " + cfg.etcdPasswordFile()
-                        + ": cannot read: " + e.getMessage(), "", e);
-            }
-        }
-        sec.keyFileWarning().ifPresent(w -> warnings.println("cluster-ipam: " + w));
-        try {
-            return new EtcdClient(cfg.etcdEndpoints(), cfg.timeout(), sec);
-        } catch (IllegalArgumentException e) {
-            throw new CniException(ErrorCode.INVALID_NETWORK_CONFIG, "cluster-ipam: " + e.getMessage(), "", e);
         }
     }
 

@@ -47,8 +47,9 @@ public record FlannelConf(String name, String cniVersion, Path subnetFile, Path 
      * {@code name} or {@code ipam}, or a non-string {@code type}) plus name; type bridge; ipMasq the
      * inverse of FLANNEL_IPMASQ, mtu FLANNEL_MTU and (bridge) isGateway true unless given;
      * cniVersion; runtimeConfig; and an ipam section from the top-level {@code ipam} (type
-     * host-local unless given) with {@code ranges} [[{subnet: FLANNEL_SUBNET}]] and its routes plus
-     * one to FLANNEL_NETWORK. Pure.
+     * host-local unless given) with {@code ranges} [[{subnet: FLANNEL_SUBNET}], [{subnet: FLANNEL_IPV6_SUBNET}]]
+     * (each when present: dual-stack, IPv4-only or IPv6-only) and its routes plus one to each network
+     * of FLANNEL_NETWORK and FLANNEL_IPV6_NETWORK. Pure.
      */
     public Map<String, Object> delegateConfig(SubnetFile env) {
         Map<String, Object> d = delegate == null ? new LinkedHashMap<>() : new LinkedHashMap<>(delegate);
@@ -66,15 +67,25 @@ public record FlannelConf(String name, String cniVersion, Path subnetFile, Path 
         if (cniVersion != null && !cniVersion.isEmpty()) d.put("cniVersion", cniVersion);
         Map<String, Object> i = ipam == null ? new LinkedHashMap<>() : new LinkedHashMap<>(ipam);
         i.putIfAbsent("type", "host-local");
-        Map<String, Object> range = new LinkedHashMap<>();
-        range.put("subnet", env.subnet().masked().toString());
-        i.put("ranges", List.of(List.of(range)));
+        // One range set per family present, IPv4 first, as the reference (flannel-io/cni-plugin getDelegateIPAM).
+        List<Object> ranges = new ArrayList<>();
+        for (io.jcni.types.Cidr sn : new io.jcni.types.Cidr[] {env.subnet(), env.ipv6Subnet()}) {
+            if (sn == null) continue;
+            Map<String, Object> range = new LinkedHashMap<>();
+            range.put("subnet", sn.masked().toString());
+            ranges.add(List.of(range));
+        }
+        i.put("ranges", ranges);
         List<Object> routes = new ArrayList<>();
         if (i.get("routes") instanceof List<?> given) routes.addAll(given);
         else if (i.get("routes") != null) throw invalid("failed to read IPAM routes: 'ipam.routes' must be a list");
-        Map<String, Object> toNetwork = new LinkedHashMap<>();
-        toNetwork.put("dst", env.network().masked().toString());
-        routes.add(toNetwork);
+        List<io.jcni.types.Cidr> networks = new ArrayList<>(env.networks());
+        networks.addAll(env.ipv6Networks());
+        for (io.jcni.types.Cidr nw : networks) {
+            Map<String, Object> toNetwork = new LinkedHashMap<>();
+            toNetwork.put("dst", nw.masked().toString());
+            routes.add(toNetwork);
+        }
         i.put("routes", routes);
         d.put("ipam", i);
         return d;

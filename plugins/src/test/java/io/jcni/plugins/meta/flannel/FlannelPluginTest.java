@@ -35,7 +35,7 @@ class FlannelPluginTest {
         assertEquals(ENV, f.format());
         assertEquals(ENV, new SubnetFile(Cidr.parse("10.1.0.0/16"), Cidr.parse("10.1.17.0/24"), 1472, true).format(), "masked subnet in");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SubnetFile.parse("FLANNEL_NETWORK=10.1.0.0/16\n", "/x"));
-        assertEquals("/x is missing FLANNEL_SUBNET, FLANNEL_MTU, FLANNEL_IPMASQ", e.getMessage());
+        assertEquals("/x is missing FLANNEL_SUBNET, FLANNEL_IPV6_SUBNET, FLANNEL_MTU, FLANNEL_IPMASQ", e.getMessage());
     }
 
     @Test
@@ -65,6 +65,67 @@ class FlannelPluginTest {
             CniException e = assertThrows(CniException.class, () -> FlannelConf.parse(Json.parseObject(bad)).delegateConfig(env));
             assertEquals(7, e.code());
         }
+    }
+
+    // The reference's expected delegates (flannel-io/cni-plugin flannel_linux_test.go): IPv6-only,
+    // dual-stack, and IPv4 with two networks.
+    private static final String ENV6 = "FLANNEL_IPV6_NETWORK=fc00::/48\nFLANNEL_IPV6_SUBNET=fc00::1/64\nFLANNEL_MTU=1472\nFLANNEL_IPMASQ=true\n";
+    private static final String DUAL = "FLANNEL_NETWORK=10.1.0.0/16\nFLANNEL_SUBNET=10.1.17.1/24\n"
+            + "FLANNEL_IPV6_NETWORK=fc00::/48\nFLANNEL_IPV6_SUBNET=fc00::1/64\nFLANNEL_MTU=1472\nFLANNEL_IPMASQ=true\n";
+
+    private static Map<String, Object> referenceDelegate(String env) {
+        return FlannelConf.parse(Json.parseObject("{\"name\":\"cni-flannel\",\"type\":\"flannel\"}")).delegateConfig(SubnetFile.parse(env, "subnet.env"));
+    }
+
+    @Test
+    void dualStackDelegateAsTheReference() {
+        assertEquals(Json.parseObject("""
+                {"ipMasq":false,"ipam":{"routes":[{"dst":"10.1.0.0/16"},{"dst":"fc00::/48"}],
+                  "ranges":[[{"subnet":"10.1.17.0/24"}],[{"subnet":"fc00::/64"}]],"type":"host-local"},
+                 "isGateway":true,"mtu":1472,"name":"cni-flannel","type":"bridge"}"""), referenceDelegate(DUAL));
+        SubnetFile f = SubnetFile.parse(DUAL, "subnet.env");
+        assertEquals(Cidr.parse("fc00::1/64"), f.ipv6Subnet());
+        assertEquals(List.of(Cidr.parse("fc00::/48")), f.ipv6Networks());
+        assertEquals(DUAL, f.format(), "flanneld's order: IPv4 lines, IPv6 lines, MTU, IPMASQ");
+    }
+
+    @Test
+    void ipv6OnlyDelegateAsTheReference() {
+        assertEquals(Json.parseObject("""
+                {"ipMasq":false,"ipam":{"routes":[{"dst":"fc00::/48"}],"ranges":[[{"subnet":"fc00::/64"}]],"type":"host-local"},
+                 "isGateway":true,"mtu":1472,"name":"cni-flannel","type":"bridge"}"""), referenceDelegate(ENV6));
+        SubnetFile f = SubnetFile.parse(ENV6, "subnet.env");
+        assertEquals(null, f.network());
+        assertEquals(null, f.subnet());
+        assertEquals(ENV6, f.format());
+    }
+
+    @Test
+    void severalIpv4NetworksEachGetARoute() {
+        String env = "FLANNEL_NETWORK=10.1.0.0/16,192.168.0.0/16\nFLANNEL_SUBNET=10.1.17.1/24\nFLANNEL_MTU=1472\nFLANNEL_IPMASQ=true\n";
+        assertEquals(Json.parseObject("""
+                {"ipMasq":false,"ipam":{"routes":[{"dst":"10.1.0.0/16"},{"dst":"192.168.0.0/16"}],"ranges":[[{"subnet":"10.1.17.0/24"}]],"type":"host-local"},
+                 "isGateway":true,"mtu":1472,"name":"cni-flannel","type":"bridge"}"""), referenceDelegate(env));
+    }
+
+    @Test
+    void dualStackRoutesFollowTheGivenOnesAndTheIpamBaseIsKept() {
+        Map<String, Object> d = FlannelConf.parse(Json.parseObject("""
+                {"name":"n","type":"flannel","ipam":{"type":"my-ipam","unknown-param":"unknown-value",
+                 "routes":[{"dst":"10.96.0.0/12"},{"dst":"192.168.244.0/24","gw":"10.1.17.20"}]}}""")).delegateConfig(SubnetFile.parse(DUAL, "f"));
+        assertEquals(Json.parseObject("""
+                {"type":"my-ipam","unknown-param":"unknown-value",
+                 "routes":[{"dst":"10.96.0.0/12"},{"dst":"192.168.244.0/24","gw":"10.1.17.20"},{"dst":"10.1.0.0/16"},{"dst":"fc00::/48"}],
+                 "ranges":[[{"subnet":"10.1.17.0/24"}],[{"subnet":"fc00::/64"}]]}"""), d.get("ipam"));
+    }
+
+    @Test
+    void subnetFileRefusalsNameTheVariable() {
+        IllegalArgumentException none = assertThrows(IllegalArgumentException.class, () -> SubnetFile.parse("FLANNEL_MTU=1450\nFLANNEL_IPMASQ=false\n", "/x"));
+        assertEquals("/x is missing FLANNEL_NETWORK, FLANNEL_IPV6_NETWORK, FLANNEL_SUBNET, FLANNEL_IPV6_SUBNET", none.getMessage());
+        IllegalArgumentException swapped = assertThrows(IllegalArgumentException.class,
+                () -> SubnetFile.parse("FLANNEL_IPV6_NETWORK=10.1.0.0/16\nFLANNEL_IPV6_SUBNET=fc00::1/64\nFLANNEL_MTU=1\nFLANNEL_IPMASQ=true\n", "/x"));
+        assertTrue(swapped.getMessage().contains("FLANNEL_IPV6_NETWORK is not an IPv6 CIDR"), swapped.getMessage());
     }
 
     /** Records what was delegated; ADD answers with a fixed result. */
