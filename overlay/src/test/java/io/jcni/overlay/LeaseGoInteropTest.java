@@ -95,16 +95,28 @@ class LeaseGoInteropTest {
 
     /**
      * A dual-stack lease as flanneld writes it with EnableIPv6 (key {@code <v4>-<len>&<v6>-<len>},
-     * PublicIPv6, BackendV6Data). Written literally here: it is the form the overlay agent's
-     * dual-stack lease writer must produce (compare with {@code Lease.value()} once it writes one).
+     * PublicIPv6, BackendV6Data), and the same lease as jcni's writer makes it: both must decode
+     * alike, or a flanneld host could not read a jcni host's lease.
      */
     @Test
     void dualStackLeaseFormParses() throws Exception {
         String key = PREFIX + "/subnets/10.5.1.0-24&fc00:0:0:1::-64";
         String value = "{\"PublicIP\":\"192.168.0.2\",\"PublicIPv6\":\"fd00::2\",\"BackendType\":\"vxlan\","
                 + "\"BackendData\":{\"VNI\":1,\"VtepMAC\":\"aa:bb:cc:00:01:02\"},\"BackendV6Data\":{\"VNI\":1,\"VtepMAC\":\"aa:bb:cc:00:01:03\"}}";
-        assertEquals(List.of("OK subnet=10.5.1.0/24 ipv6subnet=fc00:0:0:1::/64 public=192.168.0.2 publicv6=fd00::2 type=vxlan"
-                + " vni=1 mac=aa:bb:cc:00:01:02 v6vni=1 v6mac=aa:bb:cc:00:01:03"), decode(List.of(key + "\t" + value)));
+        Lease jcni = new Lease(Cidr.parse("10.5.1.0/24"), IpAddr.parse("192.168.0.2"), "vxlan", 1, "aa:bb:cc:00:01:02",
+                Cidr.parse("fc00:0:0:1::/64"), IpAddr.parse("fd00::2"), "aa:bb:cc:00:01:03");
+        String decoded = "OK subnet=10.5.1.0/24 ipv6subnet=fc00:0:0:1::/64 public=192.168.0.2 publicv6=fd00::2 type=vxlan"
+                + " vni=1 mac=aa:bb:cc:00:01:02 v6vni=1 v6mac=aa:bb:cc:00:01:03";
+        assertEquals(List.of(decoded, decoded), decode(List.of(key + "\t" + value, jcni.key(PREFIX) + "\t" + jcni.value())));
+    }
+
+    /** An IPv6-only lease from jcni's writer (key {@code 0.0.0.0-0&<v6>-<len>}) as flanneld reads it. */
+    @Test
+    void ipv6OnlyLeaseFromJcniParses() throws Exception {
+        Lease jcni = new Lease(Lease.NO_SUBNET, Lease.NO_PUBLIC_IP, "vxlan", 1, null,
+                Cidr.parse("fc00:0:0:2::/64"), IpAddr.parse("fd00::3"), "aa:bb:cc:00:02:03");
+        assertEquals(List.of("OK subnet=0.0.0.0/0 ipv6subnet=fc00:0:0:2::/64 public=0.0.0.0 publicv6=fd00::3 type=vxlan"
+                + " vni=- mac=- v6vni=1 v6mac=aa:bb:cc:00:02:03"), decode(List.of(jcni.key(PREFIX) + "\t" + jcni.value())));
     }
 
     /** The program refuses what flannel's structs cannot hold, so the passing cases above mean something. */
