@@ -1,5 +1,7 @@
 package io.jcni.daemon;
 
+import io.jcni.common.Launcher;
+import io.jcni.testfixtures.Jvm;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -30,11 +32,7 @@ final class Proc {
         Files.createDirectories(dir.resolve("bin"));
         Files.createDirectories(dir.resolve("libexec"));
         Files.copy(shim(), dir.resolve("bin/static"));
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Path launcher = dir.resolve("libexec/static");
-        Files.writeString(launcher, io.jcni.common.Launcher.script(io.jcni.common.Launcher.Kind.PLUGIN, "the daemon tests", java,
-                System.getProperty("java.class.path"), null, null, "io.jcni.plugins.PluginMain static"));
-        Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Jvm.launcher(dir.resolve("libexec/static"), Launcher.Kind.PLUGIN, "the daemon tests", "io.jcni.plugins.PluginMain static");
     }
 
     static void script(Path p, String body) throws IOException {

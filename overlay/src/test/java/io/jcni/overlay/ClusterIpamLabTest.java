@@ -3,6 +3,8 @@ package io.jcni.overlay;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.common.Launcher;
+import io.jcni.testfixtures.Jvm;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -96,10 +98,7 @@ class ClusterIpamLabTest {
     }
 
     private static List<String> cmd(Lab lab, int i, String mode, String... rest) {
-        List<String> c = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + lab.host(i),
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xlog:disable", "-Xlog:all=warning:stderr",
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED",
-                "-cp", System.getProperty("java.class.path"), IpamLoad.class.getName(), mode, Lab.ETCD, RANGE));
+        List<String> c = lab.inHost(i, Jvm.command(Launcher.Kind.PLUGIN, IpamLoad.class.getName(), mode, Lab.ETCD, RANGE));
         c.addAll(List.of(rest));
         return c;
     }

@@ -1,9 +1,11 @@
 package io.jcni.overlay;
 
+import io.jcni.common.Launcher;
 import io.jcni.linux.Netns;
 import io.jcni.plugins.PluginRegistry;
-import io.jcni.plugins.skel.Skel;
 import io.jcni.plugins.meta.flannel.SubnetFile;
+import io.jcni.plugins.skel.Skel;
+import io.jcni.testfixtures.Jvm;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -103,6 +105,13 @@ final class Lab implements AutoCloseable {
         return dir.resolve(host(i)).resolve("subnet.env");
     }
 
+    /** {@code cmd} run inside host i's namespace (nsenter: the command keeps its own pid for stopping it). */
+    List<String> inHost(int i, List<String> cmd) {
+        List<String> c = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + host(i)));
+        c.addAll(cmd);
+        return c;
+    }
+
     /** Starts host i's jcnid --overlay (a separate JVM inside the host netns). */
     void startAgent(int i, String... extra) throws IOException {
         startAgentOn(i, List.of("--iface", "eth0"), extra);
@@ -112,12 +121,8 @@ final class Lab implements AutoCloseable {
     void startAgentOn(int i, List<String> underlayFlags, String... extra) throws IOException {
         String h = host(i);
         Path hd = dir.resolve(h);
-        List<String> cmd = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + h,
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xlog:disable", "-Xlog:all=warning:stderr", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx64m",
-                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-                "io.jcni.daemon.Jcnid", "start", "--foreground", "--socket", hd.resolve("jcnid.sock").toString(),
-                "--overlay", "--etcd-endpoints", ETCD, "--etcd-prefix", prefix,
+        List<String> cmd = inHost(i, Jvm.command(Launcher.Kind.DAEMON, "io.jcni.daemon.Jcnid", "start", "--foreground",
+                "--socket", hd.resolve("jcnid.sock").toString(), "--overlay", "--etcd-endpoints", ETCD, "--etcd-prefix", prefix,
                 "--subnet-file", subnetFile(i).toString(), "--subnet-lease-ttl", "3", "--ip-masq"));
         cmd.addAll(underlayFlags);
         cmd.addAll(List.of(extra));
@@ -179,12 +184,8 @@ final class Lab implements AutoCloseable {
         Path bin = dir.resolve("bin");
         if (Files.isDirectory(bin)) return bin;
         Files.createDirectories(bin);
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         for (String t : List.of("bridge", "host-local", "flannel", "loopback")) {
-            Path f = bin.resolve(t);
-            Files.writeString(f, io.jcni.common.Launcher.script(io.jcni.common.Launcher.Kind.PLUGIN, "the overlay lab", java,
-                    System.getProperty("java.class.path"), null, null, "io.jcni.plugins.PluginMain " + t));
-            f.toFile().setExecutable(true);
+            Jvm.launcher(bin.resolve(t), Launcher.Kind.PLUGIN, "the overlay lab", "io.jcni.plugins.PluginMain " + t);
         }
         return bin;
     }

@@ -63,9 +63,7 @@ class DhcpDnsmasqTest {
             String ack = "DHCPACK(br0) " + addr + " ";
             await("a renewal at T1 (4 s)", () -> w.count(ack) >= 2);
 
-            List<String> status = new java.util.ArrayList<>(DnsmasqWorld.java());
-            status.addAll(List.of("io.jcni.daemon.Jcnid", "status", "--socket", w.jcnidSocket().toString()));
-            String st = DnsmasqWorld.exec(status, Map.of(), "").stdout();
+            String st = DnsmasqWorld.exec(w.jcnidStatus(), Map.of(), "").stdout();
             assertTrue(st.contains("dhcp " + w.dhcpSocket() + " leases=1 state_dir=" + w.stateDir()), st);
 
             w.killJcnid();

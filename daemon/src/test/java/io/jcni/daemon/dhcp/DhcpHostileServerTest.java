@@ -51,9 +51,7 @@ class DhcpHostileServerTest {
     }
 
     static String status(DnsmasqWorld w) throws Exception {
-        List<String> cmd = new ArrayList<>(DnsmasqWorld.java());
-        cmd.addAll(List.of("io.jcni.daemon.Jcnid", "status", "--socket", w.jcnidSocket().toString()));
-        return DnsmasqWorld.exec(cmd, Map.of(), "").stdout();
+        return DnsmasqWorld.exec(w.jcnidStatus(), Map.of(), "").stdout();
     }
 
     static String conf(DnsmasqWorld w) {

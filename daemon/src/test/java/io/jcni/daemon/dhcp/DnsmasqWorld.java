@@ -1,5 +1,7 @@
 package io.jcni.daemon.dhcp;
 
+import io.jcni.common.Launcher;
+import io.jcni.testfixtures.Jvm;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -111,10 +113,9 @@ final class DnsmasqWorld implements AutoCloseable {
 
     /** jcnid with the DHCP service, in its own JVM, logging to jcnid.log (appended across restarts). */
     void startJcnid() throws Exception {
-        List<String> cmd = new ArrayList<>(java());
-        cmd.addAll(List.of("io.jcni.daemon.Jcnid", "start", "--foreground", "--socket", jcnidSocket().toString(),
-                "--pid-file", dir.resolve("jcnid.pid").toString(), "--dhcp", "--dhcp-socket", dhcpSocket().toString(),
-                "--dhcp-state-dir", stateDir().toString()));
+        List<String> cmd = Jvm.command(Launcher.Kind.DAEMON, "io.jcni.daemon.Jcnid", "start", "--foreground", "--socket",
+                jcnidSocket().toString(), "--pid-file", dir.resolve("jcnid.pid").toString(), "--dhcp", "--dhcp-socket",
+                dhcpSocket().toString(), "--dhcp-state-dir", stateDir().toString());
         jcnid = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(jcnidLog().toFile())).start();
         processes.add(jcnid);
@@ -134,8 +135,7 @@ final class DnsmasqWorld implements AutoCloseable {
 
     /** The dhcp plugin run standalone (its own JVM), as a runtime runs it. */
     Out plugin(String command, String containerId, String netns, String conf) throws Exception {
-        List<String> cmd = new ArrayList<>(java());
-        cmd.addAll(List.of("io.jcni.plugins.PluginMain", "dhcp"));
+        List<String> cmd = Jvm.command(Launcher.Kind.PLUGIN, "io.jcni.plugins.PluginMain", "dhcp");
         return exec(cmd, Map.of("CNI_COMMAND", command, "CNI_CONTAINERID", containerId, "CNI_NETNS", netns,
                 "CNI_IFNAME", "eth0", "CNI_PATH", "/nonexistent"), conf);
     }
@@ -152,10 +152,9 @@ final class DnsmasqWorld implements AutoCloseable {
         return new Out(out, p.exitValue());
     }
 
-    static List<String> java() {
-        return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xlog:disable",
-                "-Xlog:all=warning:stderr", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"));
+    /** {@code jcnid status} against this world's jcnid (jcnid's launcher runs every jcnid command). */
+    List<String> jcnidStatus() {
+        return Jvm.command(Launcher.Kind.DAEMON, "io.jcni.daemon.Jcnid", "status", "--socket", jcnidSocket().toString());
     }
 
     /** A process of the test's own (the reference daemon): stopped on close. */
