@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jcni.linux.ErrnoException;
+import io.jcni.testfixtures.Dirs;
 import io.jcni.types.IpAddr;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -58,7 +59,7 @@ class DhcpLeasesTest {
             assertEquals(IpAddr.parse("10.9.0.1"), l.gateway());
             assertSame(l, k.acquire(add("c1")), "a second ADD returns the lease it has");
         }
-        assertEquals(1, Files.list(dir).count());
+        assertEquals(1, Dirs.count(dir));
 
         try (DhcpLeases k = keeper()) { // "jcnid restarted"
             assertEquals(1, k.reload());
@@ -122,7 +123,7 @@ class DhcpLeasesTest {
             assertEquals("the DHCP server 10.9.0.1 granted 10.9.0.50 for 0 seconds (option 51): refused and released", e.getMessage());
             assertEquals(DhcpOptions.RELEASE, server.sent.getLast().message().type());
             assertEquals(0, k.size());
-            assertEquals(0, Files.list(dir).count());
+            assertEquals(0, Dirs.count(dir));
             assertTrue(downed.isEmpty());
         }
     }
@@ -140,7 +141,7 @@ class DhcpLeasesTest {
             assertEquals(new IpAddr(server.offered), new IpAddr(server.sent.getLast().message().ciaddr()), "the new address given back");
             assertNull(k.get(l.clientId()), "jcnid holds nothing in the container's name");
             assertEquals(List.of("/run/netns/x eth0"), downed, "the container is not left on 10.9.0.50");
-            assertEquals(0, Files.list(dir).count());
+            assertEquals(0, Dirs.count(dir));
             assertTrue(logBytes.toString().contains("lost address=10.9.0.50"), logBytes.toString());
         }
     }
@@ -202,7 +203,7 @@ class DhcpLeasesTest {
             server.now = l.times().expiresAt();
             k.maintain(l.clientId());
             assertNull(k.get(l.clientId()));
-            assertEquals(0, Files.list(dir).count());
+            assertEquals(0, Dirs.count(dir));
             assertEquals(List.of("/run/netns/x eth0"), downed, "an expired lease takes its interface down");
         }
     }
@@ -231,7 +232,7 @@ class DhcpLeasesTest {
             k.release(l.clientId());
             assertEquals(DhcpOptions.RELEASE, server.sent.getLast().message().type());
             assertNull(k.get(l.clientId()));
-            assertEquals(0, Files.list(dir).count());
+            assertEquals(0, Dirs.count(dir));
             k.release(l.clientId()); // DEL is idempotent
         }
     }
@@ -265,7 +266,7 @@ class DhcpLeasesTest {
             DhcpException e = assertThrows(DhcpException.class, () -> k.acquire(add("c5")));
             assertTrue(e.getMessage().contains("no DHCPOFFER"), e.getMessage());
             assertEquals(0, k.size());
-            assertEquals(0, Files.list(dir).count());
+            assertEquals(0, Dirs.count(dir));
             assertTrue(server.closed, "the socket is closed");
         }
     }
