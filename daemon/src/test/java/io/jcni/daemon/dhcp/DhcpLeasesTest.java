@@ -154,7 +154,7 @@ class DhcpLeasesTest {
             server.offered = new byte[] {10, 9, 1, 78};
             server.now = l.times().rebindAt();
             k.maintain(l.clientId());
-            assertEquals(new IpAddr(Transport.BROADCAST), new IpAddr(server.sent.getFirst().to()), "rebinding");
+            assertEquals(new IpAddr(DhcpMessage.BROADCAST), new IpAddr(server.sent.getFirst().to()), "rebinding");
             assertEquals(DhcpOptions.RELEASE, server.sent.getLast().message().type());
             assertNull(k.get(l.clientId()));
             assertEquals(List.of("/run/netns/x eth0"), downed);
@@ -173,7 +173,7 @@ class DhcpLeasesTest {
             k.reload(); // due at once: on the keeper's timer thread
             for (int i = 0; i < 100 && k.get(l.clientId()).times().expiresAt() < server.now; i++) Thread.sleep(50);
             assertEquals(List.of(DhcpOptions.REQUEST), server.sentTypes());
-            assertEquals(new IpAddr(Transport.BROADCAST), new IpAddr(server.sent.getFirst().to()));
+            assertEquals(new IpAddr(DhcpMessage.BROADCAST), new IpAddr(server.sent.getFirst().to()));
             assertTrue(k.get(l.clientId()).times().expiresAt() > server.now, "still held");
             assertTrue(downed.isEmpty());
         }
@@ -199,7 +199,7 @@ class DhcpLeasesTest {
             // The renewal ran into T2: the rebinding follows at once (on the keeper's timer thread), broadcast.
             for (int i = 0; i < 100 && !logBytes.toString().contains("rebind_failed"); i++) Thread.sleep(50);
             assertTrue(logBytes.toString().contains("rebind_failed"), logBytes.toString());
-            assertEquals(new IpAddr(Transport.BROADCAST), new IpAddr(server.sent.getLast().to()), "rebinding: broadcast");
+            assertEquals(new IpAddr(DhcpMessage.BROADCAST), new IpAddr(server.sent.getLast().to()), "rebinding: broadcast");
             server.now = l.times().expiresAt();
             k.maintain(l.clientId());
             assertNull(k.get(l.clientId()));
