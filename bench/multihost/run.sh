@@ -29,9 +29,8 @@ for m in overlay daemon plugins runtime etcd linux types common; do
   CP="$CP:$ROOT/$m/target/classes"
 done
 CP="${CP#:}:$ROOT/overlay/target/test-classes"
-# The agents get jcnid's JVM options, the load generators a short-lived JVM's (a plugin's).
-bench_jvm_options daemon; JCNID_JAVA="$JAVA_HOME/bin/java ${JVM_OPTIONS[*]}"
-bench_jvm_options plugin; JAVA="$JAVA_HOME/bin/java ${JVM_OPTIONS[*]}"
+# jcnid's JVM options for the agents and for the load generators (many calls in one long-lived JVM, as jcnid makes them).
+bench_jvm_options daemon; JAVA="$JAVA_HOME/bin/java ${JVM_OPTIONS[*]}"
 
 SFX=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
 LAB=jb-$SFX-lab
@@ -101,7 +100,7 @@ add_host() { # add_host I
   ip -n "$h" addr add "192.168.77.$((10 + $1))/24" dev eth0
   ip -n "$h" link set eth0 up
   mkdir -p "$WORK/$h"
-  nsenter --net=/var/run/netns/"$h" $JCNID_JAVA -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/$h/jcnid.sock" \
+  nsenter --net=/var/run/netns/"$h" $JAVA -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/$h/jcnid.sock" \
     --overlay --etcd-endpoints $ETCD --etcd-prefix "$PREFIX" --iface eth0 --subnet-file "$WORK/$h/subnet.env" \
     --subnet-lease-ttl 10 "${AGENT_TLS[@]}" >"$WORK/$h/jcnid.log" 2>&1 &
   PIDS+=($!)

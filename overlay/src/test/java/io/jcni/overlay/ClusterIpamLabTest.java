@@ -98,7 +98,8 @@ class ClusterIpamLabTest {
     }
 
     private static List<String> cmd(Lab lab, int i, String mode, String... rest) {
-        List<String> c = lab.inHost(i, Jvm.command(Launcher.Kind.PLUGIN, IpamLoad.class.getName(), mode, Lab.ETCD, RANGE));
+        // jcnid's options: a load generator makes many calls in one long-lived JVM, as jcnid does.
+        List<String> c = lab.inHost(i, Jvm.command(Launcher.Kind.DAEMON, IpamLoad.class.getName(), mode, Lab.ETCD, RANGE));
         c.addAll(List.of(rest));
         return c;
     }
