@@ -93,7 +93,7 @@ class MessagesTest {
     private Run jcniAsNobody(String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", netns));
         cmd.addAll(NOBODY);
-        cmd.addAll(Jvm.command(Launcher.Kind.PLUGIN, classpath(), Main.class.getName()));
+        cmd.addAll(Jvm.commandOn(classpath(), Launcher.Kind.PLUGIN, Main.class.getName()));
         cmd.addAll(List.of(args));
         return run(cmd, Map.of("NETCONFPATH", conf.toString(), "CNI_PATH", bin.toString(), "JCNI_CACHE_DIR", tmp.resolve("cache").toString()), null);
     }

@@ -186,7 +186,7 @@ class ReferencePluginsInteropTest {
     /** Runs the jcni CLI in a fresh JVM inside the test's host netns. */
     private static Run jcni(String capArgs, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", host));
-        cmd.addAll(Jvm.command(Launcher.Kind.PLUGIN, classpath(), "io.jcni.cli.Main"));
+        cmd.addAll(Jvm.commandOn(classpath(), Launcher.Kind.PLUGIN, "io.jcni.cli.Main"));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         Map<String, String> env = pb.environment();

@@ -21,11 +21,11 @@ public final class Jvm {
 
     /** The command that runs {@code mainClass args...} on the test's class path; a mutable list, for the caller to extend. */
     public static List<String> command(Launcher.Kind kind, String mainClass, String... args) {
-        return command(kind, testClassPath(), mainClass, args);
+        return commandOn(testClassPath(), kind, mainClass, args);
     }
 
     /** The same on {@code classPath}. */
-    public static List<String> command(Launcher.Kind kind, String classPath, String mainClass, String... args) {
+    public static List<String> commandOn(String classPath, Launcher.Kind kind, String mainClass, String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(java());
         // No native library path: the JNI library comes out of jcni-linux's jar on first use.
