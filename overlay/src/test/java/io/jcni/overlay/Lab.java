@@ -6,6 +6,7 @@ import io.jcni.plugins.PluginRegistry;
 import io.jcni.plugins.meta.flannel.SubnetFile;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.testfixtures.Jvm;
+import io.jcni.testfixtures.Proc;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -231,21 +232,14 @@ final class Lab implements AutoCloseable {
 
     record Out(String stdout, int exit) {}
 
-    static Out run(List<String> cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        try {
-            byte[] out = p.getInputStream().readAllBytes();
-            if (!p.waitFor(30, TimeUnit.SECONDS)) throw new AssertionError(cmd + " did not finish in 30 s");
-            return new Out(new String(out, StandardCharsets.UTF_8), p.exitValue());
-        } finally {
-            p.destroyForcibly();
-        }
+    /** {@code cmd} with stderr in its stdout, within 30 s (testfixtures' Proc). */
+    static Out run(List<String> cmd) {
+        Proc.Out o = Proc.run(cmd);
+        return new Out(o.out(), o.rc());
     }
 
-    static String sh(String... cmd) throws Exception {
-        Out o = run(List.of(cmd));
-        if (o.exit() != 0) throw new AssertionError(String.join(" ", cmd) + " failed (" + o.exit() + "): " + o.stdout());
-        return o.stdout();
+    static String sh(String... cmd) {
+        return Proc.ok(cmd);
     }
 
     static void waitFor(String what, Duration max, BooleanSupplierX cond) throws Exception {

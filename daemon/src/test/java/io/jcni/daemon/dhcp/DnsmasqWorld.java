@@ -2,8 +2,8 @@ package io.jcni.daemon.dhcp;
 
 import io.jcni.common.Launcher;
 import io.jcni.testfixtures.Jvm;
+import io.jcni.testfixtures.Proc;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -140,16 +140,11 @@ final class DnsmasqWorld implements AutoCloseable {
                 "CNI_IFNAME", "eth0", "CNI_PATH", "/nonexistent"), conf);
     }
 
-    static Out exec(List<String> cmd, Map<String, String> env, String stdin) throws Exception {
+    static Out exec(List<String> cmd, Map<String, String> env, String stdin) {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
         pb.environment().putAll(env);
-        Process p = pb.start();
-        try (var in = p.getOutputStream()) {
-            in.write(stdin.getBytes(StandardCharsets.UTF_8));
-        }
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(60, TimeUnit.SECONDS)) throw new AssertionError(cmd + " did not finish");
-        return new Out(out, p.exitValue());
+        Proc.Out o = Proc.run(pb, stdin, 60);
+        return new Out(o.out(), o.rc());
     }
 
     /** {@code jcnid status} against this world's jcnid (jcnid's launcher runs every jcnid command). */
@@ -184,10 +179,8 @@ final class DnsmasqWorld implements AutoCloseable {
         }
     }
 
-    static void sh(String... cmd) throws Exception {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(20, TimeUnit.SECONDS) || p.exitValue() != 0) throw new IOException(String.join(" ", cmd) + ": " + out);
+    static void sh(String... cmd) {
+        Proc.ok(cmd);
     }
 
     @Override
@@ -201,13 +194,13 @@ final class DnsmasqWorld implements AutoCloseable {
         for (String c : List.copyOf(containers)) {
             try {
                 sh("ip", "netns", "del", c);
-            } catch (IOException ignored) {
+            } catch (AssertionError ignored) {
                 // already gone
             }
         }
         try {
             sh("ip", "netns", "del", server);
-        } catch (IOException ignored) {
+        } catch (AssertionError ignored) {
             // already gone
         }
         try (var s = Files.walk(dir)) {
