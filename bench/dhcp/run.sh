@@ -16,14 +16,15 @@ ROUNDS=${1:-11}
 [[ "$ROUNDS" =~ ^[0-9]+$ && "$ROUNDS" -ge 1 && "$ROUNDS" -le 200 ]] || { echo "run.sh: rounds must be 1..200" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-JAVA_HOME=${JCNI_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+. "$ROOT/scripts/env.sh"
+. "$ROOT/bench/lib/jcni-bench.sh"
 JAVA=$JAVA_HOME/bin/java
-CP=$ROOT/daemon/target/classes:$ROOT/plugins/target/classes:$ROOT/linux/target/classes:$ROOT/types/target/classes:$ROOT/runtime/target/classes
+CP=$ROOT/daemon/target/classes:$ROOT/plugins/target/classes:$ROOT/linux/target/classes:$ROOT/types/target/classes:$ROOT/runtime/target/classes:$ROOT/common/target/classes
 SHIM=$ROOT/daemon/target/native/jcni-shim
 REF=/usr/lib/cni/dhcp
 for f in "$SHIM" "$REF" /usr/sbin/dnsmasq; do [ -x "$f" ] || { echo "run.sh: $f missing (build first; apt-get install dnsmasq-base containernetworking-plugins)" >&2; exit 1; }; done
 [ -d "$ROOT/daemon/target/classes/io/jcni/daemon/dhcp" ] || { echo "run.sh: build first (see the header)" >&2; exit 1; }
-JOPTS=(-Xlog:disable -Xlog:all=warning:stderr -XX:TieredStopAtLevel=1 -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED -cp "$CP")
+bench_jvm_options daemon
 
 TAG=jdb$$
 SRV=$TAG-s
@@ -50,7 +51,7 @@ ip netns exec "$SRV" dnsmasq --keep-in-foreground --conf-file=/dev/null --port=0
   --dhcp-option=option:router,10.78.0.1 --dhcp-leasefile="$W/leases" --pid-file="$W/dnsmasq.pid" \
   --log-facility="$W/dnsmasq.log" &
 PIDS+=($!)
-"$JAVA" "${JOPTS[@]}" -Xmx128m -XX:+ExitOnOutOfMemoryError io.jcni.daemon.Jcnid start --foreground --socket "$W/jcnid.sock" --pid-file "$W/jcnid.pid" \
+"$JAVA" "${JVM_OPTIONS[@]}" -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$W/jcnid.sock" --pid-file "$W/jcnid.pid" \
   --dhcp --dhcp-socket "$W/dhcp.sock" --dhcp-state-dir "$W/state" >"$W/jcnid.log" 2>&1 &
 PIDS+=($!)
 ip netns exec "$SRV" "$REF" daemon -socketpath "$W/ref.sock" -pidfile "$W/ref.pid" >"$W/ref.log" 2>&1 &
@@ -59,8 +60,7 @@ for _ in $(seq 200); do [ -S "$W/dhcp.sock" ] && [ -S "$W/ref.sock" ] && [ -S "$
 [ -S "$W/dhcp.sock" ] && [ -S "$W/ref.sock" ] || { echo "run.sh: a daemon did not start" >&2; cat "$W"/*.log >&2; exit 1; }
 mkdir -p "$W/bin" "$W/libexec"
 cp "$SHIM" "$W/bin/dhcp"
-printf '#!/bin/sh\nexec %s %s io.jcni.plugins.PluginMain dhcp\n' "$JAVA" "${JOPTS[*]}" > "$W/libexec/dhcp"
-chmod +x "$W/libexec/dhcp"
+bench_launcher "$W/libexec/dhcp" plugin "$CP" 'io.jcni.plugins.PluginMain dhcp'
 
 conf() { printf '{"cniVersion":"1.0.0","name":"bench","type":"bridge","ipam":{"type":"dhcp","daemonSocketPath":"%s"}}' "$1"; }
 # one IMPL N CASE: a new container, the timed ADD (ms on stdout), the untimed DEL and cleanup

@@ -1,6 +1,7 @@
 # Shared by the bench scripts that run jcni beside the reference: a private world (temp directory,
 # names ending in a random id, a jcni installation in it) that is removed on exit whatever happens,
-# and jcnid's per-phase table. Source it from the repository root:  . bench/lib/jcni-bench.sh
+# jcnid's per-phase table, and the JVM options and launchers of the JVMs a bench starts itself (from
+# common's Launcher). Source it after scripts/env.sh:  . bench/lib/jcni-bench.sh
 # Nothing here touches the root namespace.
 
 # bench_world TMP_PREFIX HOST_PREFIX: sets ID, TMP, SCRATCH, HOST, SOCK, PREFIX and VERSION, and the
@@ -27,6 +28,28 @@ bench_cleanup() {
   local ns
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep -- "-$ID\$"); do ip netns del "$ns" 2>/dev/null; done
   rm -rf "$TMP" "$SCRATCH"
+}
+
+# bench_jvm_options plugin|daemon: sets JVM_OPTIONS (an array) to the options jcni's launchers give
+# that kind of JVM. Their one source is common's Launcher, asked the way scripts/install.sh asks it,
+# so a bench that starts a JVM of its own measures the JVM users run. Needs common compiled.
+bench_jvm_options() {
+  local line
+  line=$(bench_launcher_main options "$1" "") || exit 1
+  read -r -a JVM_OPTIONS <<<"$line"
+}
+
+# bench_launcher FILE plugin|daemon CLASSPATH MAIN: writes an executable launcher at FILE, as
+# scripts/install.sh writes them (no AOT cache); MAIN is shell text, e.g. 'io.jcni.plugins.PluginMain dhcp'.
+bench_launcher() {
+  bench_launcher_main script "$2" "jcni's bench" "$JAVA_HOME/bin/java" "$3" "" "" "$4" >"$1" || exit 1
+  chmod 0755 "$1"
+}
+
+bench_launcher_main() {
+  local classes="$JCNI_ROOT/common/target/classes"
+  [ -d "$classes" ] || { echo "bench: $classes missing: build first (mvn -B -ntp -q -pl common package -DskipTests)" >&2; return 1; }
+  "$JAVA_HOME/bin/java" -cp "$classes" io.jcni.common.Launcher "$@"
 }
 
 # bench_jars: builds the jars when one is missing (package, never install: ~/.m2 may be shared).

@@ -8,6 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . scripts/env.sh
+. bench/lib/jcni-bench.sh
 RUNS="${1:-20}"
 [ "$(id -u)" -eq 0 ] || { echo "bench: needs root (network namespaces)" >&2; exit 1; }
 need_packages hyperfine python3 iproute2
@@ -73,8 +74,9 @@ COLD=(io.jcni.linux.BenchColdLink "/var/run/netns/$NS_C" lo)
 AOT_CMD=""; LEAN_CMD=""
 if [ -f "$OUT/cold.aot" ]; then
   AOT_CMD="${JAVA[*]} -XX:AOTCache=$OUT/cold.aot ${COLD[*]}"
-  # Typical short-lived-CLI flags on top: serial GC, C1 only.
-  LEAN_CMD="${JAVA[*]} -XX:AOTCache=$OUT/cold.aot -XX:+UseSerialGC -XX:TieredStopAtLevel=1 ${COLD[*]}"
+  # The options jcni's plugin launchers add on top (common's Launcher: serial GC, C1 only, ...).
+  bench_jvm_options plugin
+  LEAN_CMD="${JAVA[*]} -XX:AOTCache=$OUT/cold.aot ${JVM_OPTIONS[*]} ${COLD[*]}"
 fi
 mapfile -t B < <(hf cold "ip -n $NS_C link show lo" "${JAVA[*]} ${COLD[*]}" ${AOT_CMD:+"$AOT_CMD"} ${LEAN_CMD:+"$LEAN_CMD"})
 echo "B. Cold process: start to first netlink reply inside a netns (median)"
@@ -86,7 +88,7 @@ row "ip -n NS link show lo" "${B[0]}"
 row "java BenchColdLink (Netns.open + Rtnl.open + link)" "${B[1]}"
 if [ -n "$AOT_CMD" ]; then
   row "same, with a JDK 25 AOT cache (-XX:AOTCache)" "${B[2]}"
-  row "same, AOT cache + -XX:+UseSerialGC -XX:TieredStopAtLevel=1" "${B[3]}"
+  row "same, AOT cache + jcni's plugin JVM options" "${B[3]}"
 fi
 for _ in $(seq "$RUNS"); do "${JAVA[@]}" "${COLD[@]}"; done > "$OUT/cold-phases.txt"
 ph() { printf "%.1f" "$(awk -v k="$1" '{for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) / 1000}' "$OUT/cold-phases.txt" | median)"; }

@@ -25,6 +25,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=../../scripts/env.sh
 . "$ROOT/scripts/env.sh"
+. "$ROOT/bench/lib/jcni-bench.sh"
 need_packages etcd-server etcd-client curl iproute2 iputils-ping python3 openssl
 CP=""
 for m in overlay daemon plugins runtime etcd linux types common; do
@@ -32,12 +33,8 @@ for m in overlay daemon plugins runtime etcd linux types common; do
   CP="$CP:$ROOT/$m/target/classes"
 done
 CP="${CP#:}:$ROOT/overlay/target/test-classes"
-JAVA="$JAVA_HOME/bin/java -Xlog:disable -Xlog:all=warning:stderr -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED"
-# The agents run with an installed jcnid's JVM options (io.jcni.common.Launcher: C1 only, a small fixed
-# young generation, 128 MB of heap): the JVM's defaults start with a heap of 1/64 of the RAM, which
-# the agent's garbage fills before the first collection, so its RSS would be the machine's, not jcnid's.
-JCNID_JAVA="$JAVA_HOME/bin/java $("$JAVA_HOME/bin/java" -cp "$ROOT/common/target/classes" io.jcni.common.Launcher options daemon \
-  "$ROOT/linux/target/classes/io/jcni/linux/native/libjcni.so")"
+# jcnid's JVM options for the agents and for the load generators (many calls in one long-lived JVM, as jcnid makes them).
+bench_jvm_options daemon; JAVA="$JAVA_HOME/bin/java ${JVM_OPTIONS[*]}"
 
 SFX=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
 LAB=jb-$SFX-lab
@@ -108,7 +105,7 @@ add_host() { # add_host I
   ip -n "$h" addr add "192.168.77.$((10 + $1))/24" dev eth0
   ip -n "$h" link set eth0 up
   mkdir -p "$WORK/$h"
-  nsenter --net=/var/run/netns/"$h" $JCNID_JAVA -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/$h/jcnid.sock" \
+  nsenter --net=/var/run/netns/"$h" $JAVA -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/$h/jcnid.sock" \
     --overlay --etcd-endpoints $ETCD --etcd-prefix "$PREFIX" --iface eth0 --subnet-file "$WORK/$h/subnet.env" \
     --subnet-lease-ttl 10 "${AGENT_TLS[@]}" >"$WORK/$h/jcnid.log" 2>&1 &
   PIDS+=($!)
@@ -186,7 +183,7 @@ echo "   the agent's 'removed remote' line after etcd's answer to the delete: me
 ipam_pids=()
 s=$(now)
 for i in $(seq 1 "$HOSTS"); do
-  nsenter --net=/var/run/netns/"$(host "$i")" $JAVA -XX:TieredStopAtLevel=1 -Djcni.ipam.extra="$IPAM_TLS" -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD 10.72.0.0/20 "b$i" $((1000 / HOSTS)) 16 >"$WORK/ipam$i.out" 2>&1 &
+  nsenter --net=/var/run/netns/"$(host "$i")" $JAVA -Djcni.ipam.extra="$IPAM_TLS" -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD 10.72.0.0/20 "b$i" $((1000 / HOSTS)) 16 >"$WORK/ipam$i.out" 2>&1 &
   PIDS+=($!)
   ipam_pids+=($!)
 done
@@ -196,7 +193,7 @@ ok=$(cat "$WORK"/ipam*.out | grep -c '^OK' || true)
 uniq=$(cat "$WORK"/ipam*.out | awk '/^OK/{print $3}' | sort -u | wc -l)
 echo "3. cluster-ipam: $ok allocations from $HOSTS hosts in $(ms "$s" "$e") ms (JVM start included) = $(awk -v n="$ok" -v a="$s" -v b="$e" 'BEGIN{printf "%.0f", n/((b-a)/1e9)}')/s; distinct addresses: $uniq (duplicates: $((ok - uniq)))"
 s=$(now)
-nsenter --net=/var/run/netns/"$(host 1)" $JAVA -XX:TieredStopAtLevel=1 -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD 10.73.0.0/20 hl 1000 16 "$WORK/host-local" >"$WORK/hl.out" 2>&1
+nsenter --net=/var/run/netns/"$(host 1)" $JAVA -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD 10.73.0.0/20 hl 1000 16 "$WORK/host-local" >"$WORK/hl.out" 2>&1
 e=$(now)
 hl=$(grep -c '^OK' "$WORK/hl.out" || true)
 echo "   host-local, same JVM harness, one host: $hl allocations in $(ms "$s" "$e") ms = $(awk -v n="$hl" -v a="$s" -v b="$e" 'BEGIN{printf "%.0f", n/((b-a)/1e9)}')/s"

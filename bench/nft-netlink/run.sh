@@ -7,14 +7,17 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROUNDS=${ROUNDS:-31}
-JAVA_HOME=${JCNI_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+. "$HERE/../../scripts/env.sh"
+. "$HERE/../lib/jcni-bench.sh"
+# A warm JVM standing for jcnid: jcnid's JVM options.
+bench_jvm_options daemon
 run() { # run ROOT LABEL
   local root=$1 work ns=jn-bench-$$
   work=$(mktemp -d /tmp/jn-bench.XXXXXX)
   ip netns add "$ns"
   echo "== $2 ($root), median ms of $ROUNDS: plugin ADD DEL; load $(cut -d' ' -f1-3 /proc/loadavg)"
-  ip netns exec "$ns" "$JAVA_HOME/bin/java" --enable-native-access=ALL-UNNAMED -Drounds="$ROUNDS" \
-    -cp "$root/plugins/target/classes:$root/linux/target/classes:$root/types/target/classes:$root/runtime/target/classes" \
+  ip netns exec "$ns" "$JAVA_HOME/bin/java" "${JVM_OPTIONS[@]}" -Drounds="$ROUNDS" \
+    -cp "$root/plugins/target/classes:$root/linux/target/classes:$root/types/target/classes:$root/runtime/target/classes:$root/common/target/classes" \
     "$HERE/NftBench.java" "$work" 2>/dev/null || { ip netns del "$ns"; rm -rf "$work"; return 1; }
   ip netns del "$ns"
   rm -rf "$work"

@@ -10,9 +10,13 @@ ROUNDS=${1:-21}
 PROC_ROUNDS=${2:-9}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-JAVA_HOME=${JCNI_JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+. "$ROOT/scripts/env.sh"
+. "$ROOT/bench/lib/jcni-bench.sh"
 JAVA=$JAVA_HOME/bin/java
-CP=$ROOT/plugins/target/classes:$ROOT/linux/target/classes:$ROOT/types/target/classes:$ROOT/runtime/target/classes
+CP=$ROOT/plugins/target/classes:$ROOT/linux/target/classes:$ROOT/types/target/classes:$ROOT/runtime/target/classes:$ROOT/common/target/classes
+# The warm in-process runs get jcnid's JVM options (they stand for the daemon), the process runs a plugin's.
+bench_jvm_options daemon; DAEMON_JVM=("${JVM_OPTIONS[@]}")
+bench_jvm_options plugin; PLUGIN_JVM=("${JVM_OPTIONS[@]}")
 GO=/usr/lib/cni/portmap
 LEVELS=(0 500 2000)
 TAG=jp-bench-$$
@@ -59,18 +63,18 @@ go_prefill() {
 }
 
 echo "== jcni in-process (warm JVM; median ms of $ROUNDS)"
-"$JAVA" --enable-native-access=ALL-UNNAMED -Drounds="$ROUNDS" -cp "$CP" "$HERE/PortmapBench.java" "$WORK/j" "${LEVELS[@]}" | tee "$WORK/inproc"
+"$JAVA" "${DAEMON_JVM[@]}" -Drounds="$ROUNDS" -cp "$CP" "$HERE/PortmapBench.java" "$WORK/j" "${LEVELS[@]}" | tee "$WORK/inproc"
 
 echo "== preparing process runs"
 for level in "${LEVELS[@]}"; do
   ip netns add "$TAG-p$level"; NSES+=("$TAG-p$level")
-  ip netns exec "$TAG-p$level" "$JAVA" --enable-native-access=ALL-UNNAMED -cp "$CP" "$HERE/Prefill.java" "$WORK/p$level" 0 "$level"
+  ip netns exec "$TAG-p$level" "$JAVA" "${DAEMON_JVM[@]}" -cp "$CP" "$HERE/Prefill.java" "$WORK/p$level" 0 "$level"
   if [[ -x $GO ]]; then
     ip netns add "$TAG-g$level"; NSES+=("$TAG-g$level")
     go_prefill "$TAG-g$level" "$level"
   fi
 done
-JPLUGIN=("$JAVA" -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xshare:auto --enable-native-access=ALL-UNNAMED -cp "$CP" io.jcni.plugins.PluginMain portmap)
+JPLUGIN=("$JAVA" "${PLUGIN_JVM[@]}" -cp "$CP" io.jcni.plugins.PluginMain portmap)
 for r in $(seq 1 "$PROC_ROUNDS"); do
   for level in "${LEVELS[@]}"; do
     c=$(conf "$WORK/p$level" $((51000 + r)) "10.91.0.$((2 + r))")

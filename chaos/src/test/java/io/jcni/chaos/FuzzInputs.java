@@ -249,7 +249,7 @@ final class FuzzInputs {
         collect(root, "", slots);
         if (slots.isEmpty() || rnd.nextInt(25) == 0) {
             what[0] = "root replaced";
-            return rnd.nextBoolean() ? deep(rnd, 1 + rnd.nextInt(20000)) : randomValue(rnd, hazardous);
+            return rnd.nextBoolean() ? deep(rnd, 1 + rnd.nextInt(20000)) : randomValue(rnd);
         }
         // Leaves (names, numbers, addresses) are where validation lives: three in four mutations aim at one.
         List<Object[]> leaves = slots.stream().filter(x -> !(value(x) instanceof Map) && !(value(x) instanceof List)).toList();
@@ -266,7 +266,7 @@ final class FuzzInputs {
             Map<String, Object> map = (Map<String, Object>) m;
             String key = pick(rnd, "unknownKey", "type", "cniVersion", "name", "ipam", "prevResult", "runtimeConfig",
                     "capabilities", "args", "cni.dev/valid-attachments", "bridge", "resolvConf");
-            Object v = randomValue(rnd, hazardous);
+            Object v = randomValue(rnd);
             if (key.equals("resolvConf") && rnd.nextBoolean()) {
                 v = pick(rnd, "/dev/zero", paths.fifo().toString(), "/etc/hostname", paths.hazardDir().toString(), "/nonexistent");
                 hazardous[0] |= v.equals("/dev/zero") || v.equals(paths.fifo().toString());
@@ -281,12 +281,12 @@ final class FuzzInputs {
             Map<String, Object> map = (Map<String, Object>) m;
             Object original = map.remove(key);
             map.put(key + "\u0000dup", original);
-            map.put(key, randomValue(rnd, hazardous));
+            map.put(key, randomValue(rnd));
             what[0] = path + " duplicated";
             return root;
         }
         Object value = switch (op) {
-            case 3, 4 -> randomValue(rnd, hazardous);
+            case 3, 4 -> randomValue(rnd);
             case 5 -> Raw.of(pick(rnd, NUMBERS));
             case 6 -> Raw.of(pick(rnd, BAD_NUMBERS));
             case 7 -> deep(rnd, 1 + rnd.nextInt(5000));
@@ -328,7 +328,7 @@ final class FuzzInputs {
         else ((List<Object>) slot[0]).set((Integer) slot[1], value);
     }
 
-    private Object randomValue(Random rnd, boolean[] hazardous) {
+    private Object randomValue(Random rnd) {
         return switch (rnd.nextInt(10)) {
             case 0 -> null;
             case 1 -> rnd.nextBoolean();

@@ -105,7 +105,9 @@ final class FuzzRunner implements AutoCloseable {
         }
         CompletableFuture<byte[]> out = CompletableFuture.supplyAsync(() -> readAll(p.getInputStream()), callers);
         CompletableFuture<byte[]> err = CompletableFuture.supplyAsync(() -> readAll(p.getErrorStream()), callers);
-        callers.submit(() -> {
+        // execute, not submit: nothing waits for the writer, and an unexpected failure reaches the
+        // thread's handler instead of a Future no one reads.
+        callers.execute(() -> {
             try (var in = p.getOutputStream()) {
                 in.write(stdin);
             } catch (IOException ignored) {

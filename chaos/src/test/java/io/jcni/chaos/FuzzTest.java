@@ -224,7 +224,7 @@ class FuzzTest {
                 }
             });
             for (Link l : links) {
-                if (l.name().equals("lo") || keepBridges && "bridge".equals(l.kind())) continue;
+                if (l.name().equals("lo") || (keepBridges && "bridge".equals(l.kind()))) continue;
                 stray.add("link " + l.name() + " (" + l.kind() + ") in " + Path.of(netnsPath).getFileName());
                 Sh.quiet("ip", "-n", Path.of(netnsPath).getFileName().toString(), "link", "del", l.name());
             }

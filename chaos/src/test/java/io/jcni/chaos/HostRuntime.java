@@ -39,7 +39,7 @@ final class HostRuntime {
             Files.writeString(wrapper, "#!/bin/sh\nexec ip netns exec " + net.world.host + " " + net.jcni.plugin(type) + " \"$@\"\n");
             Files.setPosixFilePermissions(wrapper, PosixFilePermissions.fromString("rwxr-xr-x"));
         }
-        this.cni = new Cni(List.of(bin), net.cacheDir, new ProcessPluginExec(Duration.ofSeconds(300), stderr::add, null));
+        this.cni = new Cni(List.of(bin), net.cacheDir, new ProcessPluginExec(Duration.ofMinutes(5), stderr::add, null));
         this.list = ConfigLoader.load(net.confDir, net.name);
     }
 

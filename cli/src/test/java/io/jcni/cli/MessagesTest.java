@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.common.Launcher;
+import io.jcni.testfixtures.Jvm;
 import io.jcni.types.Json;
 import java.io.File;
 import java.io.IOException;
@@ -28,7 +30,6 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("root")
 class MessagesTest {
-    static final String JAVA = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     static final List<String> NOBODY = List.of("setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups");
 
     Path tmp;
@@ -54,10 +55,7 @@ class MessagesTest {
         Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
         bin = Files.createDirectories(tmp.resolve("bin"));
         conf = Files.createDirectories(tmp.resolve("net.d"));
-        Path plugin = bin.resolve("bridge");
-        Files.writeString(plugin, "#!/bin/sh\nexec " + JAVA + " -Xlog:disable -Xlog:all=warning:stderr --enable-native-access=ALL-UNNAMED -cp "
-                + classpath() + " io.jcni.plugins.PluginMain bridge\n");
-        Files.setPosixFilePermissions(plugin, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Jvm.launcher(bin.resolve("bridge"), Launcher.Kind.PLUGIN, "the cli tests", classpath(), "io.jcni.plugins.PluginMain bridge");
         Files.writeString(conf.resolve("10-m.conflist"), """
                 {"cniVersion":"1.0.0","name":"msgnet","plugins":[{"type":"bridge","bridge":"jmsg0",
                  "ipam":{"type":"host-local","subnet":"10.98.0.0/24","dataDir":"%s"}}]}""".formatted(tmp.resolve("ipam")));
@@ -95,8 +93,7 @@ class MessagesTest {
     private Run jcniAsNobody(String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", netns));
         cmd.addAll(NOBODY);
-        cmd.addAll(List.of(JAVA, "-Xlog:disable", "-Xlog:all=warning:stderr", "--enable-native-access=ALL-UNNAMED", "-cp", classpath(),
-                Main.class.getName()));
+        cmd.addAll(Jvm.commandOn(classpath(), Launcher.Kind.PLUGIN, Main.class.getName()));
         cmd.addAll(List.of(args));
         return run(cmd, Map.of("NETCONFPATH", conf.toString(), "CNI_PATH", bin.toString(), "JCNI_CACHE_DIR", tmp.resolve("cache").toString()), null);
     }

@@ -5,7 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.jcni.common.Launcher;
 import io.jcni.runtime.Cni;
+import io.jcni.testfixtures.Jvm;
 import io.jcni.testfixtures.Peers;
 import io.jcni.types.Json;
 import java.io.IOException;
@@ -183,8 +185,8 @@ class ReferencePluginsInteropTest {
 
     /** Runs the jcni CLI in a fresh JVM inside the test's host netns. */
     private static Run jcni(String capArgs, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", host,
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp", classpath(), "io.jcni.cli.Main"));
+        List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", host));
+        cmd.addAll(Jvm.commandOn(classpath(), Launcher.Kind.PLUGIN, "io.jcni.cli.Main"));
         cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd);
         Map<String, String> env = pb.environment();

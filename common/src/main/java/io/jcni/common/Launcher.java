@@ -126,16 +126,21 @@ public final class Launcher {
      * For scripts/install.sh:
      * {@code options plugin|daemon NATIVE_LIB} prints the options on one line;
      * {@code script plugin|daemon GENERATOR JAVA CLASSPATH NATIVE_LIB AOT_CACHE MAIN} prints a launcher.
+     * An empty NATIVE_LIB: the JNI library comes out of jcni-linux's jar; an empty AOT_CACHE: none (the bench scripts).
      */
     public static void main(String[] args) {
         if (args.length == 3 && args[0].equals("options")) {
-            System.out.println(String.join(" ", jvmOptions(kind(args[1]), args[2])));
+            System.out.println(String.join(" ", jvmOptions(kind(args[1]), orNull(args[2]))));
         } else if (args.length == 8 && args[0].equals("script")) {
-            System.out.print(script(kind(args[1]), args[2], args[3], args[4], args[5], args[6], args[7]));
+            System.out.print(script(kind(args[1]), args[2], args[3], args[4], orNull(args[5]), orNull(args[6]), args[7]));
         } else {
             System.err.println("usage: Launcher options plugin|daemon NATIVE_LIB | script plugin|daemon GENERATOR JAVA CLASSPATH NATIVE_LIB AOT_CACHE MAIN");
             System.exit(2);
         }
+    }
+
+    private static String orNull(String s) {
+        return s.isEmpty() ? null : s;
     }
 
     private static Kind kind(String s) {

@@ -39,6 +39,7 @@ final class DeferredWork implements Background {
     }
 
     @Override
+    @SuppressWarnings("FutureReturnValueIgnored") // the task catches, counts and logs its own failures: its Future holds nothing
     public boolean schedule(String key, long delayMillis, Supplier<Runnable> task) {
         if (pool.isShutdown()) return false;
         if (!waiting.add(key)) {

@@ -33,8 +33,9 @@ import java.util.List;
 public final class Protocol {
     private Protocol() {}
 
-    public static final byte[] MAGIC = {'J', 'C', 'N', 'I'};
-    public static final byte[] RESULT_MAGIC = {'J', 'C', 'N', 'R'};
+    // Not public: an array constant is writable by whoever can see it.
+    static final byte[] MAGIC = {'J', 'C', 'N', 'I'};
+    static final byte[] RESULT_MAGIC = {'J', 'C', 'N', 'R'};
     public static final int VERSION = 1;
     public static final int HEADER_BYTES = 12;
     /** Largest request body accepted (environment + network configuration). */

@@ -1,16 +1,13 @@
 package io.jcni.daemon;
 
-import java.io.ByteArrayOutputStream;
+import io.jcni.common.Launcher;
+import io.jcni.testfixtures.Jvm;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /** Runs an executable the way a CNI runtime does: a given environment, stdin, captured stdout/stderr, bounded time. */
 final class Proc {
@@ -30,11 +27,7 @@ final class Proc {
         Files.createDirectories(dir.resolve("bin"));
         Files.createDirectories(dir.resolve("libexec"));
         Files.copy(shim(), dir.resolve("bin/static"));
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Path launcher = dir.resolve("libexec/static");
-        Files.writeString(launcher, io.jcni.common.Launcher.script(io.jcni.common.Launcher.Kind.PLUGIN, "the daemon tests", java,
-                System.getProperty("java.class.path"), null, null, "io.jcni.plugins.PluginMain static"));
-        Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Jvm.launcher(dir.resolve("libexec/static"), Launcher.Kind.PLUGIN, "the daemon tests", "io.jcni.plugins.PluginMain static");
     }
 
     static void script(Path p, String body) throws IOException {
@@ -42,35 +35,12 @@ final class Proc {
         Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
     }
 
-    static Out run(List<String> cmd, Map<String, String> env, String stdin) throws IOException, InterruptedException {
+    static Out run(List<String> cmd, Map<String, String> env, String stdin) {
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().clear();
         pb.environment().putAll(env);
         pb.environment().putIfAbsent("JCNI_AUTOSTART", "0"); // a shim with no daemon falls back; it starts none
-        Process p = pb.start();
-        try {
-            ByteArrayOutputStream out = new ByteArrayOutputStream(), err = new ByteArrayOutputStream();
-            Thread o = Thread.ofVirtual().start(() -> copy(p.getInputStream(), out));
-            Thread e = Thread.ofVirtual().start(() -> copy(p.getErrorStream(), err));
-            try (OutputStream in = p.getOutputStream()) {
-                in.write(stdin.getBytes(StandardCharsets.UTF_8));
-            } catch (IOException ignored) {
-                // the program did not read its stdin
-            }
-            if (!p.waitFor(30, TimeUnit.SECONDS)) throw new AssertionError(cmd + " did not finish in 30 s");
-            o.join();
-            e.join();
-            return new Out(out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8), p.exitValue());
-        } finally {
-            p.destroyForcibly();
-        }
-    }
-
-    private static void copy(InputStream in, ByteArrayOutputStream out) {
-        try (in) {
-            in.transferTo(out);
-        } catch (IOException ignored) {
-            // process gone
-        }
+        io.jcni.testfixtures.Proc.Out o = io.jcni.testfixtures.Proc.run(pb, stdin, 30);
+        return new Out(o.out(), o.err(), o.rc());
     }
 }

@@ -46,7 +46,9 @@ class ProtocolTest {
     @Test
     void resultRoundTrips() throws Exception {
         ByteBuffer b = Protocol.encodeResult((byte) 0, new Protocol.Result(-3, "out".getBytes(), "err".getBytes()));
-        Protocol.Result r = Protocol.readResult(Channels.newChannel(new ByteArrayInputStream(b.array())));
+        byte[] frame = new byte[b.remaining()];
+        b.duplicate().get(frame);
+        Protocol.Result r = Protocol.readResult(Channels.newChannel(new ByteArrayInputStream(frame)));
         assertEquals(-3, r.exitCode());
         assertEquals("out", r.stdoutText());
         assertEquals("err", r.stderrText());

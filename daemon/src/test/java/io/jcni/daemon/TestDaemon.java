@@ -106,7 +106,7 @@ final class TestDaemon implements AutoCloseable {
         server.shutdown();
     }
 
-    private static Result result(PluginRequest req) {
+    private static Result result() {
         return new Result("1.1.0", List.of(), List.of(new Result.IpConfig(Cidr.parse("10.9.0.2/24"), null, null)), List.of(), null);
     }
 
@@ -119,7 +119,7 @@ final class TestDaemon implements AutoCloseable {
             perContainerMax.merge(req.containerId(), mine, Math::max);
             try {
                 Thread.sleep(slowMillis);
-                return result(req);
+                return result();
             } finally {
                 perContainer.get(req.containerId()).decrementAndGet();
                 slowRunning.decrementAndGet();
@@ -137,7 +137,7 @@ final class TestDaemon implements AutoCloseable {
         @Override
         public Result add(PluginRequest req) throws Exception {
             try (java.io.InputStream in = java.nio.file.Files.newInputStream(stuckFifo)) {
-                return result(req);
+                return result();
             }
         }
 
@@ -155,7 +155,7 @@ final class TestDaemon implements AutoCloseable {
         @Override
         public Result add(PluginRequest req) {
             req.log().print("x".repeat(BIG_STDERR));
-            return result(req);
+            return result();
         }
 
         @Override
@@ -170,7 +170,7 @@ final class TestDaemon implements AutoCloseable {
         public Result add(PluginRequest req) throws Exception {
             gateEntered.countDown();
             gate.await();
-            return result(req);
+            return result();
         }
 
         @Override

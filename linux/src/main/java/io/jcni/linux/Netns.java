@@ -213,7 +213,7 @@ public final class Netns implements AutoCloseable {
         NetnsThreads.Worker w;
         synchronized (this) {
             checkOpen();
-            if (worker != null && Thread.currentThread() == worker.thread) return task.call();
+            if (worker != null && Thread.currentThread().threadId() == worker.thread.threadId()) return task.call();
             if (worker == null) worker = new NetnsThreads.Worker(fd, path);
             w = worker;
         }

@@ -78,7 +78,7 @@ final class NetnsThreads {
             synchronized (this) {
                 stopping = true;
                 notifyAll();
-                if (Thread.currentThread() == thread) return;
+                if (Thread.currentThread().threadId() == thread.threadId()) return;
                 long deadline = System.nanoTime() + 30_000_000_000L;
                 while (!left) {
                     long wait = (deadline - System.nanoTime()) / 1_000_000;

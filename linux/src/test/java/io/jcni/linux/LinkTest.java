@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.jcni.types.IpAddr;
 import io.jcni.types.Json;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
@@ -187,10 +188,10 @@ class LinkTest {
             int parent = host.rt.link("uplink").index();
             for (MacvlanMode mode : MacvlanMode.values()) {
                 if (mode == MacvlanMode.PASSTHRU) continue; // one passthru per parent; tested below
-                String name = "mv-" + mode.name().toLowerCase();
+                String name = "mv-" + mode.name().toLowerCase(Locale.ROOT);
                 host.rt.addLink(NewLink.macvlan(name, parent, mode).mtu(1400));
                 Map<String, Object> data = Json.asObject(info(ipLink(host, name)).get("info_data"));
-                assertEquals(mode.name().toLowerCase(), data.get("mode"));
+                assertEquals(mode.name().toLowerCase(Locale.ROOT), data.get("mode"));
                 assertEquals("macvlan", host.rt.link(name).kind());
                 assertEquals(parent, host.rt.link(name).linkIndex());
             }

@@ -41,7 +41,7 @@ class TcTest {
             assertNotNull(mine.tbf());
             assertEquals(p.rateBytesPerSecond(), mine.tbf().rateBytesPerSecond());
             assertEquals(p.limitBytes(), mine.tbf().limitBytes());
-            assertEquals(10_000, mine.tbf().burstBytes(), 2);
+            assertEquals(10_000.0, (double) mine.tbf().burstBytes(), 2.0);
 
             ErrnoException dup = assertThrows(ErrnoException.class, () -> s.rt.tc().addTbf(h0, p));
             assertEquals(Errno.EEXIST, dup.errno());

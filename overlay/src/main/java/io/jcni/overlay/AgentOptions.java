@@ -39,7 +39,7 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
         boolean masq = false;
         Duration ttl = Duration.ofSeconds(60), timeout = Duration.ofSeconds(5);
         String ipamPrefix = "/jcni/ipam", ipamHost = null;
-        Duration reconcile = Duration.ofSeconds(60), grace = Duration.ofSeconds(120), watchDeadline = Duration.ofSeconds(900);
+        Duration reconcile = Duration.ofSeconds(60), grace = Duration.ofMinutes(2), watchDeadline = Duration.ofMinutes(15);
         io.jcni.etcd.EtcdSecurity security = io.jcni.etcd.EtcdSecurity.NONE;
         List<String> ifaces = new ArrayList<>(), regexes = new ArrayList<>(); // flanneld's repeatable flags
         String canReach = "";

@@ -91,11 +91,13 @@ public record NetworkConfig(Pool v4, Pool v6, Backend backend) {
             this(vni, port, 0, false, false, false);
         }
 
+        @Override
         public String type() {
             return "vxlan";
         }
 
         /** As flanneld: {@code Backend.MTU} (default: the underlay's) minus the encapsulation; the device gets the same. */
+        @Override
         public int podMtu(int underlayMtu) {
             return (mtu > 0 ? mtu : underlayMtu) - OVERHEAD;
         }
@@ -117,10 +119,12 @@ public record NetworkConfig(Pool v4, Pool v6, Backend backend) {
 
     /** host-gw: plain routes via the other hosts' addresses; they must share an L2 segment. No keys of its own. */
     public record HostGw() implements Backend {
+        @Override
         public String type() {
             return "host-gw";
         }
 
+        @Override
         public int podMtu(int underlayMtu) {
             return underlayMtu;
         }

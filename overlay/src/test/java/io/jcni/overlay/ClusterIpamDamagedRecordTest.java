@@ -3,8 +3,8 @@ package io.jcni.overlay;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Path;
-import java.util.ArrayList;
+import io.jcni.common.Launcher;
+import io.jcni.testfixtures.Jvm;
 import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -42,10 +42,8 @@ class ClusterIpamDamagedRecordTest {
     }
 
     private static String one(Lab lab, String cmd) throws Exception {
-        List<String> c = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + lab.host(1),
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xlog:disable", "-Xlog:all=warning:stderr",
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED",
-                "-cp", System.getProperty("java.class.path"), IpamLoad.class.getName(), "one", Lab.ETCD, RANGE, cmd, "damaged", "/var/run/netns/" + lab.host(1), "h1"));
+        List<String> c = lab.inHost(1, Jvm.command(Launcher.Kind.PLUGIN, IpamLoad.class.getName(), "one", Lab.ETCD, RANGE, cmd,
+                "damaged", "/var/run/netns/" + lab.host(1), "h1"));
         return Lab.run(c).stdout().strip();
     }
 }

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.common.Launcher;
+import io.jcni.testfixtures.Jvm;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -168,10 +170,8 @@ class ClusterIpamLabTest {
     }
 
     private static List<String> cmdIn(Lab lab, int i, String range, String mode, String... rest) {
-        List<String> c = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + lab.host(i),
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xlog:disable", "-Xlog:all=warning:stderr",
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED",
-                "-cp", System.getProperty("java.class.path"), IpamLoad.class.getName(), mode, Lab.ETCD, range));
+        // jcnid's options: a load generator makes many calls in one long-lived JVM, as jcnid does.
+        List<String> c = lab.inHost(i, Jvm.command(Launcher.Kind.DAEMON, IpamLoad.class.getName(), mode, Lab.ETCD, range));
         c.addAll(List.of(rest));
         return c;
     }

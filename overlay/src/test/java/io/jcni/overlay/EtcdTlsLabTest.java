@@ -3,6 +3,8 @@ package io.jcni.overlay;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.common.Launcher;
+import io.jcni.testfixtures.Jvm;
 import io.jcni.types.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -162,10 +164,7 @@ class EtcdTlsLabTest {
         List<String> lines = new ArrayList<>();
         cases.forEach((k, v) -> lines.add(k + "\t" + v));
         Files.write(in, lines);
-        Lab.Out o = Lab.run(List.of("nsenter", "--net=/var/run/netns/" + lab.host(i),
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xlog:disable", "-Xlog:all=warning:stderr",
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED",
-                "-cp", System.getProperty("java.class.path"), EtcdTlsProbe.class.getName(), in.toString()));
+        Lab.Out o = Lab.run(lab.inHost(i, Jvm.command(Launcher.Kind.PLUGIN, EtcdTlsProbe.class.getName(), in.toString())));
         assertEquals(0, o.exit(), o.stdout());
         Map<String, String[]> out = new LinkedHashMap<>();
         for (String line : o.stdout().split("\n")) {

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 
 /**
@@ -59,10 +60,11 @@ public final class IpamLoad {
         Semaphore par = new Semaphore(Integer.parseInt(a[5]));
         String conf = "{\"cniVersion\":\"1.0.0\",\"name\":\"lab\",\"type\":\"x\",\"ipam\":" + ipam + "}";
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
+        List<Future<?>> calls = new ArrayList<>();
         try (var ex = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int i = 0; i < count; i++) {
                 String id = host + "-" + i;
-                ex.submit(() -> {
+                calls.add(ex.submit(() -> {
                     par.acquire();
                     try {
                         Skel.Outcome o = call(type, mode.equals("add") ? "ADD" : "DEL", id, conf);
@@ -77,9 +79,11 @@ public final class IpamLoad {
                         par.release();
                     }
                     return null;
-                });
+                }));
             }
         }
+        // A call that threw (rather than answering with an error) fails the run instead of leaving a line out.
+        for (Future<?> c : calls) c.get();
     }
 
     private static String ip(String result) {

@@ -3,7 +3,8 @@ package io.jcni.overlay;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.nio.file.Path;
+import io.jcni.common.Launcher;
+import io.jcni.testfixtures.Jvm;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -68,10 +69,8 @@ class IpamReconcileLabTest {
     }
 
     private static String one(Lab lab, int host, String cmd, String id, String netns, String hostName) throws Exception {
-        List<String> c = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + lab.host(host),
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xlog:disable", "-Xlog:all=warning:stderr",
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED",
-                "-cp", System.getProperty("java.class.path"), IpamLoad.class.getName(), "one", Lab.ETCD, RANGE, cmd, id, netns, hostName));
+        List<String> c = lab.inHost(host, Jvm.command(Launcher.Kind.PLUGIN, IpamLoad.class.getName(), "one", Lab.ETCD, RANGE, cmd,
+                id, netns, hostName));
         return Lab.run(c).stdout().strip();
     }
 

@@ -1,9 +1,12 @@
 package io.jcni.overlay;
 
+import io.jcni.common.Launcher;
 import io.jcni.linux.Netns;
 import io.jcni.plugins.PluginRegistry;
-import io.jcni.plugins.skel.Skel;
 import io.jcni.plugins.meta.flannel.SubnetFile;
+import io.jcni.plugins.skel.Skel;
+import io.jcni.testfixtures.Jvm;
+import io.jcni.testfixtures.Proc;
 import io.jcni.types.Cidr;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -149,6 +152,13 @@ final class Lab implements AutoCloseable {
         return dir.resolve(host(i)).resolve("subnet.env");
     }
 
+    /** {@code cmd} run inside host i's namespace (nsenter: the command keeps its own pid for stopping it). */
+    List<String> inHost(int i, List<String> cmd) {
+        List<String> c = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + host(i)));
+        c.addAll(cmd);
+        return c;
+    }
+
     /** Starts host i's jcnid --overlay (a separate JVM inside the host netns). */
     void startAgent(int i, String... extra) throws IOException {
         startAgentOn(i, List.of("--iface", "eth0"), extra);
@@ -158,12 +168,8 @@ final class Lab implements AutoCloseable {
     void startAgentOn(int i, List<String> underlayFlags, String... extra) throws IOException {
         String h = host(i);
         Path hd = dir.resolve(h);
-        List<String> cmd = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + h,
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xlog:disable", "-Xlog:all=warning:stderr", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xmx64m",
-                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-                "io.jcni.daemon.Jcnid", "start", "--foreground", "--socket", hd.resolve("jcnid.sock").toString(),
-                "--overlay", "--etcd-endpoints", ETCD, "--etcd-prefix", prefix,
+        List<String> cmd = inHost(i, Jvm.command(Launcher.Kind.DAEMON, "io.jcni.daemon.Jcnid", "start", "--foreground",
+                "--socket", hd.resolve("jcnid.sock").toString(), "--overlay", "--etcd-endpoints", ETCD, "--etcd-prefix", prefix,
                 "--subnet-file", subnetFile(i).toString(), "--subnet-lease-ttl", "3", "--ip-masq"));
         cmd.addAll(underlayFlags);
         cmd.addAll(List.of(extra));
@@ -225,12 +231,8 @@ final class Lab implements AutoCloseable {
         Path bin = dir.resolve("bin");
         if (Files.isDirectory(bin)) return bin;
         Files.createDirectories(bin);
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         for (String t : List.of("bridge", "host-local", "flannel", "loopback")) {
-            Path f = bin.resolve(t);
-            Files.writeString(f, io.jcni.common.Launcher.script(io.jcni.common.Launcher.Kind.PLUGIN, "the overlay lab", java,
-                    System.getProperty("java.class.path"), null, null, "io.jcni.plugins.PluginMain " + t));
-            f.toFile().setExecutable(true);
+            Jvm.launcher(bin.resolve(t), Launcher.Kind.PLUGIN, "the overlay lab", "io.jcni.plugins.PluginMain " + t);
         }
         return bin;
     }
@@ -276,21 +278,14 @@ final class Lab implements AutoCloseable {
 
     record Out(String stdout, int exit) {}
 
-    static Out run(List<String> cmd) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        try {
-            byte[] out = p.getInputStream().readAllBytes();
-            if (!p.waitFor(30, TimeUnit.SECONDS)) throw new AssertionError(cmd + " did not finish in 30 s");
-            return new Out(new String(out, StandardCharsets.UTF_8), p.exitValue());
-        } finally {
-            p.destroyForcibly();
-        }
+    /** {@code cmd} with stderr in its stdout, within 30 s (testfixtures' Proc). */
+    static Out run(List<String> cmd) {
+        Proc.Out o = Proc.run(cmd);
+        return new Out(o.out(), o.rc());
     }
 
-    static String sh(String... cmd) throws Exception {
-        Out o = run(List.of(cmd));
-        if (o.exit() != 0) throw new AssertionError(String.join(" ", cmd) + " failed (" + o.exit() + "): " + o.stdout());
-        return o.stdout();
+    static String sh(String... cmd) {
+        return Proc.ok(cmd);
     }
 
     static void waitFor(String what, Duration max, BooleanSupplierX cond) throws Exception {

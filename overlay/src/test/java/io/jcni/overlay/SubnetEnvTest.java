@@ -65,8 +65,8 @@ class SubnetEnvTest {
         assertEquals(java.time.Duration.ofSeconds(30), r.ipamGrace());
         assertEquals("/jcni/ipam", d.ipamPrefix());
         assertEquals(java.time.Duration.ofSeconds(60), d.ipamReconcile());
-        assertEquals(java.time.Duration.ofSeconds(120), d.ipamGrace());
-        assertEquals(java.time.Duration.ofSeconds(900), d.watchDeadline());
+        assertEquals(java.time.Duration.ofMinutes(2), d.ipamGrace());
+        assertEquals(java.time.Duration.ofMinutes(15), d.watchDeadline());
         assertEquals(java.time.Duration.ofSeconds(20), AgentOptions.parse(List.of("--watch-deadline", "20")).watchDeadline());
         assertThrows(IllegalArgumentException.class, () -> AgentOptions.parse(List.of("--watch-deadline", "0")));
         assertThrows(IllegalArgumentException.class, () -> AgentOptions.parse(List.of("--ipam-host", "a/b")));

@@ -59,7 +59,7 @@ class CniTest {
         Map<String, Object> c = Cni.buildConfig("net1", "1.0.0", p, null, rt(caps));
         assertEquals("net1", c.get("name"));
         assertEquals("1.0.0", c.get("cniVersion"));
-        assertEquals(Boolean.TRUE, c.get("snat"));
+        assertEquals(true, c.get("snat"));
         assertFalse(c.containsKey("prevResult"));
         assertEquals(Map.of("portMappings", List.of(Map.of("hostPort", 80L))), c.get("runtimeConfig"),
                 "bandwidth is declared false, mac is not declared, ips has no arg");

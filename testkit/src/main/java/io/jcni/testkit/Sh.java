@@ -1,12 +1,9 @@
 package io.jcni.testkit;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import io.jcni.testfixtures.Proc;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 
 /** Runs a command with a deadline and captures what it printed. */
 public final class Sh {
@@ -22,25 +19,8 @@ public final class Sh {
     public static Run run(Map<String, String> env, String stdin, long timeoutSeconds, String... cmd) {
         ProcessBuilder pb = new ProcessBuilder(cmd);
         if (env != null) pb.environment().putAll(env);
-        try {
-            Process p = pb.start();
-            CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> read(p.getInputStream()));
-            CompletableFuture<String> err = CompletableFuture.supplyAsync(() -> read(p.getErrorStream()));
-            try (var in = p.getOutputStream()) {
-                if (stdin != null) in.write(stdin.getBytes(StandardCharsets.UTF_8));
-            }
-            if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-                p.descendants().forEach(ProcessHandle::destroyForcibly);
-                p.destroyForcibly();
-                throw new AssertionError("timed out after " + timeoutSeconds + " s: " + String.join(" ", cmd));
-            }
-            return new Run(p.exitValue(), out.join(), err.join());
-        } catch (IOException e) {
-            throw new AssertionError("cannot run " + String.join(" ", cmd) + ": " + e.getMessage(), e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        Proc.Out o = Proc.run(pb, stdin, Math.toIntExact(timeoutSeconds));
+        return new Run(o.rc(), o.out(), o.err());
     }
 
     public static Run run(String... cmd) {
@@ -67,11 +47,4 @@ public final class Sh {
         return out;
     }
 
-    private static String read(java.io.InputStream in) {
-        try {
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "";
-        }
-    }
 }

@@ -63,7 +63,7 @@ class BlockingPathsTest {
 
     private record Hostile(String what, String type, String netns, String resolvConf, long code, String msgPart) {}
 
-    private static List<Hostile> hostile(World w, String fifo, String huge, String container) {
+    private static List<Hostile> hostile(String fifo, String huge, String container) {
         return List.of(
                 new Hostile("netns FIFO", "bridge", fifo, null, -1, "not a namespace file"),
                 new Hostile("netns /dev/zero", "bridge", "/dev/zero", null, -1, "not a namespace file"),
@@ -82,7 +82,7 @@ class BlockingPathsTest {
                 raf.setLength(3L << 30); // sparse: no disk used
             }
             String container = w.container(0);
-            List<Hostile> cases = hostile(w, fifo.toString(), huge.toString(), container);
+            List<Hostile> cases = hostile(fifo.toString(), huge.toString(), container);
 
             // Standalone: the JVM launchers the shim falls back to.
             for (Hostile h : cases) {

@@ -73,7 +73,7 @@ class DaemonUnderLoadTest {
             });
 
             List<Future<Sh.Run>> adds = new ArrayList<>();
-            for (int i = 0; i < n; i++) adds.add(pool.submit(call(d, "ADD", i, n, net, bridge, nftDir, pmFwNs, bridgeNs)));
+            for (int i = 0; i < n; i++) adds.add(pool.submit(call(d, "ADD", i, net, bridge, nftDir, pmFwNs, bridgeNs)));
             Set<String> ips = new HashSet<>();
             for (int i = 0; i < n; i++) {
                 Sh.Run r = adds.get(i).get(600, TimeUnit.SECONDS).ok();
@@ -86,7 +86,7 @@ class DaemonUnderLoadTest {
             int answeredDuringAdds = statusAnswers.get();
 
             List<Future<Sh.Run>> dels = new ArrayList<>();
-            for (int i = 0; i < n; i++) dels.add(pool.submit(call(d, "DEL", i, n, net, bridge, nftDir, pmFwNs, bridgeNs)));
+            for (int i = 0; i < n; i++) dels.add(pool.submit(call(d, "DEL", i, net, bridge, nftDir, pmFwNs, bridgeNs)));
             for (Future<Sh.Run> f : dels) f.get(600, TimeUnit.SECONDS).ok();
             loadDone.set(true);
             poller.get(300, TimeUnit.SECONDS);
@@ -123,8 +123,8 @@ class DaemonUnderLoadTest {
         }
     }
 
-    /** Request i of n: bridge+ipMasq (i % 3 == 0), portmap (1) or firewall (2), through the shim to jcnid. */
-    private static java.util.concurrent.Callable<Sh.Run> call(Daemon d, String cmd, int i, int n, String net, String bridge,
+    /** Request i: bridge+ipMasq (i % 3 == 0), portmap (1) or firewall (2), through the shim to jcnid. */
+    private static java.util.concurrent.Callable<Sh.Run> call(Daemon d, String cmd, int i, String net, String bridge,
                                                               Path nftDir, String pmFwNs, List<String> bridgeNs) {
         World w = d.w;
         String cid = "l" + i;

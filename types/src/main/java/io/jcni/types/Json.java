@@ -214,8 +214,8 @@ public final class Json {
                 case '{' -> object(depth);
                 case '[' -> array(depth);
                 case '"' -> string();
-                case 't' -> literal("true", Boolean.TRUE);
-                case 'f' -> literal("false", Boolean.FALSE);
+                case 't' -> literal("true", true);
+                case 'f' -> literal("false", false);
                 case 'n' -> literal("null", null);
                 default -> {
                     if (c == '-' || (c >= '0' && c <= '9')) yield number();

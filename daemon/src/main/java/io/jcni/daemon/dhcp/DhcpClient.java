@@ -51,14 +51,14 @@ public final class DhcpClient {
             int xid = random.nextInt();
             Map<Integer, byte[]> discover = options(DhcpOptions.DISCOVER);
             if (wanted != null) discover.put(DhcpOptions.REQUESTED_IP, wanted.bytes());
-            DhcpMessage offer = exchange(request(xid, null, discover), Transport.BROADCAST,
+            DhcpMessage offer = exchange(request(xid, null, discover), DhcpMessage.BROADCAST,
                     m -> m.xid() == xid && m.type() == DhcpOptions.OFFER && !Arrays.equals(m.yiaddr(), DhcpMessage.ZERO),
                     deadline, "no DHCPOFFER" + (naks > 0 ? " after " + naks + " DHCPNAK" : ""));
             byte[] server = offer.option(DhcpOptions.SERVER_ID);
             Map<Integer, byte[]> req = options(DhcpOptions.REQUEST);
             req.put(DhcpOptions.REQUESTED_IP, offer.yiaddr());
             if (server != null) req.put(DhcpOptions.SERVER_ID, server);
-            DhcpMessage answer = exchange(request(xid, null, req), Transport.BROADCAST,
+            DhcpMessage answer = exchange(request(xid, null, req), DhcpMessage.BROADCAST,
                     m -> m.xid() == xid && (m.type() == DhcpOptions.ACK || m.type() == DhcpOptions.NAK)
                             && (server == null || m.option(DhcpOptions.SERVER_ID) == null || Arrays.equals(server, m.option(DhcpOptions.SERVER_ID))),
                     deadline, "no DHCPACK for the DHCPREQUEST of " + ip(offer.yiaddr()));
@@ -78,7 +78,7 @@ public final class DhcpClient {
         long deadline = clockMillis.getAsLong() + timeoutMillis;
         int xid = random.nextInt();
         DhcpMessage answer = exchange(request(xid, address.bytes(), options(DhcpOptions.REQUEST)),
-                server == null ? Transport.BROADCAST : server.bytes(),
+                server == null ? DhcpMessage.BROADCAST : server.bytes(),
                 m -> m.xid() == xid && (m.type() == DhcpOptions.ACK || m.type() == DhcpOptions.NAK), deadline,
                 "no answer to the DHCPREQUEST " + (server == null ? "broadcast to rebind " : "renewing ") + address
                         + (server == null ? "" : " at " + server));
@@ -99,7 +99,7 @@ public final class DhcpClient {
         } catch (RuntimeException e) {
             // No route to the server: the interface lost its address (or never got one) before DEL.
             // A broadcast still leaves through the device, and the server id tells servers whose lease it is.
-            transport.send(Transport.BROADCAST, m);
+            transport.send(DhcpMessage.BROADCAST, m);
         }
     }
 
@@ -108,7 +108,7 @@ public final class DhcpClient {
      * interface without an address may wait on ARP and never leave.
      */
     public void releaseUnconfigured(IpAddr address, IpAddr server) {
-        transport.send(Transport.BROADCAST, releaseMessage(address, server));
+        transport.send(DhcpMessage.BROADCAST, releaseMessage(address, server));
     }
 
     private byte[] releaseMessage(IpAddr address, IpAddr server) {

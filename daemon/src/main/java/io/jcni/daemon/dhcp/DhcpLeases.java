@@ -213,7 +213,7 @@ public final class DhcpLeases implements AutoCloseable {
         long delay = Math.max(0, atMillis - clock.getAsLong());
         ScheduledFuture<?> f = timer.schedule(() -> maintainOrRetry(l), delay, TimeUnit.MILLISECONDS);
         ScheduledFuture<?> old = timers.put(l.clientId(), f);
-        if (old != null && old != f) old.cancel(false);
+        if (old != null) old.cancel(false);
     }
 
     /** A timer's task must not die silently (the executor would swallow it, and the lease would never be renewed again). */

@@ -33,7 +33,11 @@ public record DhcpMessage(int op, int xid, int secs, int flags, byte[] ciaddr, b
     /** BOOTP relay agents may drop shorter messages (RFC 1542 section 2.1): pad requests to this. */
     static final int MIN_LENGTH = 300;
 
-    public static final byte[] ZERO = {0, 0, 0, 0};
+    // Package-private: an array constant is writable by whoever can see it.
+    /** 0.0.0.0, for comparisons; a message's own unset address is an array of its own. */
+    static final byte[] ZERO = {0, 0, 0, 0};
+    /** 255.255.255.255: the limited broadcast, to every server on the segment. */
+    static final byte[] BROADCAST = {(byte) 255, (byte) 255, (byte) 255, (byte) 255};
 
     public DhcpMessage {
         ciaddr = addr(ciaddr, "ciaddr");
@@ -45,7 +49,7 @@ public record DhcpMessage(int op, int xid, int secs, int flags, byte[] ciaddr, b
     }
 
     private static byte[] addr(byte[] a, String what) {
-        if (a == null) return ZERO;
+        if (a == null) return new byte[4]; // 0.0.0.0; not ZERO itself, which the accessor would hand out
         if (a.length != 4) throw new IllegalArgumentException(what + " must be 4 bytes");
         return a;
     }

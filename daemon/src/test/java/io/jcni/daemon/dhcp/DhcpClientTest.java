@@ -30,8 +30,8 @@ class DhcpClientTest {
         assertArrayEquals(FakeServer.OFFERED, ack.yiaddr());
         assertEquals(List.of(DhcpOptions.DISCOVER, DhcpOptions.REQUEST), s.sentTypes());
         DhcpMessage discover = s.sent.get(0).message(), request = s.sent.get(1).message();
-        assertArrayEquals(Transport.BROADCAST, s.sent.get(0).to());
-        assertArrayEquals(Transport.BROADCAST, s.sent.get(1).to());
+        assertArrayEquals(DhcpMessage.BROADCAST, s.sent.get(0).to());
+        assertArrayEquals(DhcpMessage.BROADCAST, s.sent.get(1).to());
         assertEquals(discover.xid(), request.xid(), "REQUEST in SELECTING keeps the DISCOVER's xid");
         assertEquals(DhcpMessage.BROADCAST_FLAG, discover.flags(), "no address yet: replies must be broadcast");
         assertArrayEquals(FakeServer.OFFERED, request.option(DhcpOptions.REQUESTED_IP));
@@ -143,7 +143,7 @@ class DhcpClientTest {
         assertNull(renew.option(DhcpOptions.SERVER_ID), "nor option 54");
         assertEquals(0, renew.flags());
         client(s).extend(mine, null, 5_000);
-        assertArrayEquals(Transport.BROADCAST, s.sent.get(1).to());
+        assertArrayEquals(DhcpMessage.BROADCAST, s.sent.get(1).to());
     }
 
     @Test
@@ -172,12 +172,12 @@ class DhcpClientTest {
         FakeServer s = new FakeServer() {
             @Override
             public void send(byte[] to, byte[] message) {
-                if (!java.util.Arrays.equals(to, BROADCAST)) throw new IllegalStateException("ENETUNREACH");
+                if (!java.util.Arrays.equals(to, DhcpMessage.BROADCAST)) throw new IllegalStateException("ENETUNREACH");
                 super.send(to, message);
             }
         };
         client(s).release(new IpAddr(FakeServer.OFFERED), new IpAddr(FakeServer.SERVER));
-        assertArrayEquals(Transport.BROADCAST, s.sent.getFirst().to());
+        assertArrayEquals(DhcpMessage.BROADCAST, s.sent.getFirst().to());
         assertArrayEquals(FakeServer.SERVER, s.sent.getFirst().message().option(DhcpOptions.SERVER_ID));
     }
 

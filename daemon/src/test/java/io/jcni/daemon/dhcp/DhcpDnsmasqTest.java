@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.testfixtures.Dirs;
 import io.jcni.types.Json;
 import java.nio.file.Files;
 import java.util.List;
@@ -63,9 +64,7 @@ class DhcpDnsmasqTest {
             String ack = "DHCPACK(br0) " + addr + " ";
             await("a renewal at T1 (4 s)", () -> w.count(ack) >= 2);
 
-            List<String> status = new java.util.ArrayList<>(DnsmasqWorld.java());
-            status.addAll(List.of("io.jcni.daemon.Jcnid", "status", "--socket", w.jcnidSocket().toString()));
-            String st = DnsmasqWorld.exec(status, Map.of(), "").stdout();
+            String st = DnsmasqWorld.exec(w.jcnidStatus(), Map.of(), "").stdout();
             assertTrue(st.contains("dhcp " + w.dhcpSocket() + " leases=1 state_dir=" + w.stateDir()), st);
 
             w.killJcnid();
@@ -81,7 +80,7 @@ class DhcpDnsmasqTest {
             assertEquals(0, del.exit(), del.stdout());
             await("DHCPRELEASE", () -> w.count("DHCPRELEASE(br0) " + addr) == 1);
             await("the lease gone from dnsmasq's lease file", () -> !w.leases().contains(" " + addr + " "));
-            assertEquals(0, Files.list(w.stateDir()).count(), "nothing left in the state dir");
+            assertEquals(0, Dirs.count(w.stateDir()), "nothing left in the state dir");
             assertEquals(0, w.plugin("DEL", "ctr1", ns, conf(w, "")).exit(), "DEL again");
         }
     }
@@ -98,12 +97,12 @@ class DhcpDnsmasqTest {
                     + w.dhcpSocket() + "\"},\"cni.dev/valid-attachments\":[{\"containerID\":\"keep\",\"ifname\":\"eth0\"}]}";
             assertEquals(0, w.plugin("GC", "", "", gc).exit());
             await("GC's DHCPRELEASE", () -> w.count("DHCPRELEASE(br0)") == 1);
-            assertEquals(1, Files.list(w.stateDir()).count());
+            assertEquals(1, Dirs.count(w.stateDir()));
 
             w.deleteContainer(a);
             DnsmasqWorld.Out del = w.plugin("DEL", "keep", a, conf(w, ""));
             assertEquals(0, del.exit(), "DEL succeeds when the netns is gone: " + del.stdout());
-            assertEquals(0, Files.list(w.stateDir()).count());
+            assertEquals(0, Dirs.count(w.stateDir()));
         }
     }
 
@@ -116,7 +115,7 @@ class DhcpDnsmasqTest {
             assertEquals(1, add.exit());
             Map<String, Object> err = Json.parseObject(add.stdout());
             assertTrue(((String) err.get("msg")).contains("no DHCPOFFER"), add.stdout());
-            assertEquals(0, Files.list(w.stateDir()).count());
+            assertEquals(0, Dirs.count(w.stateDir()));
         }
     }
 

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.testfixtures.Dirs;
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
 import io.jcni.types.Json;
@@ -51,9 +52,7 @@ class DhcpHostileServerTest {
     }
 
     static String status(DnsmasqWorld w) throws Exception {
-        List<String> cmd = new ArrayList<>(DnsmasqWorld.java());
-        cmd.addAll(List.of("io.jcni.daemon.Jcnid", "status", "--socket", w.jcnidSocket().toString()));
-        return DnsmasqWorld.exec(cmd, Map.of(), "").stdout();
+        return DnsmasqWorld.exec(w.jcnidStatus(), Map.of(), "").stdout();
     }
 
     static String conf(DnsmasqWorld w) {
@@ -137,7 +136,7 @@ class DhcpHostileServerTest {
                 String log = DnsmasqWorld.read(w.jcnidLog());
                 assertTrue(log.contains("lost address=10.77.0.50"), log);
                 assertTrue(status(w).contains(" leases=0 "), status(w));
-                assertEquals(0, Files.list(w.stateDir()).count());
+                assertEquals(0, Dirs.count(w.stateDir()));
                 DnsmasqWorld.Out check = w.plugin("CHECK", "renum", ns, DhcpDnsmasqTest.conf(w, "", ", \"prevResult\": " + add.stdout()));
                 assertEquals(1, check.exit(), "CHECK tells the runtime: " + check.stdout());
                 Thread.sleep(3000); // and it stays so: jcnid does not hold 10.77.0.150 for a container that has 10.77.0.50
@@ -188,7 +187,7 @@ class DhcpHostileServerTest {
                 String msg = (String) Json.parseObject(add.stdout()).get("msg");
                 assertEquals("dhcp: the DHCP server 10.77.0.1 granted 10.77.0.50 for 0 seconds (option 51): refused and released", msg);
                 await("the RELEASE", () -> s.received(DhcpOptions.RELEASE).size() == 1);
-                assertEquals(0, Files.list(w.stateDir()).count());
+                assertEquals(0, Dirs.count(w.stateDir()));
                 assertTrue(up(ns), "ADD failed; the interface is the main plugin's to remove: " + link(ns));
             }
         }
@@ -238,7 +237,7 @@ class DhcpHostileServerTest {
                 String msg = (String) Json.parseObject(add.stdout()).get("msg");
                 assertTrue(msg.startsWith("dhcp: unreadable DHCPOFFER from 10.77.0.1: a message of 18"), msg);
                 assertTrue(msg.contains("longer than the 16384 this client accepts (option 57)"), msg);
-                assertEquals(0, Files.list(w.stateDir()).count());
+                assertEquals(0, Dirs.count(w.stateDir()));
             }
         }
     }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jcni.linux.ErrnoException;
+import io.jcni.testfixtures.Dirs;
 import io.jcni.types.IpAddr;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -58,7 +59,7 @@ class DhcpLeasesTest {
             assertEquals(IpAddr.parse("10.9.0.1"), l.gateway());
             assertSame(l, k.acquire(add("c1")), "a second ADD returns the lease it has");
         }
-        assertEquals(1, Files.list(dir).count());
+        assertEquals(1, Dirs.count(dir));
 
         try (DhcpLeases k = keeper()) { // "jcnid restarted"
             assertEquals(1, k.reload());
@@ -122,7 +123,7 @@ class DhcpLeasesTest {
             assertEquals("the DHCP server 10.9.0.1 granted 10.9.0.50 for 0 seconds (option 51): refused and released", e.getMessage());
             assertEquals(DhcpOptions.RELEASE, server.sent.getLast().message().type());
             assertEquals(0, k.size());
-            assertEquals(0, Files.list(dir).count());
+            assertEquals(0, Dirs.count(dir));
             assertTrue(downed.isEmpty());
         }
     }
@@ -140,7 +141,7 @@ class DhcpLeasesTest {
             assertEquals(new IpAddr(server.offered), new IpAddr(server.sent.getLast().message().ciaddr()), "the new address given back");
             assertNull(k.get(l.clientId()), "jcnid holds nothing in the container's name");
             assertEquals(List.of("/run/netns/x eth0"), downed, "the container is not left on 10.9.0.50");
-            assertEquals(0, Files.list(dir).count());
+            assertEquals(0, Dirs.count(dir));
             assertTrue(logBytes.toString().contains("lost address=10.9.0.50"), logBytes.toString());
         }
     }
@@ -153,7 +154,7 @@ class DhcpLeasesTest {
             server.offered = new byte[] {10, 9, 1, 78};
             server.now = l.times().rebindAt();
             k.maintain(l.clientId());
-            assertEquals(new IpAddr(Transport.BROADCAST), new IpAddr(server.sent.getFirst().to()), "rebinding");
+            assertEquals(new IpAddr(DhcpMessage.BROADCAST), new IpAddr(server.sent.getFirst().to()), "rebinding");
             assertEquals(DhcpOptions.RELEASE, server.sent.getLast().message().type());
             assertNull(k.get(l.clientId()));
             assertEquals(List.of("/run/netns/x eth0"), downed);
@@ -172,7 +173,7 @@ class DhcpLeasesTest {
             k.reload(); // due at once: on the keeper's timer thread
             for (int i = 0; i < 100 && k.get(l.clientId()).times().expiresAt() < server.now; i++) Thread.sleep(50);
             assertEquals(List.of(DhcpOptions.REQUEST), server.sentTypes());
-            assertEquals(new IpAddr(Transport.BROADCAST), new IpAddr(server.sent.getFirst().to()));
+            assertEquals(new IpAddr(DhcpMessage.BROADCAST), new IpAddr(server.sent.getFirst().to()));
             assertTrue(k.get(l.clientId()).times().expiresAt() > server.now, "still held");
             assertTrue(downed.isEmpty());
         }
@@ -198,11 +199,11 @@ class DhcpLeasesTest {
             // The renewal ran into T2: the rebinding follows at once (on the keeper's timer thread), broadcast.
             for (int i = 0; i < 100 && !logBytes.toString().contains("rebind_failed"); i++) Thread.sleep(50);
             assertTrue(logBytes.toString().contains("rebind_failed"), logBytes.toString());
-            assertEquals(new IpAddr(Transport.BROADCAST), new IpAddr(server.sent.getLast().to()), "rebinding: broadcast");
+            assertEquals(new IpAddr(DhcpMessage.BROADCAST), new IpAddr(server.sent.getLast().to()), "rebinding: broadcast");
             server.now = l.times().expiresAt();
             k.maintain(l.clientId());
             assertNull(k.get(l.clientId()));
-            assertEquals(0, Files.list(dir).count());
+            assertEquals(0, Dirs.count(dir));
             assertEquals(List.of("/run/netns/x eth0"), downed, "an expired lease takes its interface down");
         }
     }
@@ -231,7 +232,7 @@ class DhcpLeasesTest {
             k.release(l.clientId());
             assertEquals(DhcpOptions.RELEASE, server.sent.getLast().message().type());
             assertNull(k.get(l.clientId()));
-            assertEquals(0, Files.list(dir).count());
+            assertEquals(0, Dirs.count(dir));
             k.release(l.clientId()); // DEL is idempotent
         }
     }
@@ -265,7 +266,7 @@ class DhcpLeasesTest {
             DhcpException e = assertThrows(DhcpException.class, () -> k.acquire(add("c5")));
             assertTrue(e.getMessage().contains("no DHCPOFFER"), e.getMessage());
             assertEquals(0, k.size());
-            assertEquals(0, Files.list(dir).count());
+            assertEquals(0, Dirs.count(dir));
             assertTrue(server.closed, "the socket is closed");
         }
     }

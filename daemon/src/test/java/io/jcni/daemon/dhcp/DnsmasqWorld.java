@@ -1,7 +1,9 @@
 package io.jcni.daemon.dhcp;
 
+import io.jcni.common.Launcher;
+import io.jcni.testfixtures.Jvm;
+import io.jcni.testfixtures.Proc;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -111,10 +113,9 @@ final class DnsmasqWorld implements AutoCloseable {
 
     /** jcnid with the DHCP service, in its own JVM, logging to jcnid.log (appended across restarts). */
     void startJcnid() throws Exception {
-        List<String> cmd = new ArrayList<>(java());
-        cmd.addAll(List.of("io.jcni.daemon.Jcnid", "start", "--foreground", "--socket", jcnidSocket().toString(),
-                "--pid-file", dir.resolve("jcnid.pid").toString(), "--dhcp", "--dhcp-socket", dhcpSocket().toString(),
-                "--dhcp-state-dir", stateDir().toString()));
+        List<String> cmd = Jvm.command(Launcher.Kind.DAEMON, "io.jcni.daemon.Jcnid", "start", "--foreground", "--socket",
+                jcnidSocket().toString(), "--pid-file", dir.resolve("jcnid.pid").toString(), "--dhcp", "--dhcp-socket",
+                dhcpSocket().toString(), "--dhcp-state-dir", stateDir().toString());
         jcnid = new ProcessBuilder(cmd).redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(jcnidLog().toFile())).start();
         processes.add(jcnid);
@@ -134,28 +135,21 @@ final class DnsmasqWorld implements AutoCloseable {
 
     /** The dhcp plugin run standalone (its own JVM), as a runtime runs it. */
     Out plugin(String command, String containerId, String netns, String conf) throws Exception {
-        List<String> cmd = new ArrayList<>(java());
-        cmd.addAll(List.of("io.jcni.plugins.PluginMain", "dhcp"));
+        List<String> cmd = Jvm.command(Launcher.Kind.PLUGIN, "io.jcni.plugins.PluginMain", "dhcp");
         return exec(cmd, Map.of("CNI_COMMAND", command, "CNI_CONTAINERID", containerId, "CNI_NETNS", netns,
                 "CNI_IFNAME", "eth0", "CNI_PATH", "/nonexistent"), conf);
     }
 
-    static Out exec(List<String> cmd, Map<String, String> env, String stdin) throws Exception {
+    static Out exec(List<String> cmd, Map<String, String> env, String stdin) {
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
         pb.environment().putAll(env);
-        Process p = pb.start();
-        try (var in = p.getOutputStream()) {
-            in.write(stdin.getBytes(StandardCharsets.UTF_8));
-        }
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(60, TimeUnit.SECONDS)) throw new AssertionError(cmd + " did not finish");
-        return new Out(out, p.exitValue());
+        Proc.Out o = Proc.run(pb, stdin, 60);
+        return new Out(o.out(), o.rc());
     }
 
-    static List<String> java() {
-        return List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xlog:disable",
-                "-Xlog:all=warning:stderr", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"));
+    /** {@code jcnid status} against this world's jcnid (jcnid's launcher runs every jcnid command). */
+    List<String> jcnidStatus() {
+        return Jvm.command(Launcher.Kind.DAEMON, "io.jcni.daemon.Jcnid", "status", "--socket", jcnidSocket().toString());
     }
 
     /** A process of the test's own (the reference daemon): stopped on close. */
@@ -185,10 +179,8 @@ final class DnsmasqWorld implements AutoCloseable {
         }
     }
 
-    static void sh(String... cmd) throws Exception {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(20, TimeUnit.SECONDS) || p.exitValue() != 0) throw new IOException(String.join(" ", cmd) + ": " + out);
+    static void sh(String... cmd) {
+        Proc.ok(cmd);
     }
 
     @Override
@@ -202,13 +194,13 @@ final class DnsmasqWorld implements AutoCloseable {
         for (String c : List.copyOf(containers)) {
             try {
                 sh("ip", "netns", "del", c);
-            } catch (IOException ignored) {
+            } catch (AssertionError ignored) {
                 // already gone
             }
         }
         try {
             sh("ip", "netns", "del", server);
-        } catch (IOException ignored) {
+        } catch (AssertionError ignored) {
             // already gone
         }
         try (var s = Files.walk(dir)) {

@@ -60,7 +60,7 @@ final class ScriptedDhcpServer implements AutoCloseable {
             DhcpMessage reply = script.answer(m, this);
             if (reply != null) {
                 try {
-                    socket.send(Transport.BROADCAST, Transport.CLIENT_PORT, reply.encode());
+                    socket.send(DhcpMessage.BROADCAST, Transport.CLIENT_PORT, reply.encode());
                 } catch (RuntimeException e) {
                     // the test sees the missing answer
                 }

@@ -87,7 +87,7 @@ public final class RemoteApi {
     public Reply handle(String method, String path, byte[] body) {
         Call call = Call.of(path);
         if (call == null) {
-            logLine("unknown", path, 0, "404 not found");
+            logLine("unknown", 0, "404 not found: " + path);
             return new Reply(404, Json.write(Map.of("Err", "jcni: no such plugin call: " + path)));
         }
         if (!"POST".equals(method)) {
@@ -111,7 +111,7 @@ public final class RemoteApi {
             answer.clear();
             answer.put(call.kind == Kind.IPAM ? "Error" : "Err", err);
         }
-        logLine(call.shortName(), path, System.nanoTime() - t0, err);
+        logLine(call.shortName(), System.nanoTime() - t0, err);
         return new Reply(200, Json.write(answer));
     }
 
@@ -189,7 +189,7 @@ public final class RemoteApi {
         return out;
     }
 
-    private void logLine(String call, String path, long nanos, String err) {
+    private void logLine(String call, long nanos, String err) {
         if (log == null) return;
         log.println(Instant.now() + " jcnid docker call=" + call + " dur_ms=" + String.format("%.3f", nanos / 1e6)
                 + (err == null ? "" : " err=" + Json.write(err)));

@@ -86,13 +86,15 @@ public final class CniAttacher implements Attacher {
 
     @Override
     public void settle() {
-        for (java.util.concurrent.Future<?> f : List.copyOf(pending)) {
+        // Removed through the iterator: a Future has no equality to look it up by.
+        for (java.util.Iterator<java.util.concurrent.Future<?>> it = pending.iterator(); it.hasNext();) {
+            java.util.concurrent.Future<?> f = it.next();
             try {
                 f.get(30, java.util.concurrent.TimeUnit.SECONDS);
             } catch (Exception ignored) {
                 // a failed background deletion leaves a link that the next GC or network removal finds
             }
-            pending.remove(f);
+            it.remove();
         }
     }
 

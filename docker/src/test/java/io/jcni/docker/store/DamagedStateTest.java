@@ -101,7 +101,9 @@ class DamagedStateTest {
             assertFalse(Files.exists(file));
             assertFalse(l.log().contains("Exception"), l.log());
             for (Path p : asideIn("networks")) Files.delete(p);
-            Files.walk(tmp.resolve("state")).sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            try (var all = Files.walk(tmp.resolve("state"))) {
+                all.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
         }
     }
 

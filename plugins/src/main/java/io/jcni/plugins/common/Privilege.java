@@ -32,7 +32,9 @@ public final class Privilege {
     }
 
     static boolean causedByPermission(Throwable t) {
-        for (Throwable c = t; c != null; c = c.getCause() == c ? null : c.getCause()) {
+        // Bounded: a cause chain can be cyclic (Throwable.getCause already hides a cause that is the throwable itself).
+        Throwable c = t;
+        for (int depth = 0; c != null && depth < 32; depth++, c = c.getCause()) {
             if (c instanceof ErrnoException e && (e.errno() == Errno.EPERM || e.errno() == Errno.EACCES)) return true;
         }
         return false;

@@ -17,24 +17,27 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class KernelAndUndoTest {
-    private static final ErrnoException EEXIST = new ErrnoException(Errno.EEXIST, "add link veth0");
+    private static ErrnoException eexist() {
+        return new ErrnoException(Errno.EEXIST, "add link veth0");
+    }
 
     @Test
     void aKernelErrorBecomes999WithItsMessageAsDetailsAndStaysTheCause() {
+        ErrnoException eexist = eexist();
         CniException e = assertThrows(CniException.class, () -> kernel("failed to create veth", () -> {
-            throw EEXIST;
+            throw eexist;
         }));
         assertEquals(999, e.code());
         assertEquals("failed to create veth", e.msg());
-        assertEquals(EEXIST.getMessage(), e.details());
-        assertSame(EEXIST, e.getCause());
+        assertEquals(eexist.getMessage(), e.details());
+        assertSame(eexist, e.getCause());
         assertEquals(42, kernel("not reached", () -> 42));
     }
 
     @Test
     void anIgnoredErrnoIsSuccessAndOthersAreNot() {
         kernelIgnoring(Errno.EEXIST, "could not add", () -> {
-            throw EEXIST;
+            throw eexist();
         });
         ErrnoException other = new ErrnoException(Errno.ENODEV, "add address");
         CniException e = assertThrows(CniException.class, () -> kernelIgnoring(Errno.EEXIST, "could not add", () -> {

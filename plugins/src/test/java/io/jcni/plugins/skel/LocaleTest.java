@@ -3,6 +3,8 @@ package io.jcni.plugins.skel;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
+import io.jcni.common.Launcher;
+import io.jcni.testfixtures.Jvm;
 import io.jcni.types.Json;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -30,10 +32,7 @@ class LocaleTest {
     record Answer(int rc, Map<String, Object> json) {}
 
     private Answer run(String lang, String network, String ifname) throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        ProcessBuilder pb = new ProcessBuilder(java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-Xlog:disable",
-                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
-                "io.jcni.plugins.PluginMain", "host-local");
+        ProcessBuilder pb = new ProcessBuilder(Jvm.command(Launcher.Kind.PLUGIN, "io.jcni.plugins.PluginMain", "host-local"));
         pb.environment().clear();
         if (!lang.isEmpty()) pb.environment().put("LANG", lang);
         pb.environment().put("CNI_COMMAND", "ADD");

@@ -4,6 +4,7 @@ import io.jcni.linux.Netns;
 import io.jcni.plugins.PluginRegistry;
 import io.jcni.plugins.common.ipam.Delegation;
 import io.jcni.plugins.skel.Skel;
+import io.jcni.testfixtures.Proc;
 import io.jcni.types.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

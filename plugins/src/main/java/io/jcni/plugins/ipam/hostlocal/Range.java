@@ -141,9 +141,9 @@ public final class Range {
     /** How many addresses the allocator can hand out from this range. */
     public BigInteger allocatableCount() {
         BigInteger n = rangeEnd.toBigInteger().subtract(rangeStart.toBigInteger()).add(BigInteger.ONE);
-        for (IpAddr special : new IpAddr[] {gateway, network, broadcast}) {
-            if (special == null || !contains(special)) continue;
-            if (special != gateway && special.equals(gateway)) continue; // counted once
+        if (gateway != null && contains(gateway)) n = n.subtract(BigInteger.ONE);
+        for (IpAddr special : new IpAddr[] {network, broadcast}) {
+            if (special == null || !contains(special) || special.equals(gateway)) continue; // the gateway is counted once
             n = n.subtract(BigInteger.ONE);
         }
         return n.max(BigInteger.ZERO);

@@ -38,7 +38,7 @@ final class ReservationFormat {
         int br = trimmed.indexOf(LINE_BREAK);
         String id = br < 0 ? trimmed : trimmed.substring(0, br);
         String ifname = br < 0 ? null : trimmed.substring(br + LINE_BREAK.length());
-        if (!Names.isCniName(id) || ifname != null && Names.interfaceNameProblem(ifname) != null) return null;
+        if (!Names.isCniName(id) || (ifname != null && Names.interfaceNameProblem(ifname) != null)) return null;
         return new String[] {id, ifname};
     }
 

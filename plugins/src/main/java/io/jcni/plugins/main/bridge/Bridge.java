@@ -108,13 +108,8 @@ public final class Bridge implements Plugin {
                     result = gws.result();
                     configureContainer(cont, crt, req, result, n);
                     if (n.isGateway()) {
-                        for (List<Cidr> family : List.of(gws.v4(), gws.v6())) {
-                            for (Cidr gw : family) ensureAddr(host, n.bridge(), gw, n.forceAddress());
-                            if (!family.isEmpty()) {
-                                String key = family == gws.v4() ? Sysctls.IPV4_FORWARD : Sysctls.IPV6_FORWARD;
-                                kernel("failed to enable forwarding", () -> Sysctls.echo1(key));
-                            }
-                        }
+                        gatewayFamily(host, n, gws.v4(), Sysctls.IPV4_FORWARD);
+                        gatewayFamily(host, n, gws.v6(), Sysctls.IPV6_FORWARD);
                     }
                     if (masq != null) {
                         // Registered first: a setup that fails half-way leaves state to remove.
@@ -278,6 +273,12 @@ public final class Bridge implements Plugin {
      * IPv6 one, is an error unless {@code forceAddress}, which replaces it. Then the bridge's MAC is
      * set to itself so it stops following the lowest port MAC.
      */
+    /** One family's gateway addresses on the bridge, and forwarding on for that family when it has any. */
+    private static void gatewayFamily(Rtnl host, BridgeConf n, List<Cidr> gateways, String forwardingSysctl) {
+        for (Cidr gw : gateways) ensureAddr(host, n.bridge(), gw, n.forceAddress());
+        if (!gateways.isEmpty()) kernel("failed to enable forwarding", () -> Sysctls.echo1(forwardingSysctl));
+    }
+
     static void ensureAddr(Rtnl host, String brName, Cidr gw, boolean forceAddress) {
         Link br = host.link(brName);
         Family fam = gw.isV6() ? Family.INET6 : Family.INET;

@@ -155,7 +155,7 @@ public final class BandwidthPlugin implements Plugin {
             for (Link l : rt.links()) {
                 // ours and stale, or retired by a DEL whose deletion never ran (the daemon died)
                 if (!"ifb".equals(l.kind()) || !OwnedLinks.isTagOf(ALIAS_KIND, l.alias(), req.networkName())
-                        || !(Links.isRetired(l) || l.name().startsWith(IFB_PREFIX) && !keep.contains(l.alias()))) {
+                        || !(Links.isRetired(l) || (l.name().startsWith(IFB_PREFIX) && !keep.contains(l.alias())))) {
                     continue;
                 }
                 try {

@@ -13,6 +13,7 @@ import io.jcni.types.ErrorCode;
 import io.jcni.types.IpAddr;
 import java.net.InetAddress;
 import java.nio.ByteBuffer;
+import java.util.Locale;
 import java.util.Random;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
@@ -83,7 +84,7 @@ class AddressParsingTest {
             if (hi == 0 && (lo >>> 32) == 0xFFFF) continue; // mapped: prints as IPv4
             String text = ip.toString();
             assertEquals(ip, IpAddr.parse(text), text);
-            assertEquals(text, text.toLowerCase());
+            assertEquals(text, text.toLowerCase(Locale.ROOT));
             assertFalse(text.contains(":::"), text);
             byte[] jdk = InetAddress.getByName(text).getAddress();
             assertArrayEquals(ByteBuffer.allocate(16).putLong(hi).putLong(lo).array(), jdk, text);

@@ -3,6 +3,8 @@ package io.jcni.plugins.ipam.hostlocal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.common.Launcher;
+import io.jcni.testfixtures.Jvm;
 import io.jcni.types.IpAddr;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -63,12 +65,10 @@ class ConcurrencyAndScaleTest {
 
     @Test
     void severalProcessesGetDistinctAddresses() throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<Process> procs = new ArrayList<>();
         for (int p = 0; p < 3; p++) {
-            procs.add(new ProcessBuilder(java, "-Xshare:auto", "-XX:TieredStopAtLevel=1", "--enable-native-access=ALL-UNNAMED", "-cp",
-                    System.getProperty("java.class.path"), ConcurrencyAndScaleTest.class.getName(),
-                    dataDir.toString(), "proc" + p, "15").redirectErrorStream(true).start());
+            procs.add(new ProcessBuilder(Jvm.command(Launcher.Kind.PLUGIN, ConcurrencyAndScaleTest.class.getName(),
+                    dataDir.toString(), "proc" + p, "15")).redirectErrorStream(true).start());
         }
         ConcurrentLinkedQueue<String> lines = new ConcurrentLinkedQueue<>();
         for (Process proc : procs) {

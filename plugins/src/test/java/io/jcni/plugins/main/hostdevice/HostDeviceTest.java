@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HexFormat;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.AfterEach;
@@ -369,7 +370,7 @@ class HostDeviceTest {
     @Test
     void devicesAreFoundByHwaddrPciBusIdKernelpathAndDeviceId(@TempDir Path root) throws Exception {
         String c = w.container();
-        String byMac = conf("1.0.0", "").replace("\"device\":\"" + dev + "\"", "\"hwaddr\":\"" + MAC.toUpperCase() + "\"");
+        String byMac = conf("1.0.0", "").replace("\"device\":\"" + dev + "\"", "\"hwaddr\":\"" + MAC.toUpperCase(Locale.ROOT) + "\"");
         w.ok("host-device", w.env("ADD", "c1", c, "eth0"), byMac);
         w.ok("host-device", w.env("DEL", "c1", c, "eth0"), byMac);
         assertRestored();

@@ -1,6 +1,5 @@
 package io.jcni.plugins.main.loopback;
 
-import io.jcni.plugins.testutil.Proc;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,17 +8,13 @@ import io.jcni.linux.Netns;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.plugins.testutil.PluginCall;
 import io.jcni.testfixtures.Peers;
+import io.jcni.testfixtures.Proc;
 import io.jcni.types.Json;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;

@@ -1,9 +1,9 @@
 package io.jcni.plugins.meta.bandwidth;
 
-import io.jcni.plugins.testutil.Proc;
 import io.jcni.linux.Netns;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.plugins.testutil.PluginCall;
+import io.jcni.testfixtures.Proc;
 import io.jcni.types.Json;
 import java.io.IOException;
 import java.io.InputStream;

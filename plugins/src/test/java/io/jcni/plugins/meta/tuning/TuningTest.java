@@ -1,7 +1,5 @@
 package io.jcni.plugins.meta.tuning;
 
-import io.jcni.plugins.PluginRegistry;
-import io.jcni.plugins.testutil.Proc;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -9,9 +7,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.jcni.linux.MacAddress;
 import io.jcni.linux.Netns;
 import io.jcni.linux.Rtnl;
+import io.jcni.plugins.PluginRegistry;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.plugins.testutil.PluginCall;
 import io.jcni.testfixtures.Peers;
+import io.jcni.testfixtures.Proc;
 import io.jcni.types.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -25,7 +25,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
