@@ -16,35 +16,12 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=../../scripts/env.sh
 . "$ROOT/scripts/env.sh"
 need_packages etcd-server etcd-client curl iproute2 python3
-CP=""
-for m in overlay daemon plugins runtime etcd linux types common; do
-  [ -d "$ROOT/$m/target/classes" ] || { echo "build first: mvn -B -ntp -q -pl overlay -am package -DskipTests" >&2; exit 1; }
-  CP="$CP:$ROOT/$m/target/classes"
-done
-CP="${CP#:}"
-JAVA="$JAVA_HOME/bin/java -Xlog:disable -Xlog:all=warning:stderr -XX:+UseSerialGC --enable-native-access=ALL-UNNAMED"
-
-SFX=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
-LAB=jd-$SFX-lab
+. "$ROOT/bench/lib/jcni-bench.sh"
+. "$HERE/lab.sh"
+multihost_lab jcni-ds jd
 H1=jd-$SFX-h1
 ETCD=http://192.168.79.1:2379
 PREFIX=/jcni-bench6-$SFX/network
-WORK=$(mktemp -d /tmp/jcni-ds.XXXXXX)
-NSES=() PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  for n in "${NSES[@]}"; do ip netns del "$n" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-now() { date +%s%N; }
-cpu_ms() { awk '{print ($14 + $15) * 10}' "/proc/$1/stat"; }   # utime + stime, 100 Hz ticks -> ms
-rss_mb() { awk '/^VmRSS:/{printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
-ms() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.1f", (b-a)/1e6}'; }
-in_lab() { nsenter --net=/var/run/netns/$LAB "$@"; }
-netns() { ip netns add "$1"; NSES+=("$1"); ip -n "$1" link set lo up; }
 until_true() {
   local end=$(($(date +%s) + $1)); shift
   until "$@"; do [ "$(date +%s)" -lt "$end" ] || { echo "timed out: $*" >&2; grep -v "added remote" "$WORK/jcnid.log" | tail -5 >&2; exit 1; }; sleep 0.02; done
@@ -70,7 +47,7 @@ ip -n "$H1" addr add 192.168.79.11/24 dev eth0
 ip -n "$H1" -6 addr add fd79::11/64 dev eth0 nodad
 ip -n "$H1" link set eth0 up
 # jcnid's production JVM options (common/Launcher.jvmOptions, Kind.DAEMON)
-nsenter --net=/var/run/netns/"$H1" $JAVA -XX:TieredStopAtLevel=1 -Xms24m -Xmn12m -Xmx128m -XX:+ExitOnOutOfMemoryError -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/jcnid.sock" \
+nsenter --net=/var/run/netns/"$H1" $JAVA -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/jcnid.sock" \
   --overlay --etcd-endpoints $ETCD --etcd-prefix "$PREFIX" --iface eth0 --subnet-file "$WORK/subnet.env" --subnet-lease-ttl 10 >"$WORK/jcnid.log" 2>&1 &
 AGENT=$!
 PIDS+=($AGENT)

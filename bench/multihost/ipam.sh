@@ -15,27 +15,10 @@ ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=../../scripts/env.sh
 . "$ROOT/scripts/env.sh"
 need_packages etcd-server etcd-client iproute2
-CP=""
-for m in overlay daemon plugins runtime etcd linux types common; do
-  [ -d "$ROOT/$m/target/classes" ] || { echo "build first: mvn -B -ntp -q -pl overlay -am package -DskipTests" >&2; exit 1; }
-  CP="$CP:$ROOT/$m/target/classes"
-done
-CP="${CP#:}:$ROOT/overlay/target/test-classes"
-JAVA="$JAVA_HOME/bin/java -Xlog:disable -Xlog:all=warning:stderr -XX:+UseSerialGC -XX:TieredStopAtLevel=1 --enable-native-access=ALL-UNNAMED"
-SFX=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
-LAB=ji-$SFX-lab
+. "$ROOT/bench/lib/jcni-bench.sh"
+. "$HERE/lab.sh"
+multihost_lab jcni-ipam ji
 ETCD=http://192.168.78.1:2379
-WORK=$(mktemp -d /tmp/jcni-ipam.XXXXXX)
-NSES=() PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  for n in "${NSES[@]}"; do ip netns del "$n" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-now() { date +%s%N; }
-netns() { ip netns add "$1"; NSES+=("$1"); ip -n "$1" link set lo up; }
 host() { echo "ji-$SFX-h$1"; }
 rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN{printf "%.0f", n/((b-a)/1e9)}'; }
 

@@ -27,21 +27,11 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$ROOT/scripts/env.sh"
 . "$ROOT/bench/lib/jcni-bench.sh"
 need_packages etcd-server etcd-client curl iproute2 iputils-ping python3 openssl
-CP=""
-for m in overlay daemon plugins runtime etcd linux types common; do
-  [ -d "$ROOT/$m/target/classes" ] || { echo "build first: mvn -B -ntp -q -pl overlay -am package -DskipTests" >&2; exit 1; }
-  CP="$CP:$ROOT/$m/target/classes"
-done
-CP="${CP#:}:$ROOT/overlay/target/test-classes"
-# jcnid's JVM options for the agents and for the load generators (many calls in one long-lived JVM, as jcnid makes them).
-bench_jvm_options daemon; JAVA="$JAVA_HOME/bin/java ${JVM_OPTIONS[*]}"
-
-SFX=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
-LAB=jb-$SFX-lab
+. "$HERE/lab.sh"
+multihost_lab jcni-mh jb
 ETCD=http://192.168.77.1:2379
 [ "$TLS" = yes ] && ETCD=https://192.168.77.1:2379
 PREFIX=/jcni-bench-$SFX/network
-WORK=$(mktemp -d /tmp/jcni-mh.XXXXXX)
 ETCD_TLS=() CLIENT_TLS=() CURL_TLS=() AGENT_TLS=() IPAM_TLS=""
 if [ "$TLS" = yes ]; then   # a CA, etcd's certificate for 192.168.77.1, a client certificate without CN (the etcd README)
   P=$WORK/pki; mkdir -p "$P"
@@ -58,22 +48,6 @@ if [ "$TLS" = yes ]; then   # a CA, etcd's certificate for 192.168.77.1, a clien
   AGENT_TLS=(--etcd-cafile "$P/ca.pem" --etcd-certfile "$P/client.pem" --etcd-keyfile "$P/client.key")
   IPAM_TLS=",\"etcdCACertFile\":\"$P/ca.pem\",\"etcdCertFile\":\"$P/client.pem\",\"etcdKeyFile\":\"$P/client.key\""
 fi
-NSES=() PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
-  for n in "${NSES[@]}"; do ip netns del "$n" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-now() { date +%s%N; }
-rss_mb() { awk -v k="$2:" '$1 == k {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }   # rss_mb PID VmRSS|VmHWM
-cpu_ms() { awk '{print ($14 + $15) * 10}' "/proc/$1/stat"; }   # utime + stime, 100 Hz ticks -> ms
-ms() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.1f", (b-a)/1e6}'; }
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-in_lab() { nsenter --net=/var/run/netns/$LAB "$@"; }
-netns() { ip netns add "$1"; NSES+=("$1"); ip -n "$1" link set lo up; }
 host() { echo "jb-$SFX-h$1"; }
 gw() { in_lab curl -sS "${CURL_TLS[@]}" --fail-with-body -X POST "$ETCD$1" -d @"$2"; }   # the JSON gateway, a body file
 log_ns() { date -d "$1" +%s%N; }                       # an agent log timestamp -> epoch ns

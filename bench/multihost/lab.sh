@@ -1,0 +1,39 @@
+# Shared by the bench/multihost scripts; source it after scripts/env.sh and bench/lib/jcni-bench.sh.
+# multihost_lab WORK_PREFIX NAME_PREFIX sets CP (the built modules' classes and overlay's test classes,
+# where the IpamLoad load generator is), JAVA (java with jcnid's JVM options from common's Launcher:
+# the agents and the load generators are long-lived JVMs making many calls, as jcnid is), SFX (a
+# random id), LAB (the lab netns's name), WORK (a temporary directory), and the exit trap that kills
+# every pid in PIDS, deletes every netns in NSES and removes WORK. Nothing here touches the root
+# namespace. The small measures below are the scripts' common vocabulary.
+multihost_lab() {
+  local m
+  CP=""
+  for m in overlay daemon plugins runtime etcd linux types common; do
+    [ -d "$ROOT/$m/target/classes" ] || { echo "build first: mvn -B -ntp -q -pl overlay -am package -DskipTests" >&2; exit 1; }
+    CP="$CP:$ROOT/$m/target/classes"
+  done
+  CP="${CP#:}:$ROOT/overlay/target/test-classes"
+  bench_jvm_options daemon
+  JAVA="$JAVA_HOME/bin/java ${JVM_OPTIONS[*]}"
+  SFX=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
+  LAB=$2-$SFX-lab
+  WORK=$(mktemp -d "/tmp/$1.XXXXXX")
+  NSES=() PIDS=()
+  trap multihost_cleanup EXIT
+}
+
+multihost_cleanup() {
+  local p n
+  for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+  for n in "${NSES[@]}"; do ip netns del "$n" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+
+now() { date +%s%N; }
+cpu_ms() { awk '{print ($14 + $15) * 10}' "/proc/$1/stat"; }   # utime + stime, 100 Hz ticks -> ms
+rss_mb() { awk -v k="${2:-VmRSS}:" '$1 == k {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }   # rss_mb PID [VmRSS|VmHWM]
+ms() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.1f", (b-a)/1e6}'; }
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+in_lab() { nsenter --net=/var/run/netns/"$LAB" "$@"; }
+netns() { ip netns add "$1"; NSES+=("$1"); ip -n "$1" link set lo up; }
