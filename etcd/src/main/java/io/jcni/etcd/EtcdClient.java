@@ -432,7 +432,7 @@ public final class EtcdClient implements AutoCloseable {
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json));
         if (auth != null) req.header("Authorization", auth);
-        HttpResponse<String> resp = send(ep, path, req.build());
+        Answer resp = send(ep, path, req.build());
         preferred = endpoints.indexOf(ep);
         IOException plain = plainHttpToTls(ep, resp.body());
         if (plain != null) throw plain;
@@ -471,7 +471,7 @@ public final class EtcdClient implements AutoCloseable {
         HttpRequest req = HttpRequest.newBuilder(ep.resolve("/v3/auth/authenticate")).timeout(timeout)
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(Json.write(body))).build();
-        HttpResponse<String> resp = send(ep, "/v3/auth/authenticate", req);
+        Answer resp = send(ep, "/v3/auth/authenticate", req);
         IOException plain = plainHttpToTls(ep, resp.body());
         if (plain != null) throw plain;
         Map<String, Object> r;
@@ -488,10 +488,27 @@ public final class EtcdClient implements AutoCloseable {
         return tok;
     }
 
-    private HttpResponse<String> send(URI ep, String path, HttpRequest req) throws IOException {
+    /** An answer's status and its body, read whole (at most {@link #MAX_ANSWER} bytes). */
+    private record Answer(int statusCode, String body) {}
+
+    /**
+     * The most of one answer (or one watch message) the client reads. An answer without end (a
+     * broken or hostile endpoint, a proxy looping) would otherwise fill the heap, and jcnid, which
+     * hosts the caller, exits on OutOfMemoryError: one bad peer would take down every service. The
+     * largest real answer is a listing of every lease of a big cluster (10,000 flannel leases are
+     * about 4 MB of JSON).
+     */
+    static final int MAX_ANSWER = 16 << 20;
+
+    private Answer send(URI ep, String path, HttpRequest req) throws IOException {
         try {
-            return http().send(req, HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
-        } catch (EtcdAuthException e) {
+            HttpResponse<InputStream> resp = http().send(req, HttpResponse.BodyHandlers.ofInputStream());
+            try (InputStream in = resp.body()) {
+                byte[] body = in.readNBytes(MAX_ANSWER + 1);
+                if (body.length > MAX_ANSWER) throw new EtcdException("etcd " + ep + path + ": answer over " + MAX_ANSWER + " bytes");
+                return new Answer(resp.statusCode(), new String(body, StandardCharsets.UTF_8));
+            }
+        } catch (EtcdAuthException | EtcdException e) {
             throw e;
         } catch (IOException e) {
             throw explain(ep, path, e);

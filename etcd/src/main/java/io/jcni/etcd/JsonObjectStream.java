@@ -10,7 +10,7 @@ import java.nio.charset.StandardCharsets;
  * chunk, with or without newlines between them) into one text per object, by brace depth outside strings.
  */
 final class JsonObjectStream {
-    private static final int MAX_OBJECT = 64 << 20;
+    private static final int MAX_OBJECT = EtcdClient.MAX_ANSWER;
     private final InputStream in;
 
     JsonObjectStream(InputStream in) {
