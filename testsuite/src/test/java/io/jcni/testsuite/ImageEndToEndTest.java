@@ -81,6 +81,7 @@ class ImageEndToEndTest {
             Sh.Run load = Sh.run(null, null, 300, "podman", "load", "-i", image.toString()).ok();
             assertTrue(load.out().contains("Loaded image: " + name), load.out());
             String size = Sh.run("podman", "image", "inspect", "--format", "{{.Size}}", name).ok().out().strip();
+            System.out.println("jcni-image: " + size + " bytes uncompressed (podman image inspect)");
             assertTrue(Long.parseLong(size) <= 120_000_000L, "image is " + size + " bytes uncompressed, the goal is 120 MB");
         } finally {
             Sh.quiet("podman", "rmi", name);
