@@ -434,14 +434,7 @@ public final class EtcdClient implements AutoCloseable {
         if (auth != null) req.header("Authorization", auth);
         Answer resp = send(ep, path, req.build());
         preferred = endpoints.indexOf(ep);
-        IOException plain = plainHttpToTls(ep, resp.body());
-        if (plain != null) throw plain;
-        Map<String, Object> r;
-        try {
-            r = Json.parseObject(resp.body());
-        } catch (RuntimeException e) {
-            throw new EtcdException("etcd " + ep + path + ": HTTP " + resp.statusCode() + ": unreadable answer");
-        }
+        Map<String, Object> r = parsed(ep, path, resp);
         if (resp.statusCode() != 200 || r.get("error") != null) {
             Object msg = r.getOrDefault("message", r.get("error"));
             if (tokenRejected(String.valueOf(msg))) {
@@ -472,20 +465,27 @@ public final class EtcdClient implements AutoCloseable {
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(Json.write(body))).build();
         Answer resp = send(ep, "/v3/auth/authenticate", req);
-        IOException plain = plainHttpToTls(ep, resp.body());
-        if (plain != null) throw plain;
-        Map<String, Object> r;
-        try {
-            r = Json.parseObject(resp.body());
-        } catch (RuntimeException e) {
-            throw new EtcdException("etcd " + ep + "/v3/auth/authenticate: HTTP " + resp.statusCode() + ": unreadable answer");
-        }
+        Map<String, Object> r = parsed(ep, "/v3/auth/authenticate", resp);
         if (resp.statusCode() != 200 || r.get("error") != null || !(r.get("token") instanceof String tok) || tok.isEmpty()) {
             Object msg = r.getOrDefault("message", r.getOrDefault("error", "no token in the answer"));
             throw new EtcdAuthException("etcd " + ep + ": user " + security.username() + " could not authenticate: " + msg);
         }
         token = tok;
         return tok;
+    }
+
+    /**
+     * The answer's JSON object: a plain-http answer from a TLS endpoint (or the reverse) is named as
+     * such, anything that is not JSON as "unreadable answer" with its HTTP status.
+     */
+    private Map<String, Object> parsed(URI ep, String path, Answer resp) throws IOException {
+        IOException plain = plainHttpToTls(ep, resp.body());
+        if (plain != null) throw plain;
+        try {
+            return Json.parseObject(resp.body());
+        } catch (RuntimeException e) {
+            throw new EtcdException("etcd " + ep + path + ": HTTP " + resp.statusCode() + ": unreadable answer");
+        }
     }
 
     /** An answer's status and its body, read whole (at most {@link #MAX_ANSWER} bytes). */
