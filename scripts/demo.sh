@@ -7,7 +7,9 @@
 # a private dockerd in the host namespace gets jcni as its network driver (jcnid --docker-driver),
 # two containers on a jcni network ping each other by name, and a published port answers. Last, two
 # "hosts" on one underlay with a real etcd, each running `jcnid --overlay`: pods on different hosts
-# ping each other over VXLAN (the flannel plugin delegating to bridge + host-local). And DHCP: a
+# ping each other over VXLAN (the flannel plugin delegating to bridge + host-local); then the same two
+# hosts each get a dockerd and a jcnid with the Docker driver on that etcd, and one cluster network
+# (`-o jcni.cluster=NAME`) created on both carries a container on each across hosts. And DHCP: a
 # container on a LAN served by dnsmasq gets its address through jcni's dhcp IPAM plugin, the lease
 # held and renewed by `jcnid --dhcp`, and dropped on `jcni del`.
 #
@@ -31,9 +33,28 @@ ID=$$
 WORK=$(mktemp -d /tmp/jcni-demo.XXXXXX)
 DOCKER_CLI="/usr/bin/docker -H unix://$WORK/docker.sock"
 HOST=jcni-demo-host-$ID A=jcni-demo-a-$ID B=jcni-demo-b-$ID
-OV_NS=() ETCD_PID= DNSMASQ_PID=
+OV_NS=() ETCD_PID= DNSMASQ_PID= MH_DOCKERD_PIDS=() MH_DRIVER_PIDS=()
+mh_docker() { local h=$1; shift; /usr/bin/docker -H "unix://$WORK/mh$h/docker.sock" "$@"; }
+# the multi-host Docker part: containers and networks while the drivers still answer, then dockerd, then the
+# drivers; called by the demo (set -e) and by cleanup, so nothing here may fail
+mh_stop() {
+  local h p i
+  for h in 1 2; do
+    [ -S "$WORK/mh$h/docker.sock" ] || continue
+    mh_docker "$h" rm -f "jcni-demo-mh$h" >/dev/null 2>&1 || true
+    mh_docker "$h" network rm jcni-demo-cluster >/dev/null 2>&1 || true
+  done
+  for p in "${MH_DOCKERD_PIDS[@]}" "${MH_DRIVER_PIDS[@]}"; do
+    kill "$p" 2>/dev/null || true
+    for i in $(seq 150); do kill -0 "$p" 2>/dev/null || break; sleep 0.2; done
+  done
+  MH_DOCKERD_PIDS=() MH_DRIVER_PIDS=()
+  rm -f "/run/docker/plugins/${DRIVER}h1.sock" "/run/docker/plugins/${DRIVER}h2.sock"
+  findmnt -rn -o TARGET | { grep "^$WORK/mh" || true; } | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
+}
 cleanup() {
   set +e
+  mh_stop
   [ -S "$WORK/run/dhcp.sock" ] && "$WORK/jcni/bin/jcnid" stop --socket "$WORK/run/jcnid-dhcp.sock" --pid-file "$WORK/run/jcnid-dhcp.pid" >/dev/null 2>&1
   [ -n "$DNSMASQ_PID" ] && kill "$DNSMASQ_PID" 2>/dev/null && wait "$DNSMASQ_PID" 2>/dev/null
   for h in 1 2; do [ -S "$WORK/ov/h$h.sock" ] && nsenter --net="/var/run/netns/jcni-demo-h$h-$ID" "$WORK/jcni/bin/jcnid" stop --socket "$WORK/ov/h$h.sock" --pid-file "$WORK/ov/h$h.pid" >/dev/null 2>&1; done
@@ -218,6 +239,53 @@ if [ "$PLUGINS" = jcni ]; then
   leases=$(etcdctl get --prefix --keys-only /coreos.com/network/subnets/ | grep -c . || true)
   echo "leases after both agents stopped (released on shutdown): $leases"
   [ "$leases" -eq 0 ] || { echo "demo: a lease was not released" >&2; exit 1; }
+fi
+if [ "$DOCKER" = 1 ]; then
+  step "multi-host Docker: the same two hosts, each with its own dockerd and 'jcnid --docker-driver --etcd-endpoints'"
+  for h in 1 2; do
+    mkdir -p "$WORK/mh$h"
+    nsenter --net="/var/run/netns/jcni-demo-h$h-$ID" dockerd --data-root "$WORK/mh$h/docker" --exec-root "$WORK/mh$h/exec" \
+      -H "unix://$WORK/mh$h/docker.sock" --pidfile "$WORK/mh$h/docker.pid" >"$WORK/mh$h/dockerd.log" 2>&1 &
+    MH_DOCKERD_PIDS+=($!)
+    # each host's driver has a name of its own only because both dockerds look into this machine's one
+    # /run/docker/plugins; on real hosts both would be called jcni
+    echo "host $h: jcnid start --docker-driver ${DRIVER}h$h --etcd-endpoints $ETCD --iface eth0"
+    nsenter --net="/var/run/netns/jcni-demo-h$h-$ID" "$WORK/jcni/bin/jcnid" start --foreground --socket "$WORK/mh$h/jcnid.sock" \
+      --docker-driver "${DRIVER}h$h" --docker-state-dir "$WORK/mh$h/driver" --etcd-endpoints "$ETCD" --iface eth0 \
+      >"$WORK/mh$h/jcnid.log" 2>&1 </dev/null &
+    MH_DRIVER_PIDS+=($!)
+  done
+  for h in 1 2; do
+    for _ in $(seq 450); do
+      mh_docker "$h" version >/dev/null 2>&1 && [ -S "/run/docker/plugins/${DRIVER}h$h.sock" ] && break
+      sleep 0.2
+    done
+    mh_docker "$h" import -c 'CMD ["/bin/sh"]' "$WORK/bb.tar" bb >/dev/null
+    echo "host $h: \$ docker network create -d ${DRIVER}h$h --ipam-driver ${DRIVER}h$h --subnet 10.126.0.0/24 -o jcni.cluster=demo jcni-demo-cluster"
+    mh_docker "$h" network create -d "${DRIVER}h$h" --ipam-driver "${DRIVER}h$h" --subnet 10.126.0.0/24 -o jcni.cluster=demo jcni-demo-cluster >/dev/null
+  done
+  echo "the cluster network in etcd (definition, shared address pool, hosts):"; etcdctl get --prefix --keys-only /jcni/docker/ | grep . | sed 's/^/  /'
+  mh_docker 2 run -d --name jcni-demo-mh2 --network jcni-demo-cluster bb sleep 600 >/dev/null
+  IP2=$(mh_docker 2 inspect -f '{{(index .NetworkSettings.Networks "jcni-demo-cluster").IPAddress}}' jcni-demo-mh2)
+  echo "host 2: \$ docker run -d --name jcni-demo-mh2 --network jcni-demo-cluster bb sleep 600    -> $IP2"
+  # Docker's embedded DNS knows only its own dockerd's containers: across hosts, give the name with --add-host
+  echo "host 1: \$ docker run -d --name jcni-demo-mh1 --network jcni-demo-cluster --add-host jcni-demo-mh2:$IP2 bb sleep 600"
+  mh_docker 1 run -d --name jcni-demo-mh1 --network jcni-demo-cluster --add-host "jcni-demo-mh2:$IP2" bb sleep 600 >/dev/null
+  IP1=$(mh_docker 1 inspect -f '{{(index .NetworkSettings.Networks "jcni-demo-cluster").IPAddress}}' jcni-demo-mh1)
+  echo "host 1's VXLAN device on the network's bridge, and host 2's container in its forwarding table:"
+  ip -n "jcni-demo-h1-$ID" -br link show type vxlan | grep jcvx | sed 's/^/  /'
+  ip netns exec "jcni-demo-h1-$ID" bridge fdb show | grep 'dev jcvx.* dst ' | sed 's/^/  /'
+  step "ping the container on host 2 from the container on host 1 ($IP1), by the name given with --add-host"
+  mh_docker 1 exec jcni-demo-mh1 ping -c 3 -W 2 jcni-demo-mh2
+  echo "and back: $(mh_docker 2 exec jcni-demo-mh2 ping -c 1 -W 2 "$IP1" | grep 'bytes from')"
+  for h in 1 2; do
+    mh_docker "$h" rm -f "jcni-demo-mh$h" >/dev/null
+    mh_docker "$h" network rm jcni-demo-cluster >/dev/null
+  done
+  keys=$(etcdctl get --prefix --keys-only /jcni/docker/ | grep -c . || true)
+  echo "network removed on both hosts; keys left in etcd under /jcni/docker/ (the last host's rm removes the cluster): $keys"
+  [ "$keys" -eq 0 ] || { echo "demo: the cluster network was left in etcd" >&2; exit 1; }
+  mh_stop
 fi
 if [ "$PLUGINS" = jcni ]; then
   step "DHCP: a LAN served by dnsmasq; a container gets its address through the dhcp IPAM plugin and 'jcnid --dhcp'"
