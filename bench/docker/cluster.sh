@@ -38,7 +38,7 @@ multihost_lab jcni-bench-dcl jdc
 ETCD_IP=192.168.79.1 ETCD=http://192.168.79.1:2379
 CLUSTER=bench-$SFX NET=jcl$SFX LOCAL=jlo$SFX
 SUBNET=10.236.0.0/16 RANGE=10.236.4.0/22 GATEWAY=10.236.0.1   # fixed addresses of part 2: 10.236.1.x, outside the range
-DOCKERD_PIDS=() JCNID_PIDS=()
+DOCKERD_PIDS=() JCNID_PIDS=() BATCH=()
 host_ns() { echo "jdc-$SFX-h$1"; }
 driver() { echo "jdc${SFX}h$1"; }
 dk() { local h=$1; shift; /usr/bin/docker -H "unix://$WORK/h$h/docker.sock" "$@"; }
@@ -46,6 +46,7 @@ dk() { local h=$1; shift; /usr/bin/docker -H "unix://$WORK/h$h/docker.sock" "$@"
 cluster_cleanup() {
   set +e
   local h p i
+  for p in "${BATCH[@]}"; do kill "$p" 2>/dev/null; done   # an interrupted part 3: no new docker run
   for h in $(seq "$H"); do
     [ -S "$WORK/h$h/docker.sock" ] || continue
     dk "$h" ps -aq | xargs -r -n 10 -P 4 /usr/bin/docker -H "unix://$WORK/h$h/docker.sock" rm -f >/dev/null 2>&1
