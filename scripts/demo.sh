@@ -256,8 +256,9 @@ if [ "$DOCKER" = 1 ]; then
     MH_DRIVER_PIDS+=($!)
   done
   for h in 1 2; do
-    for _ in $(seq 450); do
+    for i in $(seq 450); do
       mh_docker "$h" version >/dev/null 2>&1 && [ -S "/run/docker/plugins/${DRIVER}h$h.sock" ] && break
+      [ "$i" -lt 450 ] || { echo "demo: host $h's dockerd or driver did not start:" >&2; tail -5 "$WORK/mh$h"/*.log >&2; exit 1; }
       sleep 0.2
     done
     mh_docker "$h" import -c 'CMD ["/bin/sh"]' "$WORK/bb.tar" bb >/dev/null
@@ -285,6 +286,9 @@ if [ "$DOCKER" = 1 ]; then
   keys=$(etcdctl get --prefix --keys-only /jcni/docker/ | grep -c . || true)
   echo "network removed on both hosts; keys left in etcd under /jcni/docker/ (the last host's rm removes the cluster): $keys"
   [ "$keys" -eq 0 ] || { echo "demo: the cluster network was left in etcd" >&2; exit 1; }
+  for h in 1 2; do
+    [ -z "$(ip -n "jcni-demo-h$h-$ID" -o link show type vxlan | grep jcvx)" ] || { echo "demo: host $h kept its VXLAN device" >&2; exit 1; }
+  done
   mh_stop
 fi
 if [ "$PLUGINS" = jcni ]; then
