@@ -18,7 +18,9 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * podman (CNI backend) running containers on a network made of jcni's bridge + host-local + tuning.
+ * podman (CNI backend) running containers on a network made of jcni's plugins, chained as podman's
+ * own CNI networks are (bridge + host-local, portmap, firewall, tuning): on a host running Docker
+ * (iptables' FORWARD policy DROP) the firewall's rules in iptables let the containers reach each other.
  *
  * <p>This is one of the few tests allowed to touch the root namespace, because podman puts the bridge
  * there; it removes the bridge, its containers and images, and restores ip_forward afterwards.
@@ -35,6 +37,8 @@ class PodmanEndToEndTest {
     static String ipForwardBefore;
     static boolean nftTableBefore;
     static boolean jcnidCgroupBefore;
+    /** Whether iptables' CNI-FORWARD chain (the firewall's, on a host with iptables' filter table) was there before. */
+    static boolean cniForwardBefore;
     static final int HOST_PORT = 18000 + Integer.parseInt(ID, 16) % 1000;
 
     @BeforeAll
@@ -43,18 +47,24 @@ class PodmanEndToEndTest {
         ipForwardBefore = Files.readString(Path.of("/proc/sys/net/ipv4/ip_forward")).strip();
         nftTableBefore = Sh.run("nft", "list", "table", "inet", "jcni").rc() == 0;
         jcnidCgroupBefore = !Jcnid.cgroupDirs("jcnid").isEmpty();
-        for (String type : List.of("bridge", "host-local", "tuning", "portmap")) {
+        cniForwardBefore = !iptablesFilter() || Sh.run("iptables", "-w", "-S", "CNI-FORWARD").rc() == 0;
+        for (String type : List.of("bridge", "host-local", "tuning", "portmap", "firewall")) {
             // podman takes a plugin from the first directory that has it: these must be jcni's.
             assertTrue(Files.isExecutable(jcni.plugin(type)), "jcni ships " + type);
         }
         podman = new Podman(List.of(jcni.bin, Path.of("/usr/lib/cni")));
         dataDir = podman.dir.resolve("ipam");
+        // What `podman network create` writes with the CNI backend (bridge, portmap, firewall, tuning),
+        // with state kept in the test's directory and one sysctl for tuning to show.
         Files.writeString(podman.netConfDir.resolve("50-" + NET + ".conflist"), """
                 {"cniVersion":"1.0.0","name":"%s","plugins":[
-                  {"type":"bridge","bridge":"%s","isGateway":true,
+                  {"type":"bridge","bridge":"%s","isGateway":true,"ipMasq":true,"hairpinMode":true,"dataDir":"%s",
                    "ipam":{"type":"host-local","subnet":"10.125.%d.0/24","dataDir":"%s","routes":[{"dst":"0.0.0.0/0"}]}},
+                  {"type":"portmap","capabilities":{"portMappings":true},"dataDir":"%s"},
+                  {"type":"firewall","backend":"","dataDir":"%s"},
                   {"type":"tuning","sysctl":{"net.ipv4.conf.eth0.arp_notify":"1"}}]}
-                """.formatted(NET, BRIDGE, Integer.parseInt(ID, 16) % 250, dataDir));
+                """.formatted(NET, BRIDGE, podman.dir.resolve("nft"), Integer.parseInt(ID, 16) % 250, dataDir,
+                podman.dir.resolve("nft"), podman.dir.resolve("nft")));
         // The same bridge with masquerading and published ports, as podman's own default network has.
         Files.writeString(podman.netConfDir.resolve("51-" + NET + "pm.conflist"), """
                 {"cniVersion":"1.0.0","name":"%spm","plugins":[
@@ -75,6 +85,13 @@ class PodmanEndToEndTest {
         Sh.quiet("ip", "link", "del", BRIDGE);
         Sh.quiet("ip", "link", "del", BRIDGE + "p");
         if (!nftTableBefore) Sh.quiet("nft", "delete", "table", "inet", "jcni");
+        if (!cniForwardBefore) {
+            // The firewall leaves its chains (as the reference: other containers may use them); the test's go.
+            Sh.quiet("iptables", "-w", "-D", "FORWARD", "-m", "comment", "--comment", "CNI firewall plugin rules", "-j", "CNI-FORWARD");
+            Sh.quiet("iptables", "-w", "-F", "CNI-FORWARD");
+            Sh.quiet("iptables", "-w", "-X", "CNI-FORWARD");
+            Sh.quiet("iptables", "-w", "-X", "CNI-ADMIN"); // only when empty: an administrator's rules stay
+        }
         if (ipForwardBefore != null) Files.writeString(Path.of("/proc/sys/net/ipv4/ip_forward"), ipForwardBefore);
         assertFalse(Sh.ok("ip", "-o", "link").contains(BRIDGE), "the test's bridge must be gone");
     }
@@ -92,7 +109,16 @@ class PodmanEndToEndTest {
         podman.ok("exec", "b" + ID, "ping", "-c", "2", "-W", "2", ipA);
         assertEquals("1", podman.ok("exec", "a" + ID, "cat", "/proc/sys/net/ipv4/conf/eth0/arp_notify"), "tuning applied");
 
+        if (iptablesFilter()) {
+            String rules = Sh.ok("iptables", "-w", "-S", "CNI-FORWARD");
+            assertTrue(rules.contains("-A CNI-FORWARD -s " + ipA + "/32 -j ACCEPT"), rules);
+        }
+
         podman.ok("rm", "-f", "-t", "0", "a" + ID, "b" + ID);
+        if (iptablesFilter()) {
+            String rules = Sh.ok("iptables", "-w", "-S", "CNI-FORWARD");
+            assertFalse(rules.contains(ipA + "/32") || rules.contains(ipB + "/32"), "the firewall's rules went with the containers: " + rules);
+        }
 
         try (Stream<Path> s = Files.list(dataDir.resolve(NET))) {
             List<String> left = s.map(p -> p.getFileName().toString())
@@ -105,6 +131,11 @@ class PodmanEndToEndTest {
         RetiredLinks.awaitNone(null); // the plugin's DEL retires the veth; it is deleted right after
         String veths = Sh.ok("ip", "-o", "link", "show", "master", BRIDGE);
         assertEquals("", veths.strip(), "no veth left on the bridge");
+    }
+
+    /** Whether the host's iptables has a filter table (iptables-nft: asked of nft, so that listing creates nothing). */
+    static boolean iptablesFilter() {
+        return Sh.run("nft", "list", "chain", "ip", "filter", "FORWARD").rc() == 0;
     }
 
     /** podman run -p HOST:CONTAINER through jcni's portmap: the port answers on the host, and no longer after rm. */

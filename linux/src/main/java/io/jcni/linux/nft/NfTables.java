@@ -49,6 +49,21 @@ public final class NfTables implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether {@code chain} of {@code table} exists: one request and its answer, the chain alone
+     * (the kernel does not load the table's rules for it, unlike {@code nft list}).
+     */
+    public boolean hasChain(Family family, String table, String chain) {
+        try {
+            nl.request(NftBatch.getChain(family, table, chain), "get chain " + family.nftName() + " " + table + " " + chain);
+            return true;
+        } catch (ErrnoException e) {
+            if (e.is(Errno.ENOENT)) return false;
+            broken(e);
+            throw new NftException(e);
+        }
+    }
+
     /** How many rules {@code chain} of {@code table} holds; 0 when the table or chain is not there. */
     public int ruleCount(Family family, String table, String chain) {
         try {

@@ -15,7 +15,9 @@ import java.util.List;
  * A minimal nftables client: {@code nft -f -} with a script (one atomic transaction), used to
  * create jcni's tables, chains and rules when they are missing; and {@link #tables()}, nf_tables
  * over netlink for what changes per attachment (set and map elements), so ADD, DEL and CHECK
- * start no process once the structure is in place. The nft executable is the only program jcni runs.
+ * start no process once the structure is in place. Besides nft, {@link #runTool} runs another
+ * netfilter program the same way (the firewall plugin's {@code iptables}, whose own tables only
+ * iptables may write, so that it can read them back).
  *
  * <p><b>Which namespace, and which thread forks.</b> nft acts on the network namespace it runs in.
  * A forked process, and every thread a thread creates, starts in its creator's namespace (clone(2)
@@ -136,13 +138,34 @@ public final class Nft {
     }
 
     private String exec(List<String> args, String stdin, String op) {
-        if (ns != null) return spawn(inode == processNetnsInode() ? null : ns.run(Nft::threadNetnsPath), args, stdin, op);
+        Run r = spawn(targetNetnsPath(), exe, args, stdin, op);
+        if (r.exitCode() != 0) throw new NftException(op, r.exitCode(), r.stderr());
+        return r.stdout();
+    }
+
+    /** How a program run by {@link #runTool} ended. */
+    public record Run(int exitCode, String stdout, String stderr) {}
+
+    /**
+     * Runs {@code program} (an absolute path) with {@code args} in this client's namespace, as nft
+     * is run (same thread rules, empty environment but PATH, bounded wait), and returns how it
+     * ended, whatever its exit status.
+     *
+     * @throws NftException when it cannot be started or does not finish in time
+     */
+    public Run runTool(String program, List<String> args) {
+        return spawn(targetNetnsPath(), program, args, null, Path.of(program).getFileName() + " " + String.join(" ", args));
+    }
+
+    /** Where a process must enter to act in this client's namespace; null: the launcher's own. */
+    private String targetNetnsPath() {
+        if (ns != null) return inode == processNetnsInode() ? null : ns.run(Nft::threadNetnsPath);
         try (Netns here = Netns.current()) {
             if (here.inode() != inode) {
                 throw new IllegalStateException("nft client used from a thread in another network namespace");
             }
         }
-        return spawn(inode == processNetnsInode() ? null : threadNetnsPath(), args, stdin, op);
+        return inode == processNetnsInode() ? null : threadNetnsPath();
     }
 
     /** The calling thread's namespace as a path another process can open while the thread lives. */
@@ -190,10 +213,10 @@ public final class Nft {
 
     private record Started(Process process, Thread writer, Thread outReader, Thread errReader) {}
 
-    private String spawn(String netnsPath, List<String> args, String stdin, String op) {
+    private static Run spawn(String netnsPath, String program, List<String> args, String stdin, String op) {
         List<String> cmd = new ArrayList<>();
         if (netnsPath != null) cmd.addAll(List.of(NSENTER, "--net=" + netnsPath, "--"));
-        cmd.add(exe);
+        cmd.add(program);
         cmd.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.environment().clear();
@@ -210,7 +233,7 @@ public final class Nft {
                     try (OutputStream in = p.getOutputStream()) {
                         if (stdin != null) in.write(stdin.getBytes(StandardCharsets.UTF_8));
                     } catch (IOException ignored) {
-                        // nft exited early; its exit status and stderr say why
+                        // the program exited early; its exit status and stderr say why
                     }
                 });
                 Thread outReader = Thread.ofVirtual().start(() -> out.append(read(p.getInputStream())));
@@ -226,7 +249,7 @@ public final class Nft {
             if (!p.waitFor(TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
                 p.destroyForcibly();
                 p.waitFor();
-                throw new NftException(op, -1, "nft did not finish within " + TIMEOUT.toSeconds() + " s; killed");
+                throw new NftException(op, -1, program + " did not finish within " + TIMEOUT.toSeconds() + " s; killed");
             }
             writer.join();
             outReader.join();
@@ -236,8 +259,7 @@ public final class Nft {
             Thread.currentThread().interrupt();
             throw new NftException(op, -1, "interrupted");
         }
-        if (p.exitValue() != 0) throw new NftException(op, p.exitValue(), err.toString());
-        return out.toString();
+        return new Run(p.exitValue(), out.toString(), err.toString());
     }
 
     private static String read(InputStream s) {

@@ -23,6 +23,9 @@ import java.util.Objects;
 public final class NftBatch {
     /** nfnetlink subsystem id of nf_tables. */
     public static final int NFNL_SUBSYS_NFTABLES = 10;
+    static final int NFT_MSG_GETCHAIN = 4;
+    static final int NFTA_CHAIN_TABLE = 1;
+    static final int NFTA_CHAIN_NAME = 3;
     static final int NFT_MSG_GETRULE = 7;
     static final int NFTA_RULE_TABLE = 1;
     static final int NFTA_RULE_CHAIN = 2;
@@ -117,6 +120,15 @@ public final class NftBatch {
         m.u8(family.nfproto).u8(0).u16(0);
         m.attrString(NFTA_RULE_TABLE, table);
         m.attrString(NFTA_RULE_CHAIN, chain);
+        return m;
+    }
+
+    /** A request for one chain ({@code nft list chain} without its rules); ENOENT when the table or chain is not there. */
+    static NlMessage getChain(Family family, String table, String chain) {
+        NlMessage m = new NlMessage((NFNL_SUBSYS_NFTABLES << 8) | NFT_MSG_GETCHAIN, 0);
+        m.u8(family.nfproto).u8(0).u16(0);
+        m.attrString(NFTA_CHAIN_TABLE, table);
+        m.attrString(NFTA_CHAIN_NAME, chain);
         return m;
     }
 

@@ -1,5 +1,6 @@
 package io.jcni.plugins.meta.firewall;
 
+import io.jcni.linux.Flock;
 import io.jcni.linux.nft.Nft;
 import io.jcni.linux.nft.NftException;
 import io.jcni.linux.nft.NftSyntax;
@@ -12,13 +13,18 @@ import io.jcni.types.CniException;
 import io.jcni.types.ErrorCode;
 import io.jcni.types.Names;
 import io.jcni.types.Result;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
 /**
  * The firewall meta plugin on nftables, whatever {@code backend} says (see README.md next to this
  * class): container addresses go into sets of the shared {@code inet jcni} table, looked up by a
- * constant number of rules in {@code fw_forward}.
+ * constant number of rules in {@code fw_forward}. Where iptables' filter table has a FORWARD chain
+ * (Docker hosts), the reference's rules go there too ({@link IptablesForward}): that table's drop
+ * would otherwise win over jcni's accept.
  */
 public final class FirewallPlugin implements Plugin {
     public static final String SCOPE = "firewall";
@@ -47,8 +53,20 @@ public final class FirewallPlugin implements Plugin {
         // A structure in force was applied by nft, admin chain name included: no need to ask nft again.
         if (!store.inForce(FirewallRules.skeleton(c.adminChain(), null))) checkAdminChain(store.nft(), c.adminChain());
         store.put(owner(req), els -> FirewallRules.skeleton(c.adminChain(), bridgeName), elements);
+        for (boolean v6 : FAMILIES) {
+            List<String> hosts = IptablesRules.hosts(prev, v6);
+            if (hosts.isEmpty()) continue;
+            IptablesForward ipt = IptablesForward.on(store.nft(), v6, req.log());
+            if (ipt == null) continue;
+            try (Flock lock = IptablesForward.lock(base(store))) {
+                ipt.add(c.adminChain(), hosts);
+            }
+        }
         return prev;
     }
+
+    /** IPv4, then IPv6: iptables, then ip6tables. */
+    private static final boolean[] FAMILIES = {false, true};
 
     /**
      * nft cannot quote a chain name, so one that is an nft keyword ({@code drop}, {@code ip}...)
@@ -68,7 +86,22 @@ public final class FirewallPlugin implements Plugin {
     @Override
     public void del(PluginRequest req) {
         FirewallConfig c = FirewallConfig.parse(req.conf());
-        store(c).remove(owner(req), els -> FirewallRules.removalSkeleton());
+        ElementStore store = store(c);
+        List<Element> released = store.remove(owner(req), els -> FirewallRules.removalSkeleton());
+        // The addresses the attachment held, and prevResult's (rules an ADD wrote before its records, as upstream's DEL).
+        List<String> addresses = new ArrayList<>();
+        for (Element e : released) addresses.add(e.key());
+        Result prev = req.prevResult();
+        if (prev != null) for (Result.IpConfig ip : prev.ips()) addresses.add(ip.address().address().toString());
+        for (boolean v6 : FAMILIES) {
+            List<String> hosts = IptablesRules.hosts(addresses, v6);
+            if (hosts.isEmpty()) continue;
+            IptablesForward ipt = IptablesForward.on(store.nft(), v6, req.log());
+            if (ipt == null) continue;
+            try (Flock lock = IptablesForward.lock(base(store))) {
+                ipt.delete(hosts);
+            }
+        }
     }
 
     @Override
@@ -83,12 +116,38 @@ public final class FirewallPlugin implements Plugin {
         } catch (NftException e) {
             throw new CniException(ErrorCode.INTERNAL, "firewall: elements missing from nftables", e);
         }
+        for (boolean v6 : FAMILIES) {
+            List<String> hosts = IptablesRules.hosts(prev, v6);
+            if (hosts.isEmpty()) continue;
+            IptablesForward ipt = IptablesForward.on(store.nft(), v6, req.log());
+            if (ipt != null) ipt.check(c.adminChain(), hosts);
+        }
     }
 
     @Override
     public void gc(PluginRequest req) {
         FirewallConfig c = FirewallConfig.parse(req.conf());
-        store(c).gc(SCOPE, req.networkName(), req.validAttachments(), els -> FirewallRules.removalSkeleton());
+        ElementStore store = store(c);
+        store.gc(SCOPE, req.networkName(), req.validAttachments(), els -> FirewallRules.removalSkeleton());
+        // CNI-FORWARD is shared by every network: an address rule stays while any firewall attachment
+        // (of this network and valid, or of another network) holds the address.
+        List<String> addresses = new ArrayList<>();
+        for (Owner o : store.owners()) {
+            if (!o.scope().equals(SCOPE)) continue;
+            for (Element e : store.elements(o)) addresses.add(e.key());
+        }
+        for (boolean v6 : FAMILIES) {
+            IptablesForward ipt = IptablesForward.on(store.nft(), v6, req.log());
+            if (ipt == null) continue;
+            try (Flock lock = IptablesForward.lock(base(store))) {
+                ipt.gc(new HashSet<>(IptablesRules.hosts(addresses, v6)));
+            }
+        }
+    }
+
+    /** The base directory of the firewall's state (the store's directory is its namespace's, under it). */
+    private static Path base(ElementStore store) {
+        return store.dir().getParent();
     }
 
     static Owner owner(PluginRequest req) {
