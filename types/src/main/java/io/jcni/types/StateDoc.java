@@ -95,6 +95,19 @@ public final class StateDoc {
         return strings(key, list(key));
     }
 
+    /** A list of whole numbers in [min, max]; absent reads as empty. */
+    public List<Long> integers(String key, long min, long max) {
+        List<Long> out = new ArrayList<>();
+        List<?> l = list(key);
+        for (int i = 0; i < l.size(); i++) {
+            if (!(l.get(i) instanceof Long n) || n < min || n > max) {
+                throw damaged(key + "[" + i + "]", "expected a whole number in [" + min + ", " + max + "]");
+            }
+            out.add(n);
+        }
+        return out;
+    }
+
     /** A list of lists of strings (tuples, e.g. an nft element's set, key and value); absent reads as empty. */
     public List<List<String>> stringLists(String key) {
         List<List<String>> out = new ArrayList<>();

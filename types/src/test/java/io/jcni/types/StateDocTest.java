@@ -17,6 +17,7 @@ class StateDocTest {
         assertEquals(true, d.bool("up"));
         assertEquals(List.of(List.of("s", "k"), List.of("m", "k", "v")), d.stringLists("elements"));
         assertEquals(List.of(), d.strings("absent"));
+        assertEquals(List.of(1L, 3L), StateDoc.parse(FILE, "{\"r\":[1,3]}").integers("r", 0, 255));
         assertEquals(null, d.optString("absent"));
     }
 
@@ -40,6 +41,8 @@ class StateDocTest {
         assertDamaged("elements: expected a list", () -> wrong.stringLists("elements"));
         assertDamaged("ips[1]: expected a string", () -> wrong.strings("ips"));
         assertDamaged("tuples[1]: expected a list", () -> wrong.stringLists("tuples"));
+        assertDamaged("ips[0]: expected a whole number in [0, 255]", () -> wrong.integers("ips", 0, 255));
+        assertDamaged("r[1]: expected a whole number in [0, 255]", () -> StateDoc.parse(FILE, "{\"r\":[1,256]}").integers("r", 0, 255));
         assertDamaged("elements: expected an object", () -> StateDoc.parse(FILE, "{\"elements\":[]}").object("elements"));
         StateDoc nested = StateDoc.parse(FILE, "{\"ack\":{\"1\":5}}").object("ack");
         assertDamaged("ack.1: expected a string", () -> nested.string("1"));
