@@ -42,8 +42,9 @@ class DamagedRecordTest {
 
     @Test
     void everyDamagedShapeIsNamedAndItsClaimsAreFoundInTheKeyRecords() throws Exception {
+        int n = 0;
         for (Map.Entry<String, String> shape : SHAPES.entrySet()) {
-            Path d = dir.resolve(Integer.toString(Math.abs(shape.getKey().hashCode())));
+            Path d = dir.resolve(Integer.toString(n++));
             ByteArrayOutputStream log = new ByteArrayOutputStream();
             StateFiles files = new StateFiles(d, ElementStore.TABLE, new PrintStream(log, true, StandardCharsets.UTF_8));
             files.write(owner, List.of(port, set));
