@@ -2,6 +2,7 @@ package io.jcni.daemon.dhcp;
 
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
+import io.jcni.types.StateDoc;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -142,21 +143,34 @@ public record Lease(String containerId, String network, String ifname, String ne
         return m;
     }
 
-    @SuppressWarnings("unchecked")
-    public static Lease fromJson(Map<String, Object> m) {
-        HexFormat hex = HexFormat.of();
+    /** The lease {@link #toJson} wrote. @throws DamagedStateException naming the file and the field when it is damaged */
+    public static Lease fromJson(StateDoc d) {
         List<Integer> req = new ArrayList<>();
-        for (Object o : (List<Object>) m.get("request")) req.add(((Number) o).intValue());
-        ClientIdentity id = new ClientIdentity((String) m.get("clientId"), hex.parseHex((String) m.get("mac")), List.copyOf(req),
-                unhexMap((Map<String, Object>) m.get("provide")));
-        LeaseTimes t = new LeaseTimes(num(m, "boundAt"), num(m, "renewAt"), num(m, "rebindAt"), num(m, "expiresAt"));
-        return new Lease((String) m.get("containerId"), (String) m.get("network"), (String) m.get("ifname"),
-                (String) m.get("netns"), id, IpAddr.parse((String) m.get("address")), IpAddr.parse((String) m.get("server")),
-                unhexMap((Map<String, Object>) m.get("ack")), t);
+        for (long code : d.integers("request", 0, 255)) req.add((int) code);
+        ClientIdentity id = new ClientIdentity(d.string("clientId"), hex(d, "mac"), List.copyOf(req), unhexMap(d.object("provide")));
+        LeaseTimes t = new LeaseTimes(time(d, "boundAt"), time(d, "renewAt"), time(d, "rebindAt"), time(d, "expiresAt"));
+        return new Lease(d.string("containerId"), d.string("network"), d.string("ifname"), d.optString("netns"), id,
+                address(d, "address"), address(d, "server"), unhexMap(d.object("ack")), t);
     }
 
-    private static long num(Map<String, Object> m, String k) {
-        return ((Number) m.get(k)).longValue();
+    private static long time(StateDoc d, String key) {
+        return d.integer(key, Long.MIN_VALUE, Long.MAX_VALUE);
+    }
+
+    private static IpAddr address(StateDoc d, String key) {
+        String s = d.string(key);
+        IpAddr a = IpAddr.tryParse(s);
+        if (a == null) throw d.damaged(key, "not an IP address: " + s);
+        return a;
+    }
+
+    private static byte[] hex(StateDoc d, String key) {
+        String s = d.string(key);
+        try {
+            return HexFormat.of().parseHex(s);
+        } catch (IllegalArgumentException e) {
+            throw d.damaged(key, "not hexadecimal: " + s);
+        }
     }
 
     private static Map<String, Object> hexMap(Map<Integer, byte[]> opts) {
@@ -165,9 +179,19 @@ public record Lease(String containerId, String network, String ifname, String ne
         return out;
     }
 
-    private static Map<Integer, byte[]> unhexMap(Map<String, Object> m) {
+    /** Options by code, as {@link #hexMap} wrote them. */
+    private static Map<Integer, byte[]> unhexMap(StateDoc d) {
         Map<Integer, byte[]> out = new LinkedHashMap<>();
-        m.forEach((k, v) -> out.put(Integer.parseInt(k), HexFormat.of().parseHex((String) v)));
+        for (String k : d.keys()) {
+            int code;
+            try {
+                code = Integer.parseInt(k);
+            } catch (NumberFormatException e) {
+                throw d.damaged(k, "not an option code");
+            }
+            if (code < 0 || code > 255) throw d.damaged(k, "not an option code");
+            out.put(code, hex(d, k));
+        }
         return out;
     }
 }

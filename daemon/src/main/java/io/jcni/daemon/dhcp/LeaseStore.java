@@ -1,7 +1,9 @@
 package io.jcni.daemon.dhcp;
 
 import io.jcni.common.AtomicFile;
+import io.jcni.types.DamagedStateException;
 import io.jcni.types.Json;
+import io.jcni.types.StateDoc;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -56,8 +58,11 @@ public final class LeaseStore {
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*.json")) {
             for (Path p : ds) {
                 try {
-                    out.add(Lease.fromJson(Json.parseObject(Files.readString(p))));
+                    out.add(Lease.fromJson(StateDoc.parse(p.toString(), Files.readString(p))));
+                } catch (DamagedStateException e) {
+                    log.println("jcnid dhcp: " + e.getMessage() + "; lease skipped, the file is left for a person to look at");
                 } catch (RuntimeException | IOException e) {
+                    // unreadable bytes (not UTF-8) or a read error: skipped all the same, one lease never stops the others
                     log.println("jcnid dhcp: skipping unreadable lease file " + p + ": " + e);
                 }
             }

@@ -6,7 +6,9 @@ import io.jcni.linux.nft.NftBatch;
 import io.jcni.linux.nft.NftException;
 import io.jcni.types.Attachment;
 import io.jcni.types.CniException;
+import io.jcni.types.DamagedStateException;
 import io.jcni.types.ErrorCode;
+import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -143,9 +145,17 @@ public final class ElementStore {
      * @param table family and name as nft writes them ({@code bridge jcni}); from code, never from input
      */
     public ElementStore(Nft nft, Path base, String table) {
+        this(nft, base, table, System.err);
+    }
+
+    /**
+     * As {@link #ElementStore(Nft, Path, String)}, reporting damaged state files on {@code log}
+     * (otherwise stderr: the plugin's, which the runtime logs, or jcnid's log).
+     */
+    public ElementStore(Nft nft, Path base, String table, PrintStream log) {
         this.nft = nft;
         this.table = Objects.requireNonNull(table);
-        this.files = new StateFiles(base.resolve(Long.toString(nft.netnsInode())), table);
+        this.files = new StateFiles(base.resolve(Long.toString(nft.netnsInode())), table, Objects.requireNonNull(log));
         this.structures = new StructureCache(nft, files);
         this.transactions = new ElementTransactions(nft, table, structures);
     }
@@ -187,7 +197,7 @@ public final class ElementStore {
     public void put(Owner owner, Function<List<Element>, String> skeleton, List<Element> elements) {
         checkDistinct(elements);
         try (Flock lock = lock()) {
-            List<Element> before = files.read(owner);
+            List<Element> before = recorded(owner);
             Ownership.Plan plan = Ownership.put(owner.id(), owner.comment(), before, elements, claims(Set.of()));
             if (elements.isEmpty() && plan.claims().isEmpty()) return;
             Set<Element> wanted = new HashSet<>();
@@ -227,7 +237,26 @@ public final class ElementStore {
 
     /** What {@code owner} claims (holds, or waits for), per its records, or an empty list. */
     public List<Element> elements(Owner owner) {
-        return claimed(owner, files.read(owner));
+        List<Element> recorded;
+        try {
+            recorded = files.read(owner);
+        } catch (DamagedStateException e) {
+            // Without the lock (CHECK): the key records alone; the next DEL or ADD moves the record aside.
+            recorded = files.claimedBy(owner.id());
+        }
+        return claimed(owner, recorded);
+    }
+
+    /**
+     * Under the lock: the elements {@code owner}'s record lists; when the record is damaged, those
+     * the key records say it claims, and the record is moved aside and reported ({@link StateFiles#recover}).
+     */
+    private List<Element> recorded(Owner owner) {
+        try {
+            return files.read(owner);
+        } catch (DamagedStateException e) {
+            return files.recover(owner, e);
+        }
     }
 
     /** Those of {@code recorded} (the elements {@code owner}'s record lists) whose key records list it as a claimant. */
@@ -303,7 +332,7 @@ public final class ElementStore {
 
     /** Releases {@code owner}'s claims; no key goes to an owner in {@code leaving} (those GC removes too). */
     private List<Element> removeLocked(Owner owner, Function<List<Element>, String> skeleton, Set<String> leaving) {
-        List<Element> recorded = files.read(owner);
+        List<Element> recorded = recorded(owner);
         List<Element> mine = claimed(owner, recorded);
         Ownership.Plan plan = Ownership.release(owner.id(), mine, claims(leaving));
         if (plan.changesNftables()) apply(skeleton, mine, plan);

@@ -4,10 +4,13 @@ import io.jcni.common.AtomicFile;
 import io.jcni.linux.Flock;
 import io.jcni.plugins.common.nft.ElementStore.Element;
 import io.jcni.plugins.common.nft.ElementStore.Owner;
+import io.jcni.types.DamagedStateException;
 import io.jcni.types.Json;
 import io.jcni.types.Names;
+import io.jcni.types.StateDoc;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -43,11 +46,16 @@ final class StateFiles {
 
     private final Path dir;
     private final String table;
+    private final PrintStream log;
 
-    /** The files under {@code dir}, with key files of {@code table} ({@code inet jcni}, {@code bridge jcni}). */
-    StateFiles(Path dir, String table) {
+    /**
+     * The files under {@code dir}, with key files of {@code table} ({@code inet jcni}, {@code bridge jcni});
+     * damaged records are reported on {@code log}.
+     */
+    StateFiles(Path dir, String table, PrintStream log) {
         this.dir = dir;
         this.table = table;
+        this.log = log;
     }
 
     Path dir() {
@@ -109,10 +117,15 @@ final class StateFiles {
         return dir.resolve("att").resolve(ownerId);
     }
 
-    /** The elements {@code o}'s record lists, or an empty list. */
+    /**
+     * The elements {@code o}'s record lists, or an empty list.
+     *
+     * @throws DamagedStateException when the record is there but damaged (see {@link #recover})
+     */
     List<Element> read(Owner o) {
-        String s = readOrNull(attFile(o), StandardCharsets.UTF_8);
-        return s == null ? List.of() : elements(Json.parseObject(s));
+        Path f = attFile(o);
+        String s = readOrNull(f, StandardCharsets.UTF_8);
+        return s == null ? List.of() : elements(StateDoc.parse(f.toString(), s));
     }
 
     /** An attachment's record: who it is and the elements it lists. */
@@ -120,30 +133,81 @@ final class StateFiles {
 
     /** The record of the attachment with {@code ownerId} ({@code Owner#id()}), or null when there is none or it is damaged. */
     AttRecord record(String ownerId) {
-        String s = readOrNull(attFile(ownerId), StandardCharsets.UTF_8);
+        Path f = attFile(ownerId);
+        String s = readOrNull(f, StandardCharsets.UTF_8);
         if (s == null) return null;
         try {
-            Map<String, Object> m = Json.parseObject(s);
-            if (m.get("scope") instanceof String scope && m.get("network") instanceof String net
-                    && m.get("containerId") instanceof String id && m.get("ifname") instanceof String ifname) {
-                return new AttRecord(new Owner(scope, net, id, ifname), elements(m));
-            }
-        } catch (Json.JsonException | ClassCastException e) {
-            // damaged: no claimant we can name
+            StateDoc d = StateDoc.parse(f.toString(), s);
+            Owner o = new Owner(d.string("scope"), d.string("network"), d.string("containerId"), d.string("ifname"));
+            return new AttRecord(o, elements(d));
+        } catch (DamagedStateException e) {
+            return null; // no claimant we can name: its own DEL or GC reports the file
         }
-        return null;
     }
 
-    private static List<Element> elements(Map<String, Object> record) {
+    private static List<Element> elements(StateDoc record) {
         List<Element> out = new ArrayList<>();
-        Object els = record.get("elements");
-        if (els instanceof List<?> l) {
-            for (Object x : l) {
-                if (x instanceof List<?> t && t.size() >= 2) {
-                    out.add(new Element((String) t.get(0), (String) t.get(1), t.size() > 2 ? (String) t.get(2) : null));
+        List<List<String>> els = record.stringLists("elements");
+        for (int i = 0; i < els.size(); i++) {
+            List<String> t = els.get(i);
+            if (t.size() < 2 || t.size() > 3) throw record.damaged("elements[" + i + "]", "expected [set, key] or [set, key, value]");
+            out.add(new Element(t.get(0), t.get(1), t.size() > 2 ? t.get(2) : null));
+        }
+        return out;
+    }
+
+    /**
+     * Under the lock, for an attachment whose record is damaged: the elements it claims per the key
+     * records, which name their claimants (all but keys of hashed file names, which cannot be read
+     * back); the record goes to {@code damaged/} (kept for a person to look at, never read again)
+     * and the damage is reported on the log, naming both files. So its DEL still removes what
+     * can be found and succeeds: a DEL that failed on the file forever would make the runtime keep
+     * every other plugin's state of the attachment too.
+     */
+    List<Element> recover(Owner o, DamagedStateException damage) {
+        List<Element> found = claimedBy(o.id());
+        String moved;
+        try {
+            Path to = dir.resolve("damaged").resolve(o.id().replace('/', '+') + ".damaged-" + System.currentTimeMillis());
+            Files.createDirectories(to.getParent());
+            Files.move(attFile(o), to);
+            moved = "moved to " + to;
+        } catch (IOException e) {
+            moved = "could not be moved aside (" + e + ")";
+        }
+        log.println("nft state: " + damage.getMessage() + "; " + moved + "; " + found.size()
+                + " element(s) of " + o.comment() + " found in the key records instead");
+        return found;
+    }
+
+    /** The elements whose key records list {@code ownerId} as a claimant (keys of this table with readable names), by set and key. */
+    List<Element> claimedBy(String ownerId) {
+        List<Element> out = new ArrayList<>();
+        Path keys = dir.resolve("key");
+        if (!Files.isDirectory(keys)) return out;
+        String prefix = table.equals(ElementStore.TABLE) ? "" : table + " ";
+        try (DirectoryStream<Path> sets = Files.newDirectoryStream(keys, Files::isDirectory)) {
+            for (Path setDir : sets) {
+                String name = setDir.getFileName().toString();
+                if (name.indexOf(HASH_MARK) >= 0) continue;
+                String set = dec(name);
+                // Sets of TABLE have no prefix (and set names no space); another table's carry its name.
+                if (prefix.isEmpty() ? set.indexOf(' ') >= 0 : !set.startsWith(prefix)) continue;
+                set = set.substring(prefix.length());
+                try (DirectoryStream<Path> files = Files.newDirectoryStream(setDir)) {
+                    for (Path f : files) {
+                        String n = f.getFileName().toString();
+                        if (isTemporary(n) || n.indexOf(HASH_MARK) >= 0) continue;
+                        for (KeyClaims.Claim c : KeyClaims.parse(readOrNull(f, StandardCharsets.UTF_8)).claims()) {
+                            if (c.ownerId().equals(ownerId)) out.add(new Element(set, dec(n), c.value()));
+                        }
+                    }
                 }
             }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
+        out.sort(Comparator.comparing(Element::set).thenComparing(Element::key)); // not the directories' order
         return out;
     }
 
@@ -209,16 +273,17 @@ final class StateFiles {
         return out;
     }
 
-    private static Owner ownerIn(Path f, String scope, String network) throws IOException {
+    /** The owner a record of a hashed name names, or null when it is gone or damaged (reported: nobody can tell whose it is). */
+    private Owner ownerIn(Path f, String scope, String network) throws IOException {
+        String s = readOrNull(f, StandardCharsets.UTF_8);
+        if (s == null) return null;
         try {
-            Map<String, Object> m = Json.parseObject(Files.readString(f, StandardCharsets.UTF_8));
-            if (m.get("containerId") instanceof String id && m.get("ifname") instanceof String ifname) {
-                return new Owner(scope, network, id, ifname);
-            }
-        } catch (NoSuchFileException | Json.JsonException e) {
-            // gone meanwhile, or damaged: not an owner we can name
+            StateDoc d = StateDoc.parse(f.toString(), s);
+            return new Owner(scope, network, d.string("containerId"), d.string("ifname"));
+        } catch (DamagedStateException e) {
+            log.println("nft state: " + e.getMessage() + "; its name is hashed, so whose it is cannot be told: skipped");
+            return null;
         }
-        return null;
     }
 
     // ---- key records: key/SET/KEY, the key's claims in order ({@link KeyClaims})

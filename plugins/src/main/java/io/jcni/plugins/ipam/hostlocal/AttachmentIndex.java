@@ -2,8 +2,10 @@ package io.jcni.plugins.ipam.hostlocal;
 
 import io.jcni.common.AtomicFile;
 import io.jcni.types.Attachment;
+import io.jcni.types.DamagedStateException;
 import io.jcni.types.IpAddr;
 import io.jcni.types.Json;
+import io.jcni.types.StateDoc;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -95,17 +97,15 @@ final class AttachmentIndex {
 
     private static Entry read(Path f) {
         try {
-            Map<String, Object> json = Json.parseObject(Reservations.readSmall(f, 1 << 16));
-            String id = (String) json.get("containerID");
-            String ifname = (String) json.get("ifname");
+            StateDoc json = StateDoc.parse(f.toString(), Reservations.readSmall(f, 1 << 16));
             List<IpAddr> ips = new ArrayList<>();
-            for (Object o : Json.asList(json.get("ips"))) {
-                IpAddr ip = IpAddr.tryParse((String) o);
+            for (String s : json.strings("ips")) {
+                IpAddr ip = IpAddr.tryParse(s);
                 if (ip != null) ips.add(ip);
             }
-            return new Entry(new Attachment(id, ifname), ips);
-        } catch (IOException | RuntimeException e) {
-            return null; // missing or damaged: no hint, callers fall back to the truth
+            return new Entry(new Attachment(json.string("containerID"), json.string("ifname")), ips);
+        } catch (IOException | DamagedStateException e) {
+            return null; // missing or damaged: no hint, callers fall back to the truth (and the next put or GC replaces it)
         }
     }
 

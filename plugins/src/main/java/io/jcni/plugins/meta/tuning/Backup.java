@@ -8,6 +8,7 @@ import io.jcni.types.ErrorCode;
 import io.jcni.types.Fields;
 import io.jcni.types.Json;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -82,8 +83,11 @@ record Backup(String mac, Boolean promisc, int mtu, Boolean allmulti, Integer tx
         }
     }
 
-    /** The saved values, or null when there is no file. An unreadable file counts as none. */
-    static Backup load(Path file) {
+    /**
+     * The saved values, or null when there is no file. A damaged file counts as one that saved
+     * nothing (as upstream, whose DEL restores nothing then), and is named on {@code log}.
+     */
+    static Backup load(Path file, PrintStream log) {
         String text;
         try {
             text = Files.readString(file, StandardCharsets.UTF_8);
@@ -95,6 +99,8 @@ record Backup(String mac, Boolean promisc, int mtu, Boolean allmulti, Integer tx
         try {
             return fromJson(text);
         } catch (RuntimeException e) {
+            // Fields, not StateDoc: the reference tuning plugin writes the same file, decoded by Go's rules.
+            log.println("tuning: damaged state file " + file + ": " + e.getMessage() + "; nothing restored from it");
             return new Backup(null, null, 0, null, null);
         }
     }

@@ -113,7 +113,7 @@ public final class Tuning implements Plugin {
                 removeQuietly(file, req.log());
                 return;
             }
-            List<String> errors = restore(rt, link.index(), Backup.load(file));
+            List<String> errors = restore(rt, link.index(), Backup.load(file, req.log()));
             if (errors.isEmpty()) {
                 removeQuietly(file, req.log());
             } else {

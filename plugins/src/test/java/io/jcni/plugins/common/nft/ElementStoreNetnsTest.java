@@ -177,7 +177,7 @@ class ElementStoreNetnsTest {
             java.util.SortedSet<String> holderOnly = stateFiles(store.dir());
 
             // killed's ADD: its record (intent first), then it dies writing each key record.
-            StateFiles files = new StateFiles(store.dir(), ElementStore.TABLE);
+            StateFiles files = new StateFiles(store.dir(), ElementStore.TABLE, System.err);
             List<ElementStore.Element> wanted = List.of(new ElementStore.Element("es_map", "8080", "10.0.0.3"), fresh);
             files.write(killed, wanted);
             for (ElementStore.Element e : wanted) {
@@ -287,6 +287,72 @@ class ElementStoreNetnsTest {
             assertEquals(2, gone.size());
             assertTrue(listMap(n).contains("8080 comment \"test net c2 eth0\" : 10.0.0.4"), listMap(n));
             assertEquals(List.of(port("10.0.0.4")), store.elements(new ElementStore.Owner("test", "net", "c2", "eth0")));
+        } finally {
+            Netns.delete(n);
+        }
+    }
+
+    /**
+     * A damaged attachment record (every shape of {@link DamagedRecordTest#SHAPES}): its DEL still
+     * succeeds and removes what the key records say it claims (the element, handed to the next
+     * claimant), names the file and moves it aside; the other claimant's state is untouched.
+     */
+    @Test
+    void delOfAnAttachmentWithADamagedRecordSucceedsAndRemovesWhatItClaims() throws Exception {
+        for (String damage : DamagedRecordTest.SHAPES.keySet()) {
+            String n = uniqueName();
+            ElementStore.Owner a = new ElementStore.Owner("test", "net", "a", "eth0");
+            ElementStore.Owner b = new ElementStore.Owner("test", "net", "b", "eth0");
+            ElementStore.Element mine = new ElementStore.Element("es_map", "9090", "10.0.0.2");
+            java.io.ByteArrayOutputStream log = new java.io.ByteArrayOutputStream();
+            try (Netns ns = Netns.create(n)) {
+                ElementStore store = new ElementStore(Nft.in(ns), base.resolve(n), ElementStore.TABLE,
+                        new java.io.PrintStream(log, true, java.nio.charset.StandardCharsets.UTF_8));
+                store.put(a, els -> MAP_SKELETON, List.of(port("10.0.0.2"), mine));
+                store.put(b, els -> MAP_SKELETON, List.of(port("10.0.0.3")));
+                Path att = store.dir().resolve("att/test/net/a@eth0");
+                Files.writeString(att, damage);
+
+                assertEquals(List.of(port("10.0.0.2"), mine), store.remove(a, els -> MAP_SKELETON), damage);
+                String map = listMap(n);
+                assertTrue(map.contains("8080 comment \"test net b eth0\" : 10.0.0.3") && !map.contains("9090"), map);
+                assertEquals(List.of(port("10.0.0.3")), store.elements(b));
+                String said = log.toString(java.nio.charset.StandardCharsets.UTF_8);
+                assertTrue(said.contains("damaged state file " + att + ": ") && said.contains("moved to " + store.dir().resolve("damaged")), said);
+                assertEquals(List.of(), store.remove(a, els -> MAP_SKELETON), "a second DEL finds nothing and succeeds");
+                assertEquals(List.of(port("10.0.0.3")), store.remove(b, els -> MAP_SKELETON));
+                assertFalse(listMap(n).contains("8080"), listMap(n));
+                assertEquals(List.of("damaged", "lock", "netns-cookie", "skeletons"), stateFiles(store.dir()).stream()
+                        .map(f -> f.startsWith("damaged/") ? "damaged" : f).distinct().toList(), "only the record moved aside is left");
+            } finally {
+                Netns.delete(n);
+            }
+        }
+    }
+
+    /** GC of an attachment whose record is damaged: its elements go, the damage is named, the attachment GC keeps is untouched. */
+    @Test
+    void gcOfAnAttachmentWithADamagedRecordRemovesWhatItClaims() throws Exception {
+        String n = uniqueName();
+        ElementStore.Owner gone = new ElementStore.Owner("test", "net", "gone", "eth0");
+        ElementStore.Owner kept = new ElementStore.Owner("test", "net", "kept", "eth0");
+        ElementStore.Element other = new ElementStore.Element("es_map", "9090", "10.0.0.3");
+        java.io.ByteArrayOutputStream log = new java.io.ByteArrayOutputStream();
+        try (Netns ns = Netns.create(n)) {
+            ElementStore store = new ElementStore(Nft.in(ns), base, ElementStore.TABLE,
+                    new java.io.PrintStream(log, true, java.nio.charset.StandardCharsets.UTF_8));
+            store.put(gone, els -> MAP_SKELETON, List.of(port("10.0.0.2")));
+            store.put(kept, els -> MAP_SKELETON, List.of(other));
+            Path att = store.dir().resolve("att/test/net/gone@eth0");
+            Files.writeString(att, "{\"scope\":\"test\",\"elements\":[[\"es_map\",8080]]}");
+
+            assertEquals(List.of(gone), store.gc("test", "net", o -> o.equals(kept), els -> MAP_SKELETON));
+            String map = listMap(n);
+            assertTrue(!map.contains("8080") && map.contains("9090 comment \"test net kept eth0\" : 10.0.0.3"), map);
+            String said = log.toString(java.nio.charset.StandardCharsets.UTF_8);
+            assertTrue(said.contains("damaged state file " + att + ": elements[0][1]: expected a string"), said);
+            assertEquals(List.of(kept), store.owners("test", "net"));
+            assertEquals(List.of(other), store.elements(kept));
         } finally {
             Netns.delete(n);
         }

@@ -178,4 +178,18 @@ class TuningConfTest {
         assertEquals(new Backup(null, null, 9000, null, null), Backup.fromJson("{\n \"mtu\": 9000\n}"));
         assertEquals(Path.of("/run/cni/tuning/ctr_eth0.json"), Backup.file("/run/cni/tuning", "ctr", "eth0"));
     }
+
+    /** A damaged backup (truncated, wrong type, empty, not JSON) restores nothing, as upstream, and is named. */
+    @Test
+    void aDamagedBackupIsNamedAndRestoresNothing(@TempDir Path dir) throws IOException {
+        Path f = dir.resolve("ctr_eth0.json");
+        for (String damaged : List.of("{\n \"mtu\": 15", "{\"mtu\": \"1500\"}", "", "mtu=1500")) {
+            Files.writeString(f, damaged);
+            java.io.ByteArrayOutputStream log = new java.io.ByteArrayOutputStream();
+            assertEquals(new Backup(null, null, 0, null, null), Backup.load(f, new java.io.PrintStream(log, true, StandardCharsets.UTF_8)));
+            String said = log.toString(StandardCharsets.UTF_8);
+            assertTrue(said.startsWith("tuning: damaged state file " + f + ": ") && said.contains("nothing restored"), said);
+        }
+        assertNull(Backup.load(dir.resolve("none.json"), System.err));
+    }
 }

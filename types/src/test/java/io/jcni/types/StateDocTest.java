@@ -1,0 +1,56 @@
+package io.jcni.types;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class StateDocTest {
+    private static final String FILE = "/var/lib/cni/jcni/nft/4026531840/att/portmap/net/c1@eth0";
+
+    @Test
+    void readsWhatJcniWrote() {
+        StateDoc d = StateDoc.parse(FILE, "{\"scope\":\"portmap\",\"mtu\":1500,\"up\":true,\"elements\":[[\"s\",\"k\"],[\"m\",\"k\",\"v\"]]}");
+        assertEquals("portmap", d.string("scope"));
+        assertEquals(1500, d.integer("mtu", 0, 65535));
+        assertEquals(true, d.bool("up"));
+        assertEquals(List.of(List.of("s", "k"), List.of("m", "k", "v")), d.stringLists("elements"));
+        assertEquals(List.of(), d.strings("absent"));
+        assertEquals(List.of(1L, 3L), StateDoc.parse(FILE, "{\"r\":[1,3]}").integers("r", 0, 255));
+        assertEquals(null, d.optString("absent"));
+    }
+
+    /** Every damaged shape is one exception whose message names the file and, below the top level, the field. */
+    @Test
+    void everyDamagedShapeNamesTheFile() {
+        assertDamaged("empty", () -> StateDoc.parse(FILE, ""));
+        assertDamaged("empty", () -> StateDoc.parse(FILE, " \n"));
+        assertDamaged("not JSON", () -> StateDoc.parse(FILE, "{\"scope\":\"port"));            // truncated
+        assertDamaged("not JSON", () -> StateDoc.parse(FILE, "scope=portmap"));                // not JSON at all
+        assertDamaged("not JSON", () -> StateDoc.parse(FILE, "{\"a\":1}\u0000\u0000\u0000"));  // NUL tail of a torn write
+        assertDamaged("not a JSON object", () -> StateDoc.parse(FILE, "[\"portmap\"]"));
+        assertDamaged("not a JSON object", () -> StateDoc.parse(FILE, "null"));
+        StateDoc wrong = StateDoc.parse(FILE, "{\"scope\":7,\"mtu\":\"1500\",\"up\":\"yes\",\"elements\":{\"s\":\"k\"},\"ips\":[\"a\",1],"
+                + "\"tuples\":[[\"s\",\"k\"],\"s k\"],\"big\":1e3}");
+        assertDamaged("scope: expected a string", () -> wrong.string("scope"));
+        assertDamaged("missing: missing", () -> wrong.string("missing"));
+        assertDamaged("mtu: expected a whole number in [0, 65535]", () -> wrong.integer("mtu", 0, 65535));
+        assertDamaged("big: expected a whole number", () -> wrong.integer("big", 0, Long.MAX_VALUE));
+        assertDamaged("up: expected true or false", () -> wrong.bool("up"));
+        assertDamaged("elements: expected a list", () -> wrong.stringLists("elements"));
+        assertDamaged("ips[1]: expected a string", () -> wrong.strings("ips"));
+        assertDamaged("tuples[1]: expected a list", () -> wrong.stringLists("tuples"));
+        assertDamaged("ips[0]: expected a whole number in [0, 255]", () -> wrong.integers("ips", 0, 255));
+        assertDamaged("r[1]: expected a whole number in [0, 255]", () -> StateDoc.parse(FILE, "{\"r\":[1,256]}").integers("r", 0, 255));
+        assertDamaged("elements: expected an object", () -> StateDoc.parse(FILE, "{\"elements\":[]}").object("elements"));
+        StateDoc nested = StateDoc.parse(FILE, "{\"ack\":{\"1\":5}}").object("ack");
+        assertDamaged("ack.1: expected a string", () -> nested.string("1"));
+    }
+
+    private static void assertDamaged(String problem, org.junit.jupiter.api.function.Executable read) {
+        DamagedStateException e = assertThrows(DamagedStateException.class, read);
+        assertEquals(true, e.getMessage().startsWith("damaged state file " + FILE + ": "), e.getMessage());
+        assertEquals(true, e.getMessage().contains(problem), e.getMessage());
+    }
+}
