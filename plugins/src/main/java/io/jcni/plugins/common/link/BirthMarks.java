@@ -16,7 +16,8 @@ import java.util.function.LongPredicate;
 import java.util.stream.Stream;
 
 /**
- * The mark a host veth carries from its first moment until its owner tag replaces it.
+ * The mark a host link jcni creates (a host veth, bandwidth's ifb) carries from its first moment
+ * until its owner tag replaces it.
  *
  * <p>The kernel does not take IFLA_IFALIAS when it creates a link, so the owner tag
  * ({@link OwnedLinks}) needs a second request; a kill between the two used to leave a host end
@@ -60,9 +61,10 @@ public final class BirthMarks {
         return (group & ~PID_MASK) == BASE ? group & PID_MASK : -1;
     }
 
-    /** Whether the link is a host veth still carrying its birth mark: in a birth group, without alias. */
+    /** Whether the link is a host veth or ifb still carrying its birth mark: in a birth group, without alias. */
     static boolean isUntagged(Link l) {
-        return "veth".equals(l.kind()) && creatorOf(l.group()) >= 0 && (l.alias() == null || l.alias().isEmpty());
+        return ("veth".equals(l.kind()) || "ifb".equals(l.kind())) && creatorOf(l.group()) >= 0
+                && (l.alias() == null || l.alias().isEmpty());
     }
 
     /** Whether GC may delete the link: untagged, and its known creator is not alive. */
@@ -71,7 +73,7 @@ public final class BirthMarks {
         return creator > 0 && !alive.test(creator);
     }
 
-    /** The group this process marks the host veths it creates with. */
+    /** The group this process marks the host veths and ifbs it creates with. */
     public static int ownGroup() {
         return OwnGroup.VALUE;
     }
@@ -115,10 +117,14 @@ public final class BirthMarks {
     }
 
     /**
-     * Deletes the host veths of {@code host}'s namespace whose creator died between creating and
+     * Deletes the marked links of {@code host}'s namespace whose creator died between creating and
      * tagging them (see the class comment); returns their names. Nothing outside the initial PID
      * namespace.
      */
+    public static List<String> collectOrphans(Rtnl host, List<Link> links) {
+        return collectOrphans(host, links, BirthMarks::isAlive);
+    }
+
     static List<String> collectOrphans(Rtnl host, List<Link> links, LongPredicate alive) {
         List<String> removed = new ArrayList<>();
         if (!LiveNetns.seesEveryProcess()) return removed;

@@ -88,7 +88,7 @@ public final class OwnedLinks {
             Links.deleteQuietly(host, l.name());
             removed.add(l.name());
         }
-        removed.addAll(BirthMarks.collectOrphans(host, links, BirthMarks::isAlive));
+        removed.addAll(BirthMarks.collectOrphans(host, links));
         return removed;
     }
 

@@ -8,6 +8,7 @@ import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.TbfParams;
 import io.jcni.linux.Tc;
+import io.jcni.plugins.common.link.BirthMarks;
 import io.jcni.plugins.common.link.Links;
 import io.jcni.plugins.common.link.OwnedLinks;
 import io.jcni.plugins.skel.Phases.Phase;
@@ -45,7 +46,8 @@ import java.util.Set;
  * redirect. GC deletes ifbs whose attachment is not among {@code cni.dev/valid-attachments}: jcni
  * labels each ifb it creates with the alias {@code jcni-bandwidth/<network>/<containerID>/<ifname>}
  * (IFLA_IFALIAS, {@code ip link show} prints it; hashed as {@link OwnedLinks} does when too long);
- * ifbs without such an alias (e.g. created by the Go plugin) are never touched.
+ * ifbs without such an alias (e.g. created by the Go plugin) are never touched, except one born
+ * with jcni's birth mark whose creator died before tagging it ({@code BirthMarks}).
  *
  * <p>Differences from upstream: {@code shapedSubnets}/{@code unshapedSubnets} (newer upstream, HTB)
  * are validated and then refused when non-empty; rates below 8 bit/s are refused; a failed ADD
@@ -78,10 +80,12 @@ public final class BandwidthPlugin implements Plugin {
                 }
                 if (bw.shapesEgress()) {
                     String name = ifbName(req.networkName(), req.containerId());
-                    rt.addLink(NewLink.ifb(name).mtu(host.mtu()).txqlen(host.txqlen()).up());
+                    // Born marked with this process (BirthMarks): a kill before the tag below leaves
+                    // an ifb GC can still attribute and remove.
+                    rt.addLink(NewLink.ifb(name).mtu(host.mtu()).txqlen(host.txqlen()).group(BirthMarks.ownGroup()).up());
                     undo.add(() -> rt.deleteLink(name));
                     Link ifb = rt.link(name);
-                    rt.setAlias(ifb.index(), alias(req.networkName(), req.containerId(), req.ifname()));
+                    rt.setAliasAndGroup(ifb.index(), alias(req.networkName(), req.containerId(), req.ifname()), 0);
                     interfaces.add(new Result.Interface(name, ifb.mac() == null ? null : ifb.mac().toString(), null));
                     tc.addIngress(host.index());
                     undo.add(() -> tc.deleteQdisc(host.index(), Tc.HANDLE_INGRESS));
@@ -152,7 +156,8 @@ public final class BandwidthPlugin implements Plugin {
         Set<String> keep = OwnedLinks.tagsOf(ALIAS_KIND, req.networkName(), req.validAttachments());
         CniException failure = null;
         try (Rtnl rt = Rtnl.open()) {
-            for (Link l : rt.links()) {
+            List<Link> links = rt.links();
+            for (Link l : links) {
                 // ours and stale, or retired by a DEL whose deletion never ran (the daemon died)
                 if (!"ifb".equals(l.kind()) || !OwnedLinks.isTagOf(ALIAS_KIND, l.alias(), req.networkName())
                         || !(Links.isRetired(l) || (l.name().startsWith(IFB_PREFIX) && !keep.contains(l.alias())))) {
@@ -164,6 +169,8 @@ public final class BandwidthPlugin implements Plugin {
                     if (!e.is(Errno.ENODEV)) failure = new CniException(ErrorCode.INTERNAL, "delete ifb " + l.name(), e);
                 }
             }
+            // An ifb whose creator was killed before it could tag it belongs to no attachment.
+            BirthMarks.collectOrphans(rt, links);
         }
         if (failure != null) throw failure;
     }

@@ -80,6 +80,15 @@ class BirthMarksNetnsTest {
     }
 
     @Test
+    void anIfbWhoseCreatorWasKilledBeforeTaggingIsCollectedAndALiveOnesIsNot() throws Exception {
+        hrt.addLink(NewLink.ifb("bwpbmorph0").group(BirthMarks.groupOf(deadPid())));
+        hrt.addLink(NewLink.ifb("bwpbmlive0").group(BirthMarks.ownGroup()));
+        assertEquals(List.of("bwpbmorph0"), BirthMarks.collectOrphans(hrt, hrt.links()));
+        assertTrue(hrt.findLink("bwpbmorph0").isEmpty());
+        assertTrue(hrt.findLink("bwpbmlive0").isPresent(), "its creator (this JVM) is alive");
+    }
+
+    @Test
     void aHostEndAnInFlightAddIsAboutToTagIsNeverCollected() {
         // This JVM is the creator, alive between its two requests.
         Link marked = createMarked("vbmlive0", "eth0", BirthMarks.ownGroup());

@@ -43,7 +43,9 @@ class BirthMarksTest {
         assertFalse(BirthMarks.isOrphan(veth(0, null), pid -> false), "an untagged veth in the default group is not ours");
         assertFalse(BirthMarks.isOrphan(veth(Links.RETIRED_GROUP, null), pid -> false), "retired: its own sweep deletes it");
         Link bridge = new Link(7, "br0", "bridge", 0, 1500, null, 0, 1000, 0, -1, null, 0, null, g);
-        assertFalse(BirthMarks.isOrphan(bridge, pid -> false), "only veths are marked");
+        assertFalse(BirthMarks.isOrphan(bridge, pid -> false), "only veths and ifbs are marked");
+        Link ifb = new Link(8, "bwp0123456789ab", "ifb", 0, 1500, null, 0, 1000, 0, -1, null, 0, null, g);
+        assertTrue(BirthMarks.isOrphan(ifb, pid -> false), "bandwidth's ifb is born marked too");
     }
 
     @Test

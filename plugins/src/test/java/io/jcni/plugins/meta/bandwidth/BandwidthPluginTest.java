@@ -82,6 +82,7 @@ class BandwidthPluginTest {
             assertEquals(link.get("address"), ifbIf.get("mac"));
             assertEquals("ifb", Json.asObject(link.get("linkinfo")).get("info_kind"));
             assertEquals("jcni-bandwidth/bwnet/ctr-shape/eth0", link.get("ifalias"));
+            assertEquals("default", link.get("group"), "tagged, and out of its birth group in the same request");
             assertEquals(1500L, num(link, "mtu"));
 
             Map<String, Object> hostTbf = qdisc(w, "vh0", "tbf");
