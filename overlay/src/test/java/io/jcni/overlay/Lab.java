@@ -316,8 +316,11 @@ final class Lab implements AutoCloseable {
                 // best effort
             }
         }
-        // SIGKILL, not the clean stop: a lease release to an etcd a test killed would only wait.
-        for (JcnidProcess agent : agents.values()) agent.kill();
-        world.close();
+        try {
+            // SIGKILL, not the clean stop: a lease release to an etcd a test killed would only wait.
+            for (JcnidProcess agent : agents.values()) agent.kill();
+        } finally {
+            world.close();
+        }
     }
 }
