@@ -36,6 +36,8 @@ class LoopbackTest {
         world = new World("jt");
         name = world.host;
         path = World.path(name);
+        // The world brings lo up in every namespace it makes; bringing it up is this plugin's job.
+        World.ip(name, "link", "set", "lo", "down");
     }
 
     @AfterEach
