@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jcni.common.Launcher;
 import io.jcni.testfixtures.Jvm;
+import io.jcni.testfixtures.World;
 import io.jcni.types.Json;
 import java.io.File;
 import java.io.IOException;
@@ -16,7 +17,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -36,6 +36,7 @@ class MessagesTest {
     Path bin;
     Path conf;
     String netns;
+    World world;
 
     record Run(int rc, String out, String err) {}
 
@@ -50,8 +51,9 @@ class MessagesTest {
 
     @BeforeEach
     void setUp() throws Exception {
+        world = new World("jmsg");
         // World-readable (nobody runs in it), unique: other tests run at the same time.
-        tmp = Files.createTempDirectory("jcni-msg-");
+        tmp = world.dir;
         Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
         bin = Files.createDirectories(tmp.resolve("bin"));
         conf = Files.createDirectories(tmp.resolve("net.d"));
@@ -59,14 +61,12 @@ class MessagesTest {
         Files.writeString(conf.resolve("10-m.conflist"), """
                 {"cniVersion":"1.0.0","name":"msgnet","plugins":[{"type":"bridge","bridge":"jmsg0",
                  "ipam":{"type":"host-local","subnet":"10.98.0.0/24","dataDir":"%s"}}]}""".formatted(tmp.resolve("ipam")));
-        netns = "jmsg-" + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 24));
-        assertEquals(0, run(List.of("ip", "netns", "add", netns), Map.of(), null).rc());
+        netns = world.host;
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        run(List.of("ip", "netns", "del", netns), Map.of(), null);
-        run(List.of("rm", "-rf", tmp.toString()), Map.of(), null);
+        world.close();
     }
 
     static Run run(List<String> cmd, Map<String, String> env, String stdin) throws IOException, InterruptedException {

@@ -9,14 +9,14 @@ import io.jcni.common.Launcher;
 import io.jcni.runtime.Cni;
 import io.jcni.testfixtures.Jvm;
 import io.jcni.testfixtures.Peers;
+import io.jcni.testfixtures.Proc;
+import io.jcni.testfixtures.World;
 import io.jcni.types.Json;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -41,6 +41,7 @@ import org.junit.jupiter.api.Test;
 class ReferencePluginsInteropTest {
 
     static final Path REF = Path.of("/usr/lib/cni");
+    static World world;
     static String host;
     static String ctr;
     static Path tmp;
@@ -58,17 +59,14 @@ class ReferencePluginsInteropTest {
     static void createWorld() throws Exception {
         assumeTrue("root".equals(System.getProperty("user.name")), "needs root");
         Peers.requireExecutable(REF.resolve("bridge"), "containernetworking-plugins");
-        String id = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
-        host = "jrt-host-" + id;
-        ctr = "jrt-ctr-" + id;
-        tmp = Files.createTempDirectory("jrt-interop-");
+        world = new World("jrt");
+        host = world.host;
+        tmp = world.dir;
         cache = tmp.resolve("cache");
         ipam = tmp.resolve("ipam");
         Path conf = Files.createDirectories(tmp.resolve("net.d"));
-        sh("ip", "netns", "add", host);
-        sh("ip", "netns", "add", ctr);
-        sh("ip", "-n", host, "link", "set", "lo", "up");
-        netnsPath = "/var/run/netns/" + ctr;
+        netnsPath = world.container();
+        ctr = World.nsName(netnsPath);
         containerId = Main.containerId(netnsPath);
 
         String bridge = """
@@ -86,15 +84,7 @@ class ReferencePluginsInteropTest {
 
     @AfterAll
     static void destroyWorld() throws Exception {
-        if (host != null) {
-            quiet("ip", "netns", "del", ctr);
-            quiet("ip", "netns", "del", host);
-        }
-        if (tmp != null) {
-            try (Stream<Path> s = Files.walk(tmp)) {
-                for (Path p : s.sorted(Comparator.reverseOrder()).toList()) Files.deleteIfExists(p);
-            }
-        }
+        if (world != null) world.close();
         if (host != null) {
             String netns = sh("ip", "netns", "list");
             assertFalse(netns.contains(host) || netns.contains(ctr), netns);
@@ -217,23 +207,7 @@ class ReferencePluginsInteropTest {
         return String.join(":", cp);
     }
 
-    private static String sh(String... cmd) throws Exception {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        byte[] out = p.getInputStream().readAllBytes();
-        if (!p.waitFor(30, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError(String.join(" ", cmd) + " hung");
-        }
-        String s = new String(out, StandardCharsets.UTF_8);
-        if (p.exitValue() != 0) throw new AssertionError(String.join(" ", cmd) + " failed: " + s);
-        return s;
-    }
-
-    private static void quiet(String... cmd) {
-        try {
-            sh(cmd);
-        } catch (Exception | AssertionError ignored) {
-            // cleanup is best effort
-        }
+    private static String sh(String... cmd) {
+        return Proc.ok(cmd);
     }
 }

@@ -1,30 +1,37 @@
 package io.jcni.linux;
 
+import io.jcni.testfixtures.Proc;
+import io.jcni.testfixtures.World;
 import io.jcni.types.Json;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
- * A throwaway named network namespace for one test, with an rtnetlink client in it. Everything a
- * test creates lives in such namespaces; closing removes the namespace and, with it, its links.
+ * A throwaway named network namespace for one test (testfixtures' {@link World}: its host
+ * namespace), with an rtnetlink client in it. Everything a test creates lives in such namespaces;
+ * closing removes the namespace and, with it, its links.
  */
 final class Scratch implements AutoCloseable {
     final String name;
     final Netns ns;
     final Rtnl rt;
+    private final World world;
 
-    private Scratch(String name, Netns ns, Rtnl rt) {
-        this.name = name;
-        this.ns = ns;
-        this.rt = rt;
+    private Scratch(World world) {
+        this.world = world;
+        this.name = world.host;
+        this.ns = Netns.open(World.path(name));
+        world.onClose("netns handle", ns);
+        this.rt = Rtnl.open(ns);
+        world.onClose("rtnetlink socket", rt);
     }
 
+    /** A name no namespace of this or another test has (for a namespace a test makes with Netns itself). */
     static String uniqueName() {
         byte[] b = new byte[4];
         ThreadLocalRandom.current().nextBytes(b);
@@ -32,28 +39,23 @@ final class Scratch implements AutoCloseable {
     }
 
     static Scratch create() {
-        String name = uniqueName();
-        Netns ns = Netns.create(name);
+        World world;
         try {
-            return new Scratch(name, ns, Rtnl.open(ns));
+            world = new World("jl");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        try {
+            return new Scratch(world);
         } catch (RuntimeException e) {
-            ns.close();
-            Netns.delete(name);
+            world.close();
             throw e;
         }
     }
 
     @Override
     public void close() {
-        try {
-            rt.close();
-        } finally {
-            try {
-                ns.close();
-            } finally {
-                Netns.delete(name);
-            }
-        }
+        world.close();
     }
 
     /** Runs {@code ip -n NAME args...}; fails the test on a non-zero exit. */
@@ -85,39 +87,12 @@ final class Scratch implements AutoCloseable {
     }
 
     static String exec(List<String> cmd) {
-        try {
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-            byte[] out = p.getInputStream().readAllBytes();
-            if (!p.waitFor(20, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new AssertionError("timed out: " + cmd);
-            }
-            String s = new String(out, StandardCharsets.UTF_8);
-            if (p.exitValue() != 0) throw new AssertionError(cmd + " exited " + p.exitValue() + ": " + s);
-            return s;
-        } catch (IOException e) {
-            throw new AssertionError(cmd + ": " + e, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        Proc.Out out = Proc.run(new ProcessBuilder(cmd).redirectErrorStream(true), null, 20);
+        return out.ok(cmd);
     }
 
     static int exitCode(List<String> cmd) {
-        try {
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-            p.getInputStream().readAllBytes();
-            if (!p.waitFor(20, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new AssertionError("timed out: " + cmd);
-            }
-            return p.exitValue();
-        } catch (IOException e) {
-            throw new AssertionError(cmd + ": " + e, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        return Proc.run(new ProcessBuilder(cmd).redirectErrorStream(true), null, 20).rc();
     }
 
     static int openFdCount() {

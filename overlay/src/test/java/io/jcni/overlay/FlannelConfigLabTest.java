@@ -36,11 +36,11 @@ class FlannelConfigLabTest {
                         "net.ipv4.conf.default.rp_filter=1", "net.ipv4.conf.eth0.rp_filter=1");
             }
             Map<Integer, SubnetFile> envs = bringUp(lab, 3);
-            Map<Integer, String> pods = pods(lab, envs);
+            Map<Integer, String> pods = lab.addPods(envs);
             for (int i = 1; i <= 3; i++) {
                 assertEquals("1", Lab.sh("nsenter", "--net=/var/run/netns/" + lab.host(i), "sysctl", "-n", "net.ipv4.conf.all.rp_filter").strip());
             }
-            allPodsReachEachOther(lab, pods, 1450);
+            lab.assertPodsReachEachOther(pods, 1450);
             for (int a = 1; a <= 3; a++) {
                 for (int b = 1; b <= 3; b++) {
                     if (a == b) continue;
@@ -64,7 +64,7 @@ class FlannelConfigLabTest {
             lab.start("{\"network\":\"10.72.0.0/16\",\"backend\":{\"type\":\"host-gw\"}}");
             Map<Integer, SubnetFile> envs = bringUp(lab, 2);
             assertEquals(1500, envs.get(1).mtu());
-            allPodsReachEachOther(lab, pods(lab, envs), 1500);
+            lab.assertPodsReachEachOther(lab.addPods(envs), 1500);
             String route = Lab.sh("ip", "-n", lab.host(1), "route", "show", envs.get(2).subnet().masked().toString());
             assertTrue(route.contains("via " + Lab.hostIp(2) + " dev eth0"), route);
             assertFalse(Lab.sh("ip", "-n", lab.host(1), "link").contains("flannel."), "no VXLAN device");
@@ -91,7 +91,7 @@ class FlannelConfigLabTest {
             assertTrue(link.contains("mtu 1350") && link.contains("vxlan id 4096") && link.contains("dstport 8472") && link.contains("gbp"), link);
             String lease2 = lab.etcdctl("get", Lease.key(lab.prefix, envs.get(2).subnet().masked())).stdout();
             assertTrue(lease2.contains("\"PublicIP\":\"" + Lab.hostIp(2) + "\"") && lease2.contains("\"VNI\":4096"), lease2);
-            allPodsReachEachOther(lab, pods(lab, envs), 1350);
+            lab.assertPodsReachEachOther(lab.addPods(envs), 1350);
         }
     }
 
@@ -105,8 +105,8 @@ class FlannelConfigLabTest {
             String good = "{\"Network\":\"10.74.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}";
             lab.start(good);
             Map<Integer, SubnetFile> envs = bringUp(lab, 2);
-            Map<Integer, String> pods = pods(lab, envs);
-            allPodsReachEachOther(lab, pods, 1450);
+            Map<Integer, String> pods = lab.addPods(envs);
+            lab.assertPodsReachEachOther(pods, 1450);
             String route = Lab.sh("ip", "-n", lab.host(1), "route", "show", envs.get(2).subnet().masked().toString());
 
             assertEquals(0, lab.etcdctl("put", lab.prefix + "/config", "{\"Network\":\"10.74.0.0/16\",\"Backend\":{\"Type\":\"udp\"}}").exit());
@@ -139,23 +139,5 @@ class FlannelConfigLabTest {
         Map<Integer, SubnetFile> envs = new LinkedHashMap<>();
         for (int i = 1; i <= hosts; i++) envs.put(i, lab.awaitSubnetEnv(i));
         return envs;
-    }
-
-    private static Map<Integer, String> pods(Lab lab, Map<Integer, SubnetFile> envs) throws Exception {
-        Map<Integer, String> pods = new LinkedHashMap<>();
-        for (var e : envs.entrySet()) pods.put(e.getKey(), lab.addPod(e.getKey(), e.getValue()));
-        return pods;
-    }
-
-    private static void allPodsReachEachOther(Lab lab, Map<Integer, String> pods, int mtu) throws Exception {
-        for (int a : pods.keySet()) {
-            for (int b : pods.keySet()) {
-                if (a == b) continue;
-                String to = pods.get(b);
-                Lab.waitFor("pod " + a + " -> pod " + b + "\n" + lab.log(a), Duration.ofSeconds(20), () -> lab.ping(lab.pod(a), to, -1));
-                assertTrue(lab.ping(lab.pod(a), to, mtu - 28), "a full-size packet with DF set crosses: " + a + " -> " + b);
-            }
-        }
-        assertFalse(lab.ping(lab.pod(1), pods.get(2), mtu - 27), "one byte more does not fit in the pod MTU");
     }
 }

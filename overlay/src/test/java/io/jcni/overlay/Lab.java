@@ -5,8 +5,11 @@ import io.jcni.linux.Netns;
 import io.jcni.plugins.PluginRegistry;
 import io.jcni.plugins.meta.flannel.SubnetFile;
 import io.jcni.plugins.skel.Skel;
+import io.jcni.testfixtures.Await;
+import io.jcni.testfixtures.JcnidProcess;
 import io.jcni.testfixtures.Jvm;
 import io.jcni.testfixtures.Proc;
+import io.jcni.testfixtures.World;
 import io.jcni.types.Cidr;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -14,43 +17,45 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A multi-host lab built from namespaces, torn down by {@link #close}: a private "lab" netns holding
- * the underlay bridge and a real etcd (Debian's etcd-server) on 192.168.77.1, and N "host" netns
- * attached to the bridge by veth (eth0 = 192.168.77.(10+i)). Each host runs a real jcnid with
- * {@code --overlay} in its namespace (its own socket, log and subnet.env); pods are netns with a
- * veth to the host's bridge cni0. Every process is started and stopped by pid; names carry a random suffix.
+ * A multi-host lab on testfixtures' {@link World}, torn down by {@link #close}: the world's host
+ * namespace is the "lab" one, holding the underlay bridge and a real etcd (Debian's etcd-server) on
+ * 192.168.77.1, and N "host" netns attached to the bridge by veth (eth0 = 192.168.77.(10+i)). Each
+ * host runs a real jcnid with {@code --overlay} in its namespace ({@link JcnidProcess}: its own socket,
+ * log and subnet.env); pods are netns with a veth to the host's bridge cni0. Every process is started
+ * and stopped by pid; names are {@code jo-ROLE-ID}.
  */
 final class Lab implements AutoCloseable {
     static final String ETCD_IP = "192.168.77.1";
     static final String ETCD = "http://" + ETCD_IP + ":2379";
 
-    final String sfx = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt()).substring(2);
-    final String labNs = "jo-" + sfx + "-lab";
-    final String prefix = "/jcni-lab-" + sfx + "/network";
+    private final World world;
+    final String sfx;
+    final String labNs;
+    final String prefix;
     final Path dir;
-    private final List<String> namespaces = new ArrayList<>();
-    private final Map<Integer, Process> agents = new LinkedHashMap<>();
+    private final Map<Integer, JcnidProcess> agents = new LinkedHashMap<>();
     private Process etcd;
 
     Lab() throws IOException {
-        dir = Files.createTempDirectory("jcni-lab-");
+        world = new World("jo");
+        sfx = world.id;
+        labNs = world.host;
+        prefix = "/jcni-lab-" + sfx + "/network";
+        dir = world.dir;
     }
 
     String host(int i) {
-        return "jo-" + sfx + "-h" + i;
+        return world.name("h" + i);
     }
 
     String pod(int i) {
-        return "jo-" + sfx + "-p" + i;
+        return world.name("p" + i);
     }
 
     static String hostIp(int i) {
@@ -59,22 +64,18 @@ final class Lab implements AutoCloseable {
 
     /** The underlay and etcd; then {@link #addHost} for each host. */
     void start(String networkConfig) throws Exception {
-        netns(labNs);
-        sh("ip", "-n", labNs, "link", "add", "ul", "type", "bridge");
-        sh("ip", "-n", labNs, "addr", "add", ETCD_IP + "/24", "dev", "ul");
-        sh("ip", "-n", labNs, "link", "set", "ul", "up");
+        World.bridge(labNs, "ul", ETCD_IP + "/24");
         startEtcd();
         waitFor("etcd answers", Duration.ofSeconds(30), () -> etcdctl("put", prefix + "/config", networkConfig).exit() == 0);
     }
 
     /** Starts etcd (again: same data directory) in the lab netns. */
     void startEtcd() throws IOException {
-        etcd = new ProcessBuilder("nsenter", "--net=/var/run/netns/" + labNs, "etcd", "--name", "lab",
+        etcd = world.start(labNs, List.of("etcd", "--name", "lab",
                 "--data-dir", dir.resolve("etcd").toString(),
                 "--listen-client-urls", ETCD, "--advertise-client-urls", ETCD,
                 "--listen-peer-urls", "http://127.0.0.1:2380", "--initial-advertise-peer-urls", "http://127.0.0.1:2380",
-                "--initial-cluster", "lab=http://127.0.0.1:2380")
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("etcd.log").toFile())).start();
+                "--initial-cluster", "lab=http://127.0.0.1:2380"), dir.resolve("etcd.log"));
     }
 
     /** SIGSTOP / SIGCONT to etcd (by pid: nsenter execs etcd, so the process is etcd itself). */
@@ -90,11 +91,9 @@ final class Lab implements AutoCloseable {
     void addHost(int i) throws Exception {
         String h = host(i);
         netns(h);
-        sh("ip", "-n", labNs, "link", "add", "h" + i, "type", "veth", "peer", "name", "eth0", "netns", h);
-        sh("ip", "-n", labNs, "link", "set", "h" + i, "master", "ul", "up");
-        sh("ip", "-n", h, "addr", "add", hostIp(i) + "/24", "dev", "eth0");
-        sh("ip", "-n", h, "link", "set", "eth0", "up");
-        sh("nsenter", "--net=/var/run/netns/" + h, "sysctl", "-qw", "net.ipv4.ip_forward=1");
+        World.attach(labNs, "ul", "h" + i, h, "eth0");
+        World.ip(h, "addr", "add", hostIp(i) + "/24", "dev", "eth0");
+        World.sysctl(h, "net.ipv4.ip_forward=1");
         Files.createDirectories(dir.resolve(h));
     }
 
@@ -107,7 +106,7 @@ final class Lab implements AutoCloseable {
     void enableIpv6(int i) throws Exception {
         String h = host(i);
         sh("ip", "-n", h, "-6", "addr", "add", hostIp6(i) + "/64", "dev", "eth0", "nodad");
-        sh("nsenter", "--net=/var/run/netns/" + h, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1");
+        World.sysctl(h, "net.ipv6.conf.all.forwarding=1");
     }
 
     /** subnet.env of host i as text, once written. */
@@ -154,9 +153,7 @@ final class Lab implements AutoCloseable {
 
     /** {@code cmd} run inside host i's namespace (nsenter: the command keeps its own pid for stopping it). */
     List<String> inHost(int i, List<String> cmd) {
-        List<String> c = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + host(i)));
-        c.addAll(cmd);
-        return c;
+        return World.inNs(host(i), cmd);
     }
 
     /** Starts host i's jcnid --overlay (a separate JVM inside the host netns). */
@@ -166,29 +163,21 @@ final class Lab implements AutoCloseable {
 
     /** The same, choosing the underlay with {@code underlayFlags} (--iface, --iface-regex, --iface-can-reach) instead of {@code --iface eth0}. */
     void startAgentOn(int i, List<String> underlayFlags, String... extra) throws IOException {
-        String h = host(i);
-        Path hd = dir.resolve(h);
-        List<String> cmd = inHost(i, Jvm.command(Launcher.Kind.DAEMON, "io.jcni.daemon.Jcnid", "start", "--foreground",
-                "--socket", hd.resolve("jcnid.sock").toString(), "--overlay", "--etcd-endpoints", ETCD, "--etcd-prefix", prefix,
+        Path hd = dir.resolve(host(i));
+        List<String> options = new ArrayList<>(List.of("--overlay", "--etcd-endpoints", ETCD, "--etcd-prefix", prefix,
                 "--subnet-file", subnetFile(i).toString(), "--subnet-lease-ttl", "3", "--ip-masq"));
-        cmd.addAll(underlayFlags);
-        cmd.addAll(List.of(extra));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(hd.resolve("jcnid.log").toFile())).start();
-        agents.put(i, p);
+        options.addAll(underlayFlags);
+        options.addAll(List.of(extra));
+        agents.put(i, JcnidProcess.start(world, host(i), socket(i), hd.resolve("jcnid.log"), options.toArray(String[]::new)));
     }
 
     void killAgent(int i) throws InterruptedException {
-        Process p = agents.remove(i);
-        p.destroyForcibly();
-        p.waitFor(10, TimeUnit.SECONDS);
+        agents.remove(i).kill();
     }
 
     /** SIGTERM: the daemon's clean shutdown (releases the lease). */
     void stopAgent(int i) throws InterruptedException {
-        Process p = agents.remove(i);
-        p.destroy();
-        if (!p.waitFor(20, TimeUnit.SECONDS)) p.destroyForcibly();
+        agents.remove(i).stop();
     }
 
     String log(int i) {
@@ -221,6 +210,29 @@ final class Lab implements AutoCloseable {
         sh("ip", "-n", p, "link", "set", "eth0", "up");
         sh("ip", "-n", p, "route", "add", "default", "via", gw);
         return ip;
+    }
+
+    /** A pod on each host of {@code envs} ({@link #addPod}); the pods' addresses by host. */
+    Map<Integer, String> addPods(Map<Integer, SubnetFile> envs) throws Exception {
+        Map<Integer, String> pods = new LinkedHashMap<>();
+        for (var e : envs.entrySet()) pods.put(e.getKey(), addPod(e.getKey(), e.getValue()));
+        return pods;
+    }
+
+    /**
+     * Every pod reaches every other (waiting up to 20 s for each path), a packet of the full pod
+     * {@code mtu} with DF set crosses, and one byte more does not (pod 1 to pod 2).
+     */
+    void assertPodsReachEachOther(Map<Integer, String> pods, int mtu) throws Exception {
+        for (int a : pods.keySet()) {
+            for (int b : pods.keySet()) {
+                if (a == b) continue;
+                String to = pods.get(b);
+                waitFor("pod " + a + " -> pod " + b + "\n" + log(a), Duration.ofSeconds(20), () -> ping(pod(a), to, -1));
+                if (!ping(pod(a), to, mtu - 28)) throw new AssertionError("a full-size packet with DF set crosses: " + a + " -> " + b);
+            }
+        }
+        if (ping(pod(1), pods.get(2), mtu - 27)) throw new AssertionError("one byte more does not fit in the pod MTU");
     }
 
     /**
@@ -256,24 +268,22 @@ final class Lab implements AutoCloseable {
     }
 
     /** One ping from pod/host netns {@code ns}; {@code size} -1 for the default, else with DF set. */
-    boolean ping(String ns, String ip, int size) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + ns, "ping", "-c1", "-W1"));
+    boolean ping(String ns, String ip, int size) {
+        List<String> cmd = new ArrayList<>(List.of("ping", "-c1", "-W1"));
         if (size >= 0) cmd.addAll(List.of("-M", "do", "-s", Integer.toString(size)));
         cmd.add(ip);
-        return run(cmd).exit() == 0;
+        return World.in(ns, cmd.toArray(String[]::new)).rc() == 0;
     }
 
     Out etcdctl(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + labNs, "env", "ETCDCTL_API=3", "etcdctl",
+        List<String> cmd = World.exec(labNs, List.of("env", "ETCDCTL_API=3", "etcdctl",
                 "--endpoints", ETCD, "--dial-timeout", "2s", "--command-timeout", "5s"));
         cmd.addAll(List.of(args));
         return run(cmd);
     }
 
-    void netns(String name) throws Exception {
-        sh("ip", "netns", "add", name);
-        namespaces.add(name);
-        sh("ip", "-n", name, "link", "set", "lo", "up");
+    void netns(String name) {
+        world.namespace(name);
     }
 
     record Out(String stdout, int exit) {}
@@ -289,12 +299,7 @@ final class Lab implements AutoCloseable {
     }
 
     static void waitFor(String what, Duration max, BooleanSupplierX cond) throws Exception {
-        long end = System.nanoTime() + max.toNanos();
-        while (System.nanoTime() < end) {
-            if (cond.getAsBoolean()) return;
-            Thread.sleep(100);
-        }
-        throw new AssertionError("timed out waiting for " + what);
+        Await.until(what, max, cond::getAsBoolean);
     }
 
     /** A condition that may throw. */
@@ -303,7 +308,7 @@ final class Lab implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public void close() throws InterruptedException {
         if (etcd != null && etcd.isAlive()) {
             try {
                 freezeEtcd(false); // a test that failed while etcd was stopped
@@ -311,34 +316,11 @@ final class Lab implements AutoCloseable {
                 // best effort
             }
         }
-        for (Process p : agents.values()) p.destroyForcibly();
-        for (Process p : agents.values()) {
-            try {
-                p.waitFor(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        agents.clear();
-        if (etcd != null) {
-            etcd.destroyForcibly();
-            try {
-                etcd.waitFor(10, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        for (String ns : namespaces.reversed()) {
-            try {
-                run(List.of("ip", "netns", "delete", ns));
-            } catch (Exception ignored) {
-                // best effort; the next one still goes
-            }
-        }
-        try (var s = Files.walk(dir)) {
-            s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException ignored) {
-            // temp dir
+        try {
+            // SIGKILL, not the clean stop: a lease release to an etcd a test killed would only wait.
+            for (JcnidProcess agent : agents.values()) agent.kill();
+        } finally {
+            world.close();
         }
     }
 }

@@ -91,8 +91,8 @@ class OverlayLabTest {
             for (int i = 1; i <= n; i++) lab.startAgent(i);
             Map<Integer, SubnetFile> envs = new LinkedHashMap<>();
             for (int i = 1; i <= n; i++) envs.put(i, lab.awaitSubnetEnv(i));
-            Map<Integer, String> pods = pods(lab, envs);
-            allPodsReachEachOther(lab, pods, 1450);
+            Map<Integer, String> pods = lab.addPods(envs);
+            lab.assertPodsReachEachOther(pods, 1450);
 
             lab.killEtcd();
             Thread.sleep(4000); // longer than the lease TTL (3 s): nothing may be torn down meanwhile
@@ -129,7 +129,7 @@ class OverlayLabTest {
             lab.startEtcd();
             Map<Integer, SubnetFile> envs = new LinkedHashMap<>();
             for (int i = 1; i <= 2; i++) envs.put(i, lab.awaitSubnetEnv(i));
-            allPodsReachEachOther(lab, pods(lab, envs), 1450);
+            lab.assertPodsReachEachOther(lab.addPods(envs), 1450);
         }
     }
 
@@ -199,9 +199,9 @@ class OverlayLabTest {
     private static Connected connected(Lab lab, String config, int podMtu) throws Exception {
         lab.start(config);
         Map<Integer, SubnetFile> envs = bringUp(lab);
-        Map<Integer, String> pods = pods(lab, envs);
+        Map<Integer, String> pods = lab.addPods(envs);
         assertEquals(podMtu, envs.get(1).mtu(), "FLANNEL_MTU");
-        allPodsReachEachOther(lab, pods, podMtu);
+        lab.assertPodsReachEachOther(pods, podMtu);
         return new Connected(envs, pods);
     }
 
@@ -223,23 +223,5 @@ class OverlayLabTest {
         }
         assertEquals(HOSTS, distinct.size(), "every host its own subnet");
         return envs;
-    }
-
-    private static Map<Integer, String> pods(Lab lab, Map<Integer, SubnetFile> envs) throws Exception {
-        Map<Integer, String> pods = new LinkedHashMap<>();
-        for (var e : envs.entrySet()) pods.put(e.getKey(), lab.addPod(e.getKey(), e.getValue()));
-        return pods;
-    }
-
-    private static void allPodsReachEachOther(Lab lab, Map<Integer, String> pods, int mtu) throws Exception {
-        for (int a : pods.keySet()) {
-            for (int b : pods.keySet()) {
-                if (a == b) continue;
-                String to = pods.get(b);
-                Lab.waitFor("pod " + a + " -> pod " + b + "\n" + lab.log(a), Duration.ofSeconds(20), () -> lab.ping(lab.pod(a), to, -1));
-                assertTrue(lab.ping(lab.pod(a), to, mtu - 28), "a full-size packet with DF set crosses: " + a + " -> " + b);
-            }
-        }
-        assertFalse(lab.ping(lab.pod(1), pods.get(2), mtu - 27), "one byte more does not fit in the pod MTU");
     }
 }

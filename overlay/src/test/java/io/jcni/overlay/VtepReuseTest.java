@@ -9,8 +9,10 @@ import io.jcni.linux.Netns;
 import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
 import io.jcni.linux.VxlanParams;
+import io.jcni.testfixtures.World;
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Tag;
@@ -44,9 +46,8 @@ class VtepReuseTest {
     /** In a scratch namespace: a flannel.1 made with port 4789 and learning on is recreated as the agent's; the agent's own is kept (same MAC). */
     @Test
     @Tag("root")
-    void anIncompatibleDeviceIsRecreatedAndACompatibleOneKept() {
-        String name = "jvtep-" + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() & 0xffffffL);
-        try (Netns ns = Netns.create(name); Rtnl rt = Rtnl.open(ns)) {
+    void anIncompatibleDeviceIsRecreatedAndACompatibleOneKept() throws IOException {
+        try (World w = new World("jvtep"); Netns ns = Netns.open(World.path(w.host)); Rtnl rt = Rtnl.open(ns)) {
             rt.addLink(NewLink.bridge("under0")); // any device with an address will do (no dummy module here)
             Link under = rt.link("under0");
             rt.addAddress(under.index(), LOCAL, 24, false);
@@ -67,8 +68,6 @@ class VtepReuseTest {
             assertEquals(1, notices.size(), "kept: " + notices);
             assertEquals(first.vtepMac(), again.vtepMac());
             assertFalse(first.vtepMac().isEmpty());
-        } finally {
-            Netns.delete(name);
         }
     }
 }

@@ -1,52 +1,16 @@
 package io.jcni.testkit;
 
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
-import java.util.HexFormat;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * A private world for one test: a "host" network namespace where plugins run (so bridges, veths and
- * sysctls land there), container namespaces, and a scratch directory for configs, the result cache
- * and IPAM state. {@link #close()} removes every piece, whatever happened.
+ * testfixtures' {@link io.jcni.testfixtures.World} for the end-to-end suites: names {@code jts-ROLE-ID},
+ * and commands in the host namespace through {@link Sh} (the installed product is run there).
  */
-public final class World implements AutoCloseable {
-    public final String id = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
-    public final String host = "jts-h-" + id;
-    public final Path dir;
-    /**
-     * Synchronized: tests create containers from several threads (chaos ConcurrentAddsTest uses 8),
-     * and a plain list lost names under that race, so close() left those namespaces behind.
-     */
-    private final List<String> namespaces = Collections.synchronizedList(new ArrayList<>());
-
+public final class World extends io.jcni.testfixtures.World {
     public World() throws IOException {
-        dir = Files.createTempDirectory("jcni-world-");
-        namespace(host);
-    }
-
-    /** Creates a namespace (lo up) and returns its path. */
-    public String namespace(String name) {
-        Sh.run("ip", "netns", "add", name).ok();
-        namespaces.add(name);
-        Sh.run("ip", "-n", name, "link", "set", "lo", "up").ok();
-        return "/var/run/netns/" + name;
-    }
-
-    public String container(int i) {
-        return namespace("jts-c" + i + "-" + id);
-    }
-
-    /** Deletes one of this world's namespaces before the world closes. */
-    public void deleteNamespace(String name) {
-        Sh.quiet("ip", "netns", "del", name);
-        namespaces.remove(name);
+        super("jts");
     }
 
     /** Runs a command inside the host namespace with extra environment and stdin. */
@@ -69,15 +33,5 @@ public final class World implements AutoCloseable {
         env.put("CNI_IFNAME", ifname);
         env.put("CNI_PATH", path);
         return env;
-    }
-
-    @Override
-    public void close() {
-        List<String> all;
-        synchronized (namespaces) {
-            all = new ArrayList<>(namespaces);
-        }
-        for (int i = all.size() - 1; i >= 0; i--) Sh.quiet("ip", "netns", "del", all.get(i));
-        Sh.quiet("rm", "-rf", dir.toString());
     }
 }

@@ -1,55 +1,53 @@
 package io.jcni.testsuite;
 
-import static org.junit.jupiter.api.Assertions.fail;
-
+import io.jcni.testfixtures.Await;
+import io.jcni.testfixtures.JcnidProcess;
 import io.jcni.testkit.Installed;
 import io.jcni.testkit.Sh;
 import io.jcni.testkit.World;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
- * The installed jcnid running inside a world's host namespace, as on a node: callers in that
- * namespace are in jcnid's own, so plugins run directly on jcnid's threads. Its socket, pid file
- * and log are in the world's directory; shims reach it through {@link #env}. Closing stops it and,
- * failing that, kills it by its pid.
+ * The installed jcnid running inside a world's host namespace, as on a node (testfixtures'
+ * {@link JcnidProcess}): callers in that namespace are in jcnid's own, so plugins run directly on
+ * jcnid's threads. Its socket, pid file and log are in the world's directory; shims reach it through
+ * {@link #env}. Closing stops it and, failing that, kills it by its pid.
  */
 final class Daemon implements AutoCloseable {
     final World w;
     final String jcnid;
     final Path socket;
     final Path pidFile;
-    private final Process process;
+    private final JcnidProcess process;
 
-    private Daemon(World w, String jcnid, Process process) {
+    private Daemon(World w, String jcnid, JcnidProcess process) {
         this.w = w;
         this.jcnid = jcnid;
-        this.socket = w.dir.resolve("jcnid.sock");
+        this.socket = process.socket;
         this.pidFile = w.dir.resolve("jcnid.pid");
         this.process = process;
     }
 
     static Daemon startIn(World w, Installed jcni) throws IOException, InterruptedException {
-        String jcnid = jcni.root.resolve("jcni/bin/jcnid").toString();
-        Process p = new ProcessBuilder("ip", "netns", "exec", w.host, jcnid, "start", "--foreground",
-                "--socket", w.dir.resolve("jcnid.sock").toString(), "--pid-file", w.dir.resolve("jcnid.pid").toString(),
-                "--log-file", w.dir.resolve("jcnid.log").toString(), "--request-timeout", "120")
-                .redirectErrorStream(true).redirectOutput(w.dir.resolve("jcnid.out").toFile()).start();
-        Daemon d = new Daemon(w, jcnid, p);
-        for (int i = 0; i < 300; i++) {
-            if (Files.exists(d.socket) && d.statusRun().rc() == 0) return d;
-            if (!p.isAlive()) {
-                d.close();
-                fail("jcnid exited with " + p.exitValue());
-            }
-            Thread.sleep(100);
+        Path jcnid = jcni.root.resolve("jcni/bin/jcnid");
+        JcnidProcess p = JcnidProcess.startInstalled(w, w.host, jcnid, w.dir.resolve("jcnid.sock"), w.dir.resolve("jcnid.out"),
+                "--pid-file", w.dir.resolve("jcnid.pid").toString(), "--log-file", w.dir.resolve("jcnid.log").toString(), "--request-timeout", "120");
+        Daemon d = new Daemon(w, jcnid.toString(), p);
+        try {
+            Await.until("jcnid answering status", Duration.ofSeconds(30), () -> {
+                if (!p.alive()) throw new AssertionError("jcnid exited\n" + p.log());
+                return Files.exists(d.socket) && d.statusRun().rc() == 0;
+            });
+        } catch (Exception | AssertionError e) {
+            d.close();
+            throw new AssertionError("jcnid did not answer\n" + p.log(), e);
         }
-        d.close();
-        throw new AssertionError("jcnid did not answer");
+        return d;
     }
 
     /** env plus the variable that points the shims at this daemon. */
@@ -84,13 +82,7 @@ final class Daemon implements AutoCloseable {
     public void close() {
         Sh.quiet("ip", "netns", "exec", w.host, jcnid, "stop", "--socket", socket.toString(), "--pid-file", pidFile.toString());
         try {
-            if (Files.exists(pidFile)) ProcessHandle.of(pid()).ifPresent(ProcessHandle::destroyForcibly);
-        } catch (IOException | NumberFormatException ignored) {
-            // the process handle below still goes
-        }
-        process.destroyForcibly();
-        try {
-            process.waitFor(30, TimeUnit.SECONDS);
+            process.kill();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

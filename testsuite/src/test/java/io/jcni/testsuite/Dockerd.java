@@ -1,5 +1,6 @@
 package io.jcni.testsuite;
 
+import io.jcni.testfixtures.World;
 import io.jcni.testkit.Sh;
 import java.io.File;
 import java.io.IOException;
@@ -10,13 +11,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * A private dockerd, as the recipe in shared/recipes/real-clients.md runs it: inside a network
- * namespace of its own (entered with nsenter, since {@code ip netns exec} remounts /sys and dockerd
- * then finds no cgroups), with its own data root, exec root, socket and pid file, and a busybox
- * image made from Debian's busybox-static. Debian's /usr/bin/docker (20.10) is the client.
- * {@link #close()} stops it by pid and removes all of it, the namespace included.
+ * A private dockerd, as the recipe in shared/recipes/real-clients.md runs it: inside the host
+ * namespace of a testfixtures {@link World} of its own (entered with nsenter, since {@code ip netns exec}
+ * remounts /sys and dockerd then finds no cgroups), with its own data root, exec root, socket and pid
+ * file, and a busybox image made from Debian's busybox-static. Debian's /usr/bin/docker (20.10) is the
+ * client. {@link #close()} stops it by pid and the world removes all of it, the namespace included.
  */
 public final class Dockerd implements AutoCloseable {
+    private final World world;
     public final String netns;
     public final Path dir;
     public final Path socket;
@@ -24,12 +26,17 @@ public final class Dockerd implements AutoCloseable {
     private Process process;
 
     public Dockerd(String netns) throws IOException {
+        world = new World("jtd", netns);
         this.netns = netns;
-        Sh.ok("ip", "netns", "add", netns);
-        Sh.ok("ip", "-n", netns, "link", "set", "lo", "up");
-        dir = Files.createTempDirectory("jcni-dockerd-");
+        dir = world.dir;
         socket = dir.resolve("docker.sock");
         pidFile = dir.resolve("docker.pid");
+        // dockerd unmounts its overlays when it stops; anything still mounted below dir goes before dir does.
+        world.onClose("mounts below " + dir, () -> {
+            for (String m : Sh.lines(Sh.run("findmnt", "-rn", "-o", "TARGET").out())) {
+                if (m.startsWith(dir.toString())) Sh.quiet("umount", "-l", m);
+            }
+        });
         try {
             start();
             importBusybox();
@@ -40,10 +47,10 @@ public final class Dockerd implements AutoCloseable {
     }
 
     private void start() throws IOException {
-        process = new ProcessBuilder("nsenter", "--net=/var/run/netns/" + netns, "dockerd", "--data-root", dir.resolve("data").toString(),
-                "--exec-root", dir.resolve("exec").toString(), "-H", "unix://" + socket, "--pidfile", pidFile.toString())
+        process = world.start(new ProcessBuilder(World.inNs(netns, List.of("dockerd", "--data-root", dir.resolve("data").toString(),
+                "--exec-root", dir.resolve("exec").toString(), "-H", "unix://" + socket, "--pidfile", pidFile.toString())))
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("dockerd.log").toFile()))
-                .redirectInput(new File("/dev/null")).start();
+                .redirectInput(new File("/dev/null")));
         long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
         while (run("version").rc() != 0) {
             if (System.nanoTime() > deadline || !process.isAlive()) {
@@ -106,12 +113,7 @@ public final class Dockerd implements AutoCloseable {
             // stopping goes on
         }
         stop();
-        // dockerd unmounts its overlays when it stops; anything still mounted below dir goes now.
-        for (String m : Sh.lines(Sh.run("findmnt", "-rn", "-o", "TARGET").out())) {
-            if (m.startsWith(dir.toString())) Sh.quiet("umount", "-l", m);
-        }
-        Sh.quiet("rm", "-rf", dir.toString());
-        Sh.quiet("ip", "netns", "delete", netns);
+        world.close();
     }
 
     static void sleep(long ms) {

@@ -1,74 +1,61 @@
 package io.jcni.daemon.dhcp;
 
 import io.jcni.common.Launcher;
+import io.jcni.testfixtures.Await;
+import io.jcni.testfixtures.JcnidProcess;
 import io.jcni.testfixtures.Jvm;
 import io.jcni.testfixtures.Proc;
+import io.jcni.testfixtures.World;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.SecureRandom;
-import java.util.ArrayList;
-import java.util.HexFormat;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
 /**
- * A private DHCP segment for root tests: a "server" netns with a real dnsmasq (its own lease file,
- * log and pid file, DNS off) on one end of a veth per container, the other end {@code eth0} in the
- * container's netns; jcnid and plugins as separate JVMs. Names carry a random suffix; everything is
- * stopped by pid and deleted on {@link #close()}.
+ * A private DHCP segment for root tests, on testfixtures' {@link World}: its host namespace is the
+ * "server" with a real dnsmasq (its own lease file, log and pid file, DNS off) on bridge br0, one
+ * veth per container into it ({@code eth0} in the container's netns); jcnid ({@link JcnidProcess})
+ * and plugins as separate JVMs. The world stops every process by pid and deletes everything on
+ * {@link #close()}.
  */
 final class DnsmasqWorld implements AutoCloseable {
     static final String SUBNET = "10.77.0";
-    private static final SecureRandom RANDOM = new SecureRandom();
 
-    final String id;
+    private final World world;
     final String server;
     final Path dir;
-    final List<String> containers = new ArrayList<>();
-    private final List<Process> processes = new ArrayList<>();
-    private Process dnsmasq;
-    private Process jcnid;
+    private int containers;
+    private JcnidProcess jcnid;
 
     DnsmasqWorld() throws Exception {
-        byte[] b = new byte[3];
-        RANDOM.nextBytes(b);
-        id = HexFormat.of().formatHex(b);
-        server = "i11d-" + id + "-s";
-        dir = Files.createTempDirectory("i11d-dhcp");
-        sh("ip", "netns", "add", server);
-        sh("ip", "-n", server, "link", "add", "br0", "type", "bridge");
-        sh("ip", "-n", server, "addr", "add", SUBNET + ".1/24", "dev", "br0");
-        sh("ip", "-n", server, "link", "set", "br0", "up");
-        sh("ip", "-n", server, "link", "set", "lo", "up");
+        world = new World("i11d");
+        server = world.host;
+        dir = world.dir;
+        World.bridge(server, "br0", SUBNET + ".1/24");
     }
 
     /** A container netns whose eth0 is a veth into the server's bridge; returns the netns path. */
-    String container() throws Exception {
-        String name = "i11d-" + id + "-c" + containers.size();
-        String peer = "v" + containers.size();
-        sh("ip", "netns", "add", name);
-        containers.add(name);
-        sh("ip", "-n", server, "link", "add", peer, "type", "veth", "peer", "name", "eth0", "netns", name);
-        sh("ip", "-n", server, "link", "set", peer, "master", "br0", "up");
-        return "/var/run/netns/" + name;
+    String container() {
+        String ns = world.container();
+        World.veth(server, "v" + containers++, ns, "eth0");
+        World.ip(server, "link", "set", "v" + (containers - 1), "master", "br0");
+        return ns;
     }
 
     static String nsName(String path) {
-        return Path.of(path).getFileName().toString();
+        return World.nsName(path);
     }
 
-    void deleteContainer(String path) throws Exception {
-        String name = Path.of(path).getFileName().toString();
-        sh("ip", "netns", "del", name);
-        containers.remove(name);
+    void deleteContainer(String path) {
+        world.deleteNamespace(path);
     }
 
     /** dnsmasq on br0: a 2-minute lease (its minimum), T1 4 s, T2 7 s, router, DNS and classless routes. */
     void startDnsmasq() throws Exception {
-        dnsmasq = new ProcessBuilder("ip", "netns", "exec", server, "dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null",
+        world.start(new ProcessBuilder(World.exec(server, List.of("dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null",
                 "--port=0", "--no-ping", "--user=root", "--group=root", "--interface=br0", "--bind-interfaces",
                 "--dhcp-range=" + SUBNET + ".50," + SUBNET + ".99,255.255.255.0,2m",
                 "--dhcp-option=option:T1,4", "--dhcp-option=option:T2,7",
@@ -76,9 +63,8 @@ final class DnsmasqWorld implements AutoCloseable {
                 "--dhcp-option=option:domain-name,i11d.test",
                 "--dhcp-option=option:classless-static-route,10.200.0.0/16," + SUBNET + ".254,0.0.0.0/0," + SUBNET + ".1",
                 "--dhcp-leasefile=" + dir.resolve("dnsmasq.leases"), "--pid-file=" + dir.resolve("dnsmasq.pid"),
-                "--log-dhcp", "--log-facility=" + dir.resolve("dnsmasq.log"))
-                .redirectErrorStream(true).redirectOutput(dir.resolve("dnsmasq.out").toFile()).start();
-        processes.add(dnsmasq);
+                "--log-dhcp", "--log-facility=" + dir.resolve("dnsmasq.log"))))
+                .redirectErrorStream(true).redirectOutput(dir.resolve("dnsmasq.out").toFile()));
         await("dnsmasq to start", () -> Files.exists(dir.resolve("dnsmasq.log")) && log().contains("DHCP, IP range"));
     }
 
@@ -113,13 +99,13 @@ final class DnsmasqWorld implements AutoCloseable {
 
     /** jcnid with the DHCP service, in its own JVM, logging to jcnid.log (appended across restarts). */
     void startJcnid() throws Exception {
-        List<String> cmd = Jvm.command(Launcher.Kind.DAEMON, "io.jcni.daemon.Jcnid", "start", "--foreground", "--socket",
-                jcnidSocket().toString(), "--pid-file", dir.resolve("jcnid.pid").toString(), "--dhcp", "--dhcp-socket",
-                dhcpSocket().toString(), "--dhcp-state-dir", stateDir().toString());
-        jcnid = new ProcessBuilder(cmd).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(jcnidLog().toFile())).start();
-        processes.add(jcnid);
-        await("jcnid's DHCP socket", () -> Files.exists(dhcpSocket()));
+        if (jcnid != null) {
+            jcnid.restart();
+        } else {
+            jcnid = JcnidProcess.start(world, null, jcnidSocket(), jcnidLog(), "--pid-file", dir.resolve("jcnid.pid").toString(), "--dhcp",
+                    "--dhcp-socket", dhcpSocket().toString(), "--dhcp-state-dir", stateDir().toString());
+        }
+        jcnid.awaitFile(dhcpSocket(), Duration.ofSeconds(20));
     }
 
     long jcnidPid() {
@@ -127,8 +113,7 @@ final class DnsmasqWorld implements AutoCloseable {
     }
 
     void killJcnid() throws Exception {
-        jcnid.destroyForcibly(); // SIGKILL: no shutdown hook, no clean stop
-        jcnid.waitFor(10, TimeUnit.SECONDS);
+        jcnid.kill(); // SIGKILL: no shutdown hook, no clean stop
     }
 
     record Out(String stdout, int exit) {}
@@ -149,26 +134,20 @@ final class DnsmasqWorld implements AutoCloseable {
 
     /** {@code jcnid status} against this world's jcnid (jcnid's launcher runs every jcnid command). */
     List<String> jcnidStatus() {
-        return Jvm.command(Launcher.Kind.DAEMON, "io.jcni.daemon.Jcnid", "status", "--socket", jcnidSocket().toString());
+        return jcnid.control("status");
     }
 
     /** A process of the test's own (the reference daemon): stopped on close. */
     Process spawn(List<String> cmd, Path log) throws IOException {
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
-        processes.add(p);
-        return p;
+        return world.start(null, cmd, log);
     }
 
-    static void await(String what, BooleanSupplier cond) throws InterruptedException {
+    static void await(String what, BooleanSupplier cond) throws Exception {
         await(what, cond, 20_000);
     }
 
-    static void await(String what, BooleanSupplier cond, long millis) throws InterruptedException {
-        long end = System.nanoTime() + millis * 1_000_000;
-        while (!cond.getAsBoolean()) {
-            if (System.nanoTime() > end) throw new AssertionError("timed out waiting for " + what);
-            Thread.sleep(100);
-        }
+    static void await(String what, BooleanSupplier cond, long millis) throws Exception {
+        Await.until(what, Duration.ofMillis(millis), cond::getAsBoolean);
     }
 
     static String read(Path p) {
@@ -184,27 +163,9 @@ final class DnsmasqWorld implements AutoCloseable {
     }
 
     @Override
-    public void close() throws Exception {
+    public void close() {
         // For the report when something failed: what both sides said.
         System.err.println("---- jcnid.log\n" + read(jcnidLog()) + "---- dnsmasq.log\n" + log());
-        for (Process p : processes.reversed()) {
-            p.destroy(); // dnsmasq: SIGTERM; `ip netns exec` execs it, so the pid is dnsmasq's
-            if (!p.waitFor(5, TimeUnit.SECONDS)) p.destroyForcibly().waitFor(5, TimeUnit.SECONDS);
-        }
-        for (String c : List.copyOf(containers)) {
-            try {
-                sh("ip", "netns", "del", c);
-            } catch (AssertionError ignored) {
-                // already gone
-            }
-        }
-        try {
-            sh("ip", "netns", "del", server);
-        } catch (AssertionError ignored) {
-            // already gone
-        }
-        try (var s = Files.walk(dir)) {
-            s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        }
+        world.close();
     }
 }

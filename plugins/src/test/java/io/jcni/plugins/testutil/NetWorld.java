@@ -5,6 +5,7 @@ import io.jcni.plugins.PluginRegistry;
 import io.jcni.plugins.common.ipam.Delegation;
 import io.jcni.plugins.skel.Skel;
 import io.jcni.testfixtures.Proc;
+import io.jcni.testfixtures.World;
 import io.jcni.types.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -22,62 +23,50 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A private little world for root tests of the main plugins: a fresh netns standing in for the
- * host (plugins run on its thread, so their "host side" is this netns), container netns made on
- * demand, and a temp CNI_PATH dir in front of /usr/lib/cni in which jcni IPAM launchers (marker
- * only, run in-process) and fake scripts can be placed. Everything goes away on {@link #close()}.
+ * testfixtures' {@link World} for root tests of the main plugins: its host namespace, open here so
+ * plugins run in-process on its thread (their "host side" is that namespace), container namespaces
+ * made on demand, and a CNI_PATH dir in front of /usr/lib/cni in which jcni IPAM launchers (marker
+ * only, run in-process) and fake scripts can be placed. The world removes everything on {@link #close()}.
  */
 public final class NetWorld implements AutoCloseable {
-    private static final SecureRandom RANDOM = new SecureRandom();
-
+    private final World world;
     public final String hostName;
     public final Netns host;
     public final Path dir;
     public final Path bin;
-    private final List<String> containers = new ArrayList<>();
     public final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
 
-    private NetWorld(String hostName, Netns host, Path dir) throws IOException {
-        this.hostName = hostName;
-        this.host = host;
-        this.dir = dir;
+    private NetWorld(World world) throws IOException {
+        this.world = world;
+        this.hostName = world.host;
+        this.dir = world.dir;
         this.bin = Files.createDirectories(dir.resolve("bin"));
+        this.host = Netns.open(World.path(hostName));
+        world.onClose("host netns handle", host);
     }
 
     public static NetWorld create() throws IOException {
-        String name = name();
-        Netns ns = Netns.create(name);
+        World world = new World("jb");
         try {
-            return new NetWorld(name, ns, Files.createTempDirectory("jb-world"));
+            return new NetWorld(world);
         } catch (IOException | RuntimeException e) {
-            ns.close();
-            Netns.delete(name);
+            world.close();
             throw e;
         }
     }
 
-    public static String name() {
-        byte[] b = new byte[4];
-        RANDOM.nextBytes(b);
-        return "jb-" + HexFormat.of().formatHex(b);
-    }
-
     /** A new container netns; returns its path. */
     public String container() {
-        String name = name();
-        Netns.create(name).close();
-        containers.add(name);
-        return Netns.pathOf(name).toString();
+        return world.container();
     }
 
     public static String nsName(String path) {
-        return Path.of(path).getFileName().toString();
+        return World.nsName(path);
     }
 
     /** Deletes a container netns early (e.g. to test DEL without it). */
     public void deleteContainer(String path) {
-        String name = nsName(path);
-        if (containers.remove(name)) Netns.delete(name);
+        world.deleteNamespace(path);
     }
 
     /** Makes jcni's in-process plugin {@code type} findable on CNI_PATH (a launcher that is never run). */
@@ -126,20 +115,8 @@ public final class NetWorld implements AutoCloseable {
     }
 
     /** Runs the reference Go plugin /usr/lib/cni/TYPE inside the host netns; returns its stdout. */
-    public String reference(String type, Map<String, String> env, String conf) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", hostName, "env"));
-        env.forEach((k, v) -> cmd.add(k + "=" + v));
-        cmd.add("/usr/lib/cni/" + type);
-        Path in = Files.writeString(dir.resolve("ref-stdin.json"), conf);
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectInput(in.toFile()).redirectError(ProcessBuilder.Redirect.DISCARD);
-        Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(30, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError("reference " + type + " timed out");
-        }
-        if (p.exitValue() != 0) throw new AssertionError("reference " + type + " failed: " + out);
-        return out;
+    public String reference(String type, Map<String, String> env, String conf) {
+        return World.run(hostName, env, conf, 30, "/usr/lib/cni/" + type).ok("reference " + type);
     }
 
     /** Runs a command, bounded; returns exit code and output. */
@@ -157,41 +134,19 @@ public final class NetWorld implements AutoCloseable {
         return io.jcni.types.Json.parseObject(s);
     }
 
-    /** ip netns exec NS CMD... */
+    /** CMD... in namespace NS (a name or path). */
     public static Exec in(String nsPathOrName, String... cmd) {
-        List<String> c = new ArrayList<>(List.of("ip", "netns", "exec", nsName(nsPathOrName)));
-        c.addAll(List.of(cmd));
-        return sh(c.toArray(String[]::new));
+        Proc.Out out = World.in(nsPathOrName, cmd);
+        return new Exec(out.rc(), out.out());
     }
 
     /** Pings (up to 3 tries of one packet each) from a netns. */
     public static boolean ping(String fromNs, String ip) {
-        for (int i = 0; i < 3; i++) {
-            if (in(fromNs, "ping", ip.contains(":") ? "-6" : "-4", "-c1", "-W1", ip).rc() == 0) return true;
-        }
-        return false;
+        return World.ping(fromNs, ip);
     }
 
     @Override
     public void close() {
-        host.close();
-        for (String c : containers) {
-            try {
-                Netns.delete(c);
-            } catch (RuntimeException ignored) {
-                // keep cleaning
-            }
-        }
-        containers.clear();
-        try {
-            Netns.delete(hostName);
-        } catch (RuntimeException ignored) {
-            // already gone
-        }
-        try (var files = Files.walk(dir)) {
-            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException ignored) {
-            // temp dir
-        }
+        world.close();
     }
 }

@@ -6,11 +6,11 @@ import io.jcni.linux.Link;
 import io.jcni.linux.Netns;
 import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
+import io.jcni.testfixtures.World;
 import io.jcni.types.Attachment;
-import java.util.HexFormat;
+import java.io.IOException;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,23 +32,24 @@ class BirthMarksNetnsTest {
     private Netns cont;
     private Rtnl hrt;
 
+    private World world;
+
     @BeforeEach
-    void namespaces() {
-        String id = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
-        hostName = "jbm-h-" + id;
-        contName = "jbm-c-" + id;
-        host = Netns.create(hostName);
-        cont = Netns.create(contName);
+    void namespaces() throws IOException {
+        world = new World("jbm");
+        hostName = world.host;
+        contName = World.nsName(world.container());
+        host = Netns.open(World.path(hostName));
+        world.onClose("host netns handle", host);
+        cont = Netns.open(World.path(contName));
+        world.onClose("container netns handle", cont);
         hrt = Rtnl.open(host);
+        world.onClose("rtnetlink socket", hrt);
     }
 
     @AfterEach
     void cleanup() {
-        if (hrt != null) hrt.close();
-        if (host != null) host.close();
-        if (cont != null) cont.close();
-        if (Netns.exists(contName)) Netns.delete(contName);
-        if (Netns.exists(hostName)) Netns.delete(hostName);
+        world.close();
     }
 
     /** The first of the two requests alone: what a kill between them leaves. */

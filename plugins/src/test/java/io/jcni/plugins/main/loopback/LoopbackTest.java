@@ -11,10 +11,10 @@ import io.jcni.testfixtures.Peers;
 import io.jcni.testfixtures.Proc;
 import io.jcni.types.Json;
 import java.nio.file.Path;
-import java.util.HexFormat;
+import io.jcni.testfixtures.World;
+import java.io.IOException;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -29,18 +29,20 @@ class LoopbackTest {
     private String name;
     private String path;
 
+    private World world;
+
     @BeforeEach
-    void createNamespace() {
-        byte[] b = new byte[4];
-        ThreadLocalRandom.current().nextBytes(b);
-        name = "jt-" + HexFormat.of().formatHex(b);
-        Netns.create(name).close();
-        path = Netns.pathOf(name).toString();
+    void createNamespace() throws IOException {
+        world = new World("jt");
+        name = world.host;
+        path = World.path(name);
+        // The world brings lo up in every namespace it makes; bringing it up is this plugin's job.
+        World.ip(name, "link", "set", "lo", "down");
     }
 
     @AfterEach
     void deleteNamespace() {
-        if (Netns.exists(name)) Netns.delete(name);
+        world.close();
     }
 
     private static String conf(String version) {

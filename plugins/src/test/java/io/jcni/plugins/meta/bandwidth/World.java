@@ -8,60 +8,55 @@ import io.jcni.types.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * A private little world for one root test: a "host" netns (the plugin runs on its thread, so
- * that is the host side it sees) and container netns, all uniquely named {@code jw-...}. Closing
- * deletes every namespace, and with them all links, ifbs, qdiscs, rules and routes in them.
+ * testfixtures' world for the bandwidth and sbr tests: its "host" namespace (the plugin runs on its
+ * thread, so that is the host side it sees) and container namespaces, names {@code jw-ROLE-ID},
+ * with the tc and traffic helpers these tests share. Closing deletes every namespace, and with them
+ * all links, ifbs, qdiscs, rules and routes in them.
  */
 public final class World implements AutoCloseable {
+    private final io.jcni.testfixtures.World world;
     public final String host;
     public final Netns hostNs;
-    private final List<String> names = new ArrayList<>();
-    private final List<Netns> open = new ArrayList<>();
+    private int namespaces;
 
-    private World() {
-        host = newNs("h");
-        hostNs = open.getLast();
+    private World() throws IOException {
+        world = io.jcni.testfixtures.World.create();
+        host = world.host;
+        hostNs = Netns.open(path(host));
+        world.onClose("host netns handle", hostNs);
     }
 
     public static World create() {
-        return new World();
+        try {
+            return new World();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
-    /** A new namespace named jw-RANDOM-suffix, deleted on close. */
+    /** A new namespace of this world, {@code jw-SUFFIXn-ID}, deleted on close. */
     public String newNs(String suffix) {
-        byte[] b = new byte[4];
-        ThreadLocalRandom.current().nextBytes(b);
-        String name = "jw-" + HexFormat.of().formatHex(b) + suffix;
-        Netns ns = Netns.create(name);
-        names.add(name);
-        open.add(ns);
-        return name;
+        return io.jcni.testfixtures.World.nsName(world.namespace(world.name(suffix + ++namespaces)));
     }
 
     public static String path(String ns) {
-        return Netns.pathOf(ns).toString();
+        return io.jcni.testfixtures.World.path(ns);
     }
 
     /** A veth with {@code hostIf} in the host ns and {@code ctrIf} in {@code ctr}, both up, with addresses. */
     public void veth(String hostIf, String ctr, String ctrIf, String hostCidr, String ctrCidr) {
-        ip(host, "link", "add", hostIf, "type", "veth", "peer", "name", ctrIf, "netns", ctr);
-        ip(host, "link", "set", hostIf, "up");
-        ip(ctr, "link", "set", ctrIf, "up");
-        ip(ctr, "link", "set", "lo", "up");
+        io.jcni.testfixtures.World.veth(host, hostIf, ctr, ctrIf);
         if (hostCidr != null) ip(host, "addr", "add", hostCidr, "dev", hostIf);
         if (ctrCidr != null) ip(ctr, "addr", "add", ctrCidr, "dev", ctrIf);
     }
@@ -112,30 +107,9 @@ public final class World implements AutoCloseable {
         return check ? out.ok(cmd) : out.out();
     }
 
-    /** Runs {@code stdin | ip netns exec HOST env ... binary}: a Go reference plugin on the host side. */
+    /** Runs {@code stdin | ip netns exec HOST binary} with {@code env}: a Go reference plugin on the host side. */
     public String goPlugin(String binary, Map<String, String> env, String stdin) {
-        List<String> cmd = new ArrayList<>(List.of("ip", "netns", "exec", host, "env"));
-        env.forEach((k, v) -> cmd.add(k + "=" + v));
-        cmd.add(binary);
-        try {
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(false).start();
-            try (OutputStream o = p.getOutputStream()) {
-                o.write(stdin.getBytes(StandardCharsets.UTF_8));
-            }
-            byte[] out = p.getInputStream().readAllBytes();
-            if (!p.waitFor(30, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                throw new AssertionError("timed out: " + cmd);
-            }
-            String s = new String(out, StandardCharsets.UTF_8);
-            if (p.exitValue() != 0) throw new AssertionError(binary + " failed: " + s);
-            return s;
-        } catch (IOException e) {
-            throw new AssertionError(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        return io.jcni.testfixtures.World.run(host, env, stdin, 30, binary).ok(binary);
     }
 
     /**
@@ -182,19 +156,6 @@ public final class World implements AutoCloseable {
 
     @Override
     public void close() {
-        for (Netns ns : open) {
-            try {
-                ns.close();
-            } catch (RuntimeException ignored) {
-                // keep deleting the rest
-            }
-        }
-        for (String n : names) {
-            try {
-                Netns.delete(n);
-            } catch (RuntimeException ignored) {
-                // already gone
-            }
-        }
+        world.close();
     }
 }

@@ -12,6 +12,7 @@ import io.jcni.plugins.skel.Skel;
 import io.jcni.plugins.testutil.PluginCall;
 import io.jcni.testfixtures.Peers;
 import io.jcni.testfixtures.Proc;
+import io.jcni.testfixtures.World;
 import io.jcni.types.Json;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -21,10 +22,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
@@ -50,33 +49,27 @@ class TuningTest {
     private String host;
     private String netnsPath;
 
+    private World world;
+
     @BeforeEach
-    void createWorld() {
-        container = uniqueName();
-        host = uniqueName();
+    void createWorld() throws IOException {
+        world = new World("jt");
         try {
-            Netns.create(host).close();
-            try (Netns c = Netns.create(container); Netns h = Netns.open(Netns.pathOf(host)); Rtnl rt = Rtnl.open(c)) {
+            host = world.host;
+            netnsPath = world.container();
+            container = World.nsName(netnsPath);
+            try (Netns c = Netns.open(netnsPath); Netns h = Netns.open(World.path(host)); Rtnl rt = Rtnl.open(c)) {
                 rt.addVeth("eth0", "veth-h", h, 1500, MacAddress.parse(ORIGINAL_MAC));
             }
         } catch (RuntimeException e) {
-            deleteWorld();
+            world.close();
             throw e;
         }
-        netnsPath = Netns.pathOf(container).toString();
     }
 
     @AfterEach
     void deleteWorld() {
-        for (String n : new String[] {container, host}) {
-            if (n != null && Netns.exists(n)) Netns.delete(n);
-        }
-    }
-
-    private static String uniqueName() {
-        byte[] b = new byte[4];
-        ThreadLocalRandom.current().nextBytes(b);
-        return "jt-" + HexFormat.of().formatHex(b);
+        world.close();
     }
 
     // ------------------------------------------------------------------ helpers
