@@ -20,9 +20,10 @@ import io.jcni.types.IpAddr;
  * @param src preferred source address (RTA_PREFSRC, "ip route ... src X")
  * @param priority the metric (RTA_PRIORITY)
  * @param flags rtm_flags; {@link #RTNH_F_ONLINK} for a gateway that is not on a connected subnet ("onlink")
+ * @param nhid the {@link Nexthop} object the route goes through (RTA_NH_ID, "ip route ... nhid N"); 0: none
  */
 public record Route(Cidr dst, IpAddr gateway, int oif, int scope, int table, int priority,
-                    int mtu, int advmss, int protocol, IpAddr src, int type, int flags) {
+                    int mtu, int advmss, int protocol, IpAddr src, int type, int flags, int nhid) {
     public static final int SCOPE_UNIVERSE = 0;
     public static final int SCOPE_SITE = 200;
     public static final int SCOPE_LINK = 253;
@@ -47,7 +48,7 @@ public record Route(Cidr dst, IpAddr gateway, int oif, int scope, int table, int
     public static final int RTNH_F_ONLINK = 4;
 
     public static Route to(Cidr dst) {
-        return new Route(dst, null, 0, -1, -1, -1, -1, -1, -1, null, -1, 0);
+        return new Route(dst, null, 0, -1, -1, -1, -1, -1, -1, null, -1, 0, 0);
     }
 
 
@@ -61,48 +62,56 @@ public record Route(Cidr dst, IpAddr gateway, int oif, int scope, int table, int
     }
 
     public Route via(IpAddr gw) {
-        return new Route(dst, gw, oif, scope, table, priority, mtu, advmss, protocol, src, type, flags);
+        return new Route(dst, gw, oif, scope, table, priority, mtu, advmss, protocol, src, type, flags, nhid);
     }
 
     public Route dev(int index) {
-        return new Route(dst, gateway, index, scope, table, priority, mtu, advmss, protocol, src, type, flags);
+        return new Route(dst, gateway, index, scope, table, priority, mtu, advmss, protocol, src, type, flags, nhid);
     }
 
     public Route scope(int s) {
-        return new Route(dst, gateway, oif, s, table, priority, mtu, advmss, protocol, src, type, flags);
+        return new Route(dst, gateway, oif, s, table, priority, mtu, advmss, protocol, src, type, flags, nhid);
     }
 
     public Route table(int t) {
-        return new Route(dst, gateway, oif, scope, t, priority, mtu, advmss, protocol, src, type, flags);
+        return new Route(dst, gateway, oif, scope, t, priority, mtu, advmss, protocol, src, type, flags, nhid);
     }
 
     public Route metric(int m) {
-        return new Route(dst, gateway, oif, scope, table, m, mtu, advmss, protocol, src, type, flags);
+        return new Route(dst, gateway, oif, scope, table, m, mtu, advmss, protocol, src, type, flags, nhid);
     }
 
     public Route mtu(int m) {
-        return new Route(dst, gateway, oif, scope, table, priority, m, advmss, protocol, src, type, flags);
+        return new Route(dst, gateway, oif, scope, table, priority, m, advmss, protocol, src, type, flags, nhid);
     }
 
     public Route advmss(int m) {
-        return new Route(dst, gateway, oif, scope, table, priority, mtu, m, protocol, src, type, flags);
+        return new Route(dst, gateway, oif, scope, table, priority, mtu, m, protocol, src, type, flags, nhid);
     }
 
     public Route protocol(int p) {
-        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, p, src, type, flags);
+        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, p, src, type, flags, nhid);
     }
 
     public Route src(IpAddr s) {
-        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, protocol, s, type, flags);
+        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, protocol, s, type, flags, nhid);
     }
 
     public Route type(int t) {
-        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, protocol, src, t, flags);
+        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, protocol, src, t, flags, nhid);
     }
 
     /** The gateway is reached directly on the output device even outside its subnets ({@code ip route ... onlink}), as flannel's VXLAN routes. */
     public Route onlink() {
-        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, protocol, src, type, flags | RTNH_F_ONLINK);
+        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, protocol, src, type, flags | RTNH_F_ONLINK, nhid);
+    }
+
+    /**
+     * Through nexthop object {@code id} ({@code ip route ... nhid ID}): the gateway, device and
+     * onlink flag are the nexthop's, so the route carries none of its own.
+     */
+    public Route nexthop(int id) {
+        return new Route(dst, gateway, oif, scope, table, priority, mtu, advmss, protocol, src, type, flags, id);
     }
 
     public Family family() {
@@ -124,8 +133,8 @@ public record Route(Cidr dst, IpAddr gateway, int oif, int scope, int table, int
         } else if (type == TYPE_LOCAL) {
             sc = SCOPE_HOST;
         } else {
-            // As iproute2: a unicast IPv4 route without a gateway is on-link.
-            sc = gateway == null && family() == Family.INET && (type < 0 || type == TYPE_UNICAST) ? SCOPE_LINK : SCOPE_UNIVERSE;
+            // As iproute2: a unicast IPv4 route without a gateway is on-link (a nexthop object is a gateway).
+            sc = gateway == null && nhid == 0 && family() == Family.INET && (type < 0 || type == TYPE_UNICAST) ? SCOPE_LINK : SCOPE_UNIVERSE;
         }
         int proto = protocol >= 0 ? protocol : delete ? 0 : PROTO_BOOT;
         int ty = type >= 0 ? type : delete ? 0 : TYPE_UNICAST;
@@ -135,6 +144,7 @@ public record Route(Cidr dst, IpAddr gateway, int oif, int scope, int table, int
         if (gateway != null) m.attrAddress(Rtm.RTA_GATEWAY, gateway);
         if (oif > 0) m.attrU32(Rtm.RTA_OIF, oif);
         if (priority >= 0) m.attrU32(Rtm.RTA_PRIORITY, priority);
+        if (nhid != 0) m.attrU32(Rtm.RTA_NH_ID, nhid);
         if (src != null) m.attrAddress(Rtm.RTA_PREFSRC, src);
         if (!delete && (mtu > 0 || advmss > 0)) {
             int metrics = m.nest(Rtm.RTA_METRICS);
@@ -154,7 +164,7 @@ public record Route(Cidr dst, IpAddr gateway, int oif, int scope, int table, int
         NlAttrs metrics = a.nested(Rtm.RTA_METRICS);
         return new Route(dst, a.address(Rtm.RTA_GATEWAY), a.u32(Rtm.RTA_OIF, 0), m.u8(6),
                 a.u32(Rtm.RTA_TABLE, m.u8(4)), a.u32(Rtm.RTA_PRIORITY, 0), metrics.u32(Rtm.RTAX_MTU, 0),
-                metrics.u32(Rtm.RTAX_ADVMSS, 0), m.u8(5), a.address(Rtm.RTA_PREFSRC), m.u8(7), m.i32(8));
+                metrics.u32(Rtm.RTAX_ADVMSS, 0), m.u8(5), a.address(Rtm.RTA_PREFSRC), m.u8(7), m.i32(8), a.u32(Rtm.RTA_NH_ID, 0));
     }
 
     @Override
@@ -169,6 +179,7 @@ public record Route(Cidr dst, IpAddr gateway, int oif, int scope, int table, int
         if (src != null) s.append(" src ").append(src);
         if (mtu > 0) s.append(" mtu ").append(mtu);
         if (advmss > 0) s.append(" advmss ").append(advmss);
+        if (nhid != 0) s.append(" nhid ").append(Integer.toUnsignedString(nhid));
         if ((flags & RTNH_F_ONLINK) != 0) s.append(" onlink");
         return s.append(']').toString();
     }

@@ -26,6 +26,9 @@ final class Rtm {
     static final int RTM_NEWTFILTER = 44;
     static final int RTM_DELTFILTER = 45;
     static final int RTM_GETTFILTER = 46;
+    static final int RTM_NEWNEXTHOP = 104;
+    static final int RTM_DELNEXTHOP = 105;
+    static final int RTM_GETNEXTHOP = 106;
 
     static final int IFINFOMSG_SIZE = 16;
     static final int IFADDRMSG_SIZE = 8;
@@ -33,6 +36,7 @@ final class Rtm {
     static final int NDMSG_SIZE = 12;
     static final int FIB_RULE_HDR_SIZE = 12;
     static final int TCMSG_SIZE = 20;
+    static final int NHMSG_SIZE = 8;
 
     static final int IFLA_ADDRESS = 1;
     static final int IFLA_IFNAME = 3;
@@ -99,9 +103,15 @@ final class Rtm {
     static final int RTA_PREFSRC = 7;
     static final int RTA_METRICS = 8;
     static final int RTA_TABLE = 15;
+    static final int RTA_NH_ID = 30;
     static final int RTAX_MTU = 2;
     static final int RTAX_ADVMSS = 8;
     static final int RTM_F_CLONED = 0x200;
+
+    static final int NHA_ID = 1;
+    static final int NHA_BLACKHOLE = 4;
+    static final int NHA_OIF = 5;
+    static final int NHA_GATEWAY = 6;
 
     static final int NDA_DST = 1;
     static final int NDA_LLADDR = 2;

@@ -492,6 +492,142 @@ public final class Rtnl implements AutoCloseable {
         if (r.gateway() != null) s.append(" via ").append(r.gateway());
         if (r.oif() > 0) s.append(" dev ").append(r.oif());
         if (r.table() >= 0) s.append(" table ").append(r.table());
+        if (r.nhid() != 0) s.append(" nhid ").append(Integer.toUnsignedString(r.nhid()));
+        return s.toString();
+    }
+
+    // ---------------------------------------------------------------- nexthop objects
+
+    /**
+     * {@code ip nexthop add}. @throws ErrnoException EEXIST if the id is taken; on a kernel without
+     *     nexthop objects (before 5.3) EOPNOTSUPP or EINVAL
+     */
+    public void addNexthop(Nexthop nh) {
+        socket.request(nexthopRequest(nh, false), "add nexthop " + describe(nh));
+    }
+
+    /** {@code ip nexthop replace}: creates it or changes it in place; routes through it follow at once. */
+    public void replaceNexthop(Nexthop nh) {
+        socket.request(nexthopRequest(nh, true), "replace nexthop " + describe(nh));
+    }
+
+    /** {@code ip nexthop del id N}: the routes through it go with it. @throws ErrnoException ENOENT if there is none */
+    public void deleteNexthop(int id) {
+        socket.request(nexthopIdRequest(Rtm.RTM_DELNEXTHOP, id), "delete nexthop id " + Integer.toUnsignedString(id));
+    }
+
+    /** {@code ip nexthop get id N}; empty when there is none. */
+    public Optional<Nexthop> nexthop(int id) {
+        String op = "get nexthop id " + Integer.toUnsignedString(id);
+        try {
+            for (NlMsg m : socket.request(nexthopIdRequest(Rtm.RTM_GETNEXTHOP, id), op)) {
+                if (m.type() == Rtm.RTM_NEWNEXTHOP) return Optional.of(Nexthop.decode(m));
+            }
+            return Optional.empty();
+        } catch (ErrnoException e) {
+            if (e.is(Errno.ENOENT)) return Optional.empty();
+            throw e;
+        }
+    }
+
+    /** Every nexthop object of the namespace ({@code ip nexthop show}). */
+    public List<Nexthop> nexthops() {
+        NlMessage req = new NlMessage(Rtm.RTM_GETNEXTHOP, 0).zeros(Rtm.NHMSG_SIZE);
+        List<Nexthop> out = new ArrayList<>();
+        for (NlMsg m : socket.dump(req, "list nexthops")) {
+            if (m.type() == Rtm.RTM_NEWNEXTHOP) out.add(Nexthop.decode(m));
+        }
+        return out;
+    }
+
+    /**
+     * Changes sent several to a datagram ({@link NetlinkSocket#requestEach}): one system call pair
+     * per 64 instead of per change, for an agent programming thousands of routes. Each applies or
+     * fails on its own, in order; {@link #apply} returns each one's outcome.
+     */
+    public static final class Changes {
+        private final List<NlMessage> messages = new ArrayList<>();
+        private final List<String> operations = new ArrayList<>();
+
+        public Changes addNexthop(Nexthop nh) {
+            return add(nexthopRequest(nh, false), "add nexthop " + describe(nh));
+        }
+
+        public Changes replaceNexthop(Nexthop nh) {
+            return add(nexthopRequest(nh, true), "replace nexthop " + describe(nh));
+        }
+
+        public Changes deleteNexthop(int id) {
+            return add(nexthopIdRequest(Rtm.RTM_DELNEXTHOP, id), "delete nexthop id " + Integer.toUnsignedString(id));
+        }
+
+        public Changes addRoute(Route r) {
+            return add(newRouteRequest(r, false), "add route " + describe(r));
+        }
+
+        public Changes replaceRoute(Route r) {
+            return add(newRouteRequest(r, true), "replace route " + describe(r));
+        }
+
+        public Changes deleteRoute(Route r) {
+            NlMessage m = new NlMessage(Rtm.RTM_DELROUTE, 0);
+            r.encode(m, true);
+            return add(m, "delete route " + describe(r));
+        }
+
+        public Changes replaceNeighbor(Neighbor n) {
+            NlMessage m = new NlMessage(Rtm.RTM_NEWNEIGH, NLM_F_CREATE | NLM_F_REPLACE);
+            n.encode(m);
+            return add(m, "replace neighbor " + describe(n));
+        }
+
+        public Changes deleteNeighbor(Neighbor n) {
+            NlMessage m = new NlMessage(Rtm.RTM_DELNEIGH, 0);
+            n.encode(m);
+            return add(m, "delete neighbor " + describe(n));
+        }
+
+        public int size() {
+            return messages.size();
+        }
+
+        private Changes add(NlMessage m, String operation) {
+            messages.add(m);
+            operations.add(operation);
+            return this;
+        }
+    }
+
+    /** Sends {@code changes}; per change, in order, null (done) or its error. */
+    public List<ErrnoException> apply(Changes changes) {
+        if (changes.messages.isEmpty()) return List.of();
+        return socket.requestEach(changes.messages, changes.operations);
+    }
+
+    /** The RTM_NEWNEXTHOP request, before the socket adds REQUEST|ACK, seq and port id. */
+    static NlMessage nexthopRequest(Nexthop nh, boolean replace) {
+        NlMessage m = new NlMessage(Rtm.RTM_NEWNEXTHOP, NLM_F_CREATE | (replace ? NLM_F_REPLACE : NLM_F_EXCL));
+        nh.encode(m);
+        return m;
+    }
+
+    static NlMessage nexthopIdRequest(int type, int id) {
+        NlMessage m = new NlMessage(type, 0);
+        Nexthop.encodeId(m, id);
+        return m;
+    }
+
+    /** The RTM_NEWROUTE request of {@link #addRoute} ({@code replace} false) or {@link #replaceRoute}. */
+    static NlMessage newRouteRequest(Route route, boolean replace) {
+        NlMessage m = new NlMessage(Rtm.RTM_NEWROUTE, NLM_F_CREATE | (replace ? NLM_F_REPLACE : NLM_F_EXCL));
+        route.encode(m, false);
+        return m;
+    }
+
+    private static String describe(Nexthop nh) {
+        StringBuilder s = new StringBuilder("id ").append(Integer.toUnsignedString(nh.id()));
+        if (nh.gateway() != null) s.append(" via ").append(nh.gateway());
+        if (nh.oif() > 0) s.append(" dev ").append(nh.oif());
         return s.toString();
     }
 
@@ -542,8 +678,12 @@ public final class Rtnl implements AutoCloseable {
     private void neighborRequest(int type, int flags, Neighbor n, String verb) {
         NlMessage m = new NlMessage(type, flags);
         n.encode(m);
+        socket.request(m, verb + describe(n));
+    }
+
+    private static String describe(Neighbor n) {
         String what = (n.address() != null ? n.address().toString() : "") + (n.mac() != null ? " lladdr " + n.mac() : "");
-        socket.request(m, verb + what.trim() + " dev " + n.index());
+        return what.trim() + " dev " + n.index();
     }
 
     private List<Neighbor> neighborDump(int index, int af, String op) {

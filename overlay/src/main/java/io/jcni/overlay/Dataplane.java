@@ -16,7 +16,9 @@ import io.jcni.types.IpAddr;
  * namespace. Every change is idempotent ("already ours" is fine on add, "not there" on remove), so
  * a resync after a lost watch or an agent restart just re-applies.
  *
- * <p>Routes are added, never blindly replaced: a route to the same destination that jcni did not
+ * <p>Each remote subnet's route goes through a nexthop object whose id is derived from the subnet
+ * ({@link NexthopIds}, {@link RemoteRoutes}), plain gateway routes on kernels without them.
+ * Routes are added, never blindly replaced: a route to the same destination that jcni did not
  * install (a connected route, the default route, an operator's static route) stays as it is and
  * the remote subnet is skipped ({@link #add} returns false). jcni's routes are the ones carrying
  * {@link #ROUTE_PROTOCOL} (flanneld uses "boot"); for VXLAN also any route through the agent's own
@@ -63,6 +65,12 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
     String vtepMacV6();
 
     /**
+     * After a full list: deletes jcni's nexthop objects that none of {@code programmed} goes
+     * through (subnets that went while the agent was not running), with their routes. Returns how many.
+     */
+    int sweep(java.util.Collection<Lease> programmed);
+
+    /**
      * flannel's VXLAN: one device per family, {@code flannel.<VNI>} (local = our PublicIP) and
      * {@code flannel-v6.<VNI>} (local = our PublicIPv6), with dstport, learning and GBP as
      * configured and MTU {@code Backend.MTU} or the underlay's minus 50 (IPv4) or 70 (IPv6), each
@@ -83,6 +91,7 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
 
         private final java.util.function.Consumer<String> notice;
         private final java.util.function.Supplier<java.util.List<Cidr>> underlayNets;
+        private final RemoteRoutes routes;
 
         /** One family's VXLAN device. */
         private static final class Device {
@@ -118,7 +127,14 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
          */
         public Vxlan(Rtnl rt, NetworkConfig.Vxlan cfg, IpAddr publicIp, IpAddr publicIpv6, Link underlay,
                 java.util.function.Consumer<String> notice, java.util.function.Supplier<java.util.List<Cidr>> underlayNets) {
+            this(rt, cfg, publicIp, publicIpv6, underlay, notice, underlayNets, NexthopIds.NONE);
+        }
+
+        /** @param nexthops the nexthop object ids of remote subnets' routes ({@link NexthopIds#NONE}: plain gateway routes) */
+        public Vxlan(Rtnl rt, NetworkConfig.Vxlan cfg, IpAddr publicIp, IpAddr publicIpv6, Link underlay,
+                java.util.function.Consumer<String> notice, java.util.function.Supplier<java.util.List<Cidr>> underlayNets, NexthopIds nexthops) {
             this.rt = rt;
+            this.routes = new RemoteRoutes(rt, nexthops, notice);
             this.cfg = cfg;
             this.underlay = underlay;
             this.v4 = publicIp == null ? null : new Device(cfg.device(), publicIp);
@@ -199,15 +215,17 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
             int index = device(p).index;
             if (!p.overVxlan()) {
                 // A route through flannel(-v6).<VNI> held before (the host moved onto our L2) is ours to replace.
-                if (!addOwnRoute(rt, Route.to(p.dst()).via(p.via()).dev(underlay.index()), old -> old.oif() == index)) return false;
+                if (!routes.add(p.dst(), p.via(), underlay.index(), false, old -> old.oif() == index)) return false;
                 removeEncapsulation(p); // its neighbour and FDB entry, should the lease have been encapsulated before
                 return true;
             }
             MacAddress vtep = MacAddress.parse(p.vtepMac());
             // The route first: when it is not ours, nothing of this lease goes into the kernel.
-            if (!addOwnRoute(rt, Route.to(p.dst()).via(p.via()).dev(index).onlink(), old -> old.oif() == index)) return false;
-            rt.replaceNeighbor(Neighbor.permanent(index, p.via(), vtep));
-            rt.replaceNeighbor(Neighbor.fdb(index, vtep, p.vtepDst()));
+            if (!routes.add(p.dst(), p.via(), index, true, old -> old.oif() == index)) return false;
+            for (ErrnoException e : rt.apply(new Rtnl.Changes().replaceNeighbor(Neighbor.permanent(index, p.via(), vtep))
+                    .replaceNeighbor(Neighbor.fdb(index, vtep, p.vtepDst())))) {
+                if (e != null) throw e;
+            }
             return true;
         }
 
@@ -218,21 +236,36 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
 
         private void remove(RemotePlan p) {
             int index = device(p).index;
-            // Both kinds of route: the underlay's networks may have changed since the lease was added.
-            ignoreMissing(() -> rt.deleteRoute(Route.to(p.dst()).dev(index)));
+            Rtnl.Changes c = new Rtnl.Changes();
+            // The nexthop object and both kinds of plain route: the underlay's networks may have changed since the lease was added.
             if (p.vtepDst() != null) {
-                ignoreMissing(() -> rt.deleteRoute(Route.to(p.dst()).via(p.vtepDst()).dev(underlay.index()).protocol(ROUTE_PROTOCOL)));
+                routes.removal(c, p.dst(), Route.to(p.dst()).dev(index),
+                        Route.to(p.dst()).via(p.vtepDst()).dev(underlay.index()).protocol(ROUTE_PROTOCOL));
+            } else {
+                routes.removal(c, p.dst(), Route.to(p.dst()).dev(index));
             }
-            removeEncapsulation(p);
+            encapsulationRemoval(c, p);
+            routes.applyRemovals(c);
         }
 
         private void removeEncapsulation(RemotePlan p) {
+            Rtnl.Changes c = new Rtnl.Changes();
+            encapsulationRemoval(c, p);
+            routes.applyRemovals(c);
+        }
+
+        private void encapsulationRemoval(Rtnl.Changes c, RemotePlan p) {
             if (p.vtepMac() == null) return;
             int index = device(p).index;
-            IpAddr gw = p.dst().network();
             MacAddress vtep = MacAddress.parse(p.vtepMac());
-            ignoreMissing(() -> rt.deleteNeighbor(Neighbor.permanent(index, gw, vtep)));
-            ignoreMissing(() -> rt.deleteFdb(Neighbor.fdb(index, vtep, p.vtepDst())));
+            c.deleteNeighbor(Neighbor.permanent(index, p.dst().network(), vtep)).deleteNeighbor(Neighbor.fdb(index, vtep, p.vtepDst()));
+        }
+
+        @Override
+        public int sweep(java.util.Collection<Lease> programmed) {
+            java.util.Set<Integer> keep = new java.util.HashSet<>();
+            for (Lease l : programmed) for (RemotePlan p : plans(l)) keep.add(routes.idOf(p.dst()));
+            return routes.sweep(keep);
         }
 
         private Device device(RemotePlan p) {
@@ -262,9 +295,9 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
 
     /** flannel's host-gw: a route to each remote subnet via that host's public address (of the subnet's family), on the underlay device. */
     final class HostGw implements Dataplane {
-        private final Rtnl rt;
         private final IpAddr publicIp, publicIpv6;
         private final Link underlay;
+        private final RemoteRoutes routes;
 
         public HostGw(Rtnl rt, IpAddr publicIp, Link underlay) {
             this(rt, publicIp, null, underlay);
@@ -272,7 +305,15 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
 
         /** @param publicIp null in an IPv6-only network; {@code publicIpv6} null without IPv6 */
         public HostGw(Rtnl rt, IpAddr publicIp, IpAddr publicIpv6, Link underlay) {
-            this.rt = rt;
+            this(rt, publicIp, publicIpv6, underlay, NexthopIds.NONE, s -> {});
+        }
+
+        /**
+         * @param nexthops the nexthop object ids of remote subnets' routes ({@link NexthopIds#NONE}: plain gateway routes)
+         * @param notice   told once when the kernel has no nexthop objects
+         */
+        public HostGw(Rtnl rt, IpAddr publicIp, IpAddr publicIpv6, Link underlay, NexthopIds nexthops, java.util.function.Consumer<String> notice) {
+            this.routes = new RemoteRoutes(rt, nexthops, notice);
             this.publicIp = publicIp;
             this.publicIpv6 = publicIpv6;
             this.underlay = underlay;
@@ -292,7 +333,7 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
             java.util.List<RemotePlan> plans = plans(r);
             for (int i = 0; i < plans.size(); i++) {
                 RemotePlan p = plans.get(i);
-                if (!addOwnRoute(rt, Route.to(p.dst()).via(p.via()).dev(underlay.index()), old -> false)) {
+                if (!routes.add(p.dst(), p.via(), underlay.index(), false, old -> false)) {
                     for (int j = 0; j < i; j++) remove(plans.get(j));
                     return false;
                 }
@@ -306,8 +347,17 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
         }
 
         private void remove(RemotePlan p) {
-            // The protocol is part of the match: an equal route someone else made is not deleted.
-            ignoreMissing(() -> rt.deleteRoute(Route.to(p.dst()).via(p.via()).dev(underlay.index()).protocol(ROUTE_PROTOCOL)));
+            Rtnl.Changes c = new Rtnl.Changes();
+            // The protocol is part of the plain route's match: an equal route someone else made is not deleted.
+            routes.removal(c, p.dst(), Route.to(p.dst()).via(p.via()).dev(underlay.index()).protocol(ROUTE_PROTOCOL));
+            routes.applyRemovals(c);
+        }
+
+        @Override
+        public int sweep(java.util.Collection<Lease> programmed) {
+            java.util.Set<Integer> keep = new java.util.HashSet<>();
+            for (Lease l : programmed) for (RemotePlan p : plans(l)) keep.add(routes.idOf(p.dst()));
+            return routes.sweep(keep);
         }
 
         private java.util.List<RemotePlan> plans(Lease r) {
@@ -336,38 +386,5 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
             if (c.isV6() == ip.isV6() && c.prefix() > 0 && c.contains(ip)) return true;
         }
         return false;
-    }
-
-    /**
-     * Adds {@code route} (marked with {@link #ROUTE_PROTOCOL}) with NLM_F_EXCL. On EEXIST the
-     * route in its place is replaced only when it is ours (our protocol, or {@code alsoOurs}); a
-     * foreign one is left alone and false returned.
-     */
-    private static boolean addOwnRoute(Rtnl rt, Route route, java.util.function.Predicate<Route> alsoOurs) {
-        Route marked = route.protocol(ROUTE_PROTOCOL);
-        try {
-            rt.addRoute(marked);
-            return true;
-        } catch (ErrnoException e) {
-            if (!e.is(Errno.EEXIST)) throw e;
-        }
-        Cidr dst = route.dst().masked();
-        // The kernel's EEXIST is about this key: table main, destination, the default metric (ours have none).
-        int metric = dst.isV6() ? IPV6_DEFAULT_METRIC : 0;
-        for (Route old : rt.routes(dst.isV6() ? io.jcni.linux.Family.INET6 : io.jcni.linux.Family.INET, Route.TABLE_MAIN)) {
-            if (!old.dst().masked().equals(dst) || old.priority() != metric) continue;
-            if (old.protocol() != ROUTE_PROTOCOL && !alsoOurs.test(old)) return false;
-            rt.replaceRoute(marked);
-            return true;
-        }
-        return false; // gone meanwhile, or another key (tos): leave it to the next resync
-    }
-
-    private static void ignoreMissing(Runnable r) {
-        try {
-            r.run();
-        } catch (ErrnoException e) {
-            if (!e.is(Errno.ESRCH) && !e.is(Errno.ENOENT) && !e.is(Errno.ENODEV)) throw e;
-        }
     }
 }

@@ -129,10 +129,13 @@ public final class OverlayAgent implements AutoCloseable {
             publicIp = cfg.ipv4() ? publicIp(underlay, picked.address()) : null;
             publicIpv6 = cfg.ipv6() ? publicIpv6(underlay) : null;
             underlayNets = underlayNetworks();
+            NexthopIds nexthops = NexthopIds.of(cfg);
+            if (!nexthops.coversAll(cfg)) log("network has more than 2^23 subnets; its routes are plain gateway routes, without nexthop objects", "");
             dp = switch (cfg.backend()) {
                 case NetworkConfig.Vxlan v -> new Dataplane.Vxlan(rt, v, publicIp, publicIpv6, underlay,
-                        n -> log("vxlan device", "notice=\"" + n + "\""), () -> underlayNets);
-                case NetworkConfig.HostGw h -> new Dataplane.HostGw(rt, publicIp, publicIpv6, underlay);
+                        n -> log("vxlan device", "notice=\"" + n + "\""), () -> underlayNets, nexthops);
+                case NetworkConfig.HostGw h -> new Dataplane.HostGw(rt, publicIp, publicIpv6, underlay, nexthops,
+                        n -> log("routes", "notice=\"" + n + "\""));
             };
             configThread = Thread.ofPlatform().name("overlay-config-watch").daemon().start(() -> configWatchLoop(cfgKv));
             acquire(0);
@@ -471,6 +474,7 @@ public final class OverlayAgent implements AutoCloseable {
                     checkedAgainst = local();
                     for (KeyValue kv : byCreation) read(kv);
                     reconcileAll();
+                    sweepNexthops();
                 }
                 if (failing) log("watching again", "revision=" + all.revision());
                 failing = false;
@@ -565,6 +569,16 @@ public final class OverlayAgent implements AutoCloseable {
         Map<Cidr, Lease> wanted = new HashMap<>();
         book.accepted().forEach((sn, ch) -> wanted.put(sn, ch.candidate().lease()));
         apply(LeaseDiff.between(programmed, wanted));
+    }
+
+    /** Under lock, after a full list: nexthop objects of subnets that went while the agent was not running go, with their routes. */
+    private void sweepNexthops() {
+        try {
+            int gone = dp.sweep(programmed.values());
+            if (gone > 0) log("removed stale nexthops", "count=" + gone);
+        } catch (RuntimeException e) {
+            log("removing stale nexthops failed", "error=\"" + e.getMessage() + "\"");
+        }
     }
 
     /** Under lock, after one change: the same, for the keys and subnets it touched only. */
