@@ -43,6 +43,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
     private final Underlay underlay;
     private final String host;
     private final long ttlSeconds;
+    private final java.time.Duration releaseGrace;
     private final PrintStream log;
     /** By cluster name: the networks of this host that are part of a cluster. */
     private final Map<String, Member> members = new ConcurrentHashMap<>();
@@ -58,20 +59,27 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
         final int vni;
         final Set<Peer> programmed = new LinkedHashSet<>();
         final Map<String, Peer> own = new ConcurrentHashMap<>();
+        final AbsentHosts absent;
 
-        Member(String name, DockerNetwork network, int vni) {
+        Member(String name, DockerNetwork network, int vni, AbsentHosts absent) {
             this.name = name;
             this.network = network;
             this.vni = vni;
+            this.absent = absent;
         }
     }
 
-    public Cluster(EtcdStore store, JcniIpam ipam, Underlay underlay, long ttlSeconds, PrintStream log) {
+    /**
+     * @param releaseGrace how long a host that owns addresses of a shared pool may be without its host key
+     *                     (its lease gone) before this host gives its addresses back ({@code --docker-release-grace})
+     */
+    public Cluster(EtcdStore store, JcniIpam ipam, Underlay underlay, long ttlSeconds, java.time.Duration releaseGrace, PrintStream log) {
         this.store = store;
         this.ipam = ipam;
         this.underlay = underlay;
         this.host = ClusterKeys.host(underlay.address());
         this.ttlSeconds = ttlSeconds;
+        this.releaseGrace = releaseGrace;
         this.log = log;
     }
 
@@ -113,7 +121,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
             try (Rtnl rt = Rtnl.open()) {
                 VxlanSegment.ensure(rt, n.bridge(), def.vni(), underlay, n.mtu());
             }
-            members.put(name, new Member(name, n, def.vni()));
+            members.put(name, new Member(name, n, def.vni(), new AbsentHosts(host, releaseGrace)));
             note("cluster=" + name + " network=" + n.id() + " vni=" + def.vni() + " joined");
             wake();
         } catch (RuntimeException e) {
@@ -220,12 +228,20 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
         try (Rtnl rt = Rtnl.open()) {
             VxlanSegment.ensure(rt, n.bridge(), def.vni(), underlay, n.mtu());
         }
-        Member m = new Member(name, n, def.vni());
+        Member m = new Member(name, n, def.vni(), new AbsentHosts(host, releaseGrace));
         members.put(name, m);
+        List<IpAddr> addresses = new ArrayList<>();
         for (Endpoint e : running) {
             Peer p = peer(e);
             store.putLeased(ClusterKeys.endpoints(name), e.id(), p.toJson());
             m.own.put(e.id(), p);
+            addresses.addAll(p.addresses());
+        }
+        // After the host key is back: if the other hosts released these addresses meanwhile (this driver was
+        // down longer than the lease TTL and the grace period), they are taken again.
+        List<IpAddr> conflicts = ClusterPool.reclaim(store, name, host, addresses);
+        if (!conflicts.isEmpty()) {
+            note("cluster=" + name + " error=\"addresses of running containers taken by other hosts while this driver was down: " + conflicts + "\"");
         }
         wake();
     }
@@ -240,7 +256,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
 
     @Override
     public IpAddr take(String cluster, IpAddr wanted) {
-        return ClusterPool.take(store, cluster, wanted);
+        return ClusterPool.take(store, cluster, wanted, host);
     }
 
     @Override
@@ -274,6 +290,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
             for (Member m : List.copyOf(members.values())) {
                 try {
                     sync(m);
+                    releaseDeadHosts(m);
                 } catch (RuntimeException e) {
                     note("cluster=" + m.name + " sync error=\"" + e.getMessage() + "\" (retried)");
                 }
@@ -301,6 +318,20 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
             }
         }
         note("cluster=" + m.name + " peers=" + m.programmed.size() + " added=" + d.add().size() + " removed=" + d.remove().size());
+    }
+
+    /** Gives back the shared pool's addresses of hosts whose lease has been gone for the grace period. */
+    private void releaseDeadHosts(Member m) {
+        String kind = ClusterKeys.cluster(m.name);
+        Optional<Map<String, Object>> doc = store.get(kind, ClusterKeys.POOL);
+        if (doc.isEmpty()) return;
+        Set<String> owners = ClusterPool.Shared.of(StateDoc.of(store.location(kind, ClusterKeys.POOL), doc.get())).ownerHosts();
+        Set<String> due = m.absent.due(owners, Set.copyOf(store.keys(ClusterKeys.hosts(m.name))), System.nanoTime());
+        if (due.isEmpty()) return;
+        List<IpAddr> released = ClusterPool.releaseOwners(store, m.name, due, () -> Set.copyOf(store.keys(ClusterKeys.hosts(m.name))));
+        if (!released.isEmpty()) {
+            note("cluster=" + m.name + " released=" + released.size() + " of hosts " + due + " (lease gone for " + releaseGrace.toSeconds() + " s)");
+        }
     }
 
     private void watchLoop() {
