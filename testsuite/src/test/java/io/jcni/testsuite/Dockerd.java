@@ -59,6 +59,19 @@ public final class Dockerd implements AutoCloseable {
         start();
     }
 
+    /** kill -9 of dockerd alone (containerd, the shims and the containers are left as they are), then a start on the same directories. */
+    public void killAndRestart() throws IOException {
+        if (process != null) {
+            process.destroyForcibly();
+            try {
+                process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        start();
+    }
+
     private void stop() {
         if (process == null) return; // dockerd could not even be started
         ProcessHandle.of(process.pid()).ifPresent(ProcessHandle::destroy);
