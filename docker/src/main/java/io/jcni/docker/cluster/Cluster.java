@@ -230,20 +230,26 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
         }
         Member m = new Member(name, n, def.vni(), new AbsentHosts(host, releaseGrace));
         members.put(name, m);
-        List<IpAddr> addresses = new ArrayList<>();
         for (Endpoint e : running) {
             Peer p = peer(e);
             store.putLeased(ClusterKeys.endpoints(name), e.id(), p.toJson());
             m.own.put(e.id(), p);
-            addresses.addAll(p.addresses());
         }
-        // After the host key is back: if the other hosts released these addresses meanwhile (this driver was
-        // down longer than the lease TTL and the grace period), they are taken again.
-        List<IpAddr> conflicts = ClusterPool.reclaim(store, name, host, addresses);
-        if (!conflicts.isEmpty()) {
-            note("cluster=" + name + " error=\"addresses of running containers taken by other hosts while this driver was down: " + conflicts + "\"");
-        }
+        reclaim(m);
         wake();
+    }
+
+    /**
+     * After the host key is back: addresses of this host's containers that the other hosts released meanwhile
+     * (this driver was down, or cut off from etcd, for longer than the lease TTL and the grace period) are taken again.
+     */
+    private void reclaim(Member m) {
+        List<IpAddr> addresses = new ArrayList<>();
+        for (Peer p : m.own.values()) addresses.addAll(p.addresses());
+        List<IpAddr> conflicts = ClusterPool.reclaim(store, m.name, host, addresses);
+        if (!conflicts.isEmpty()) {
+            note("cluster=" + m.name + " error=\"addresses of running containers taken by other hosts while this host was gone: " + conflicts + "\"");
+        }
     }
 
     private Member member(String call, DockerNetwork n) {
@@ -383,6 +389,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
         for (Member m : members.values()) {
             store.putLeased(ClusterKeys.hosts(m.name), host, hostDoc(m.network));
             for (Peer p : m.own.values()) store.putLeased(ClusterKeys.endpoints(m.name), p.endpointId(), p.toJson());
+            reclaim(m);
         }
         wake();
     }
