@@ -157,8 +157,9 @@ public final class DockerLab implements AutoCloseable {
             for (Host h : hosts) Sh.quiet("ip", "netns", "delete", h.docker.netns);
             Sh.quiet("rm", "-rf", dir.toString());
         }
-        // Processes of the lab: jcnid (its command line holds the ID), dockerd, containerd and shims (their dirs).
-        List<String> patterns = new ArrayList<>(List.of(id));
+        // Processes of the lab: jcnid (its command line holds the driver name and the etcd prefix), etcd (the
+        // underlay's name), dockerd, containerd and shims (their dirs).
+        List<String> patterns = new ArrayList<>(List.of("jcnc" + id, prefix, underlay + " etcd"));
         for (Host h : hosts) patterns.add(h.docker.dir.toString());
         for (String p : patterns) {
             for (String pid : Sh.lines(Sh.run("pgrep", "-f", p).out())) {
