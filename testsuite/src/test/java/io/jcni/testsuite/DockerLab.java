@@ -158,7 +158,7 @@ public final class DockerLab implements AutoCloseable {
             Sh.quiet("rm", "-rf", dir.toString());
         }
         // Processes of the lab: jcnid (its command line holds the driver name and the etcd prefix), etcd (the
-        // lab.s directory), dockerd, containerd and shims (their dirs).
+        // lab's directory), dockerd, containerd and shims (their dirs).
         List<String> patterns = new ArrayList<>(List.of("jcnc" + id, prefix, dir.toString()));
         for (Host h : hosts) patterns.add(h.docker.dir.toString());
         for (String p : patterns) {
