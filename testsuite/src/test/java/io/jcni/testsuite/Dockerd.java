@@ -59,7 +59,12 @@ public final class Dockerd implements AutoCloseable {
         start();
     }
 
-    /** kill -9 of dockerd alone (containerd, the shims and the containers are left as they are), then a start on the same directories. */
+    /**
+     * kill -9 of dockerd (the shims and the containers are left as they are), then a start on the same
+     * directories. dockerd's own containerd dies with it (its parent-death signal), but not at once: a dockerd
+     * started while it is still dying takes it for a running one and times out on its socket, so the start
+     * waits until that containerd is gone.
+     */
     public void killAndRestart() throws IOException {
         if (process != null) {
             process.destroyForcibly();
@@ -68,6 +73,13 @@ public final class Dockerd implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+        }
+        Path pid = dir.resolve("exec/containerd/containerd.pid");
+        if (Files.exists(pid)) {
+            String p = Files.readString(pid).strip();
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (!p.isEmpty() && Files.exists(Path.of("/proc", p)) && System.nanoTime() < deadline) sleep(100);
+            if (!p.isEmpty() && Files.exists(Path.of("/proc", p))) Sh.quiet("kill", "-9", p);
         }
         start();
     }
