@@ -78,10 +78,20 @@ public final class Dockerd implements AutoCloseable {
         if (Files.exists(pid)) {
             String p = Files.readString(pid).strip();
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (!p.isEmpty() && Files.exists(Path.of("/proc", p)) && System.nanoTime() < deadline) sleep(100);
-            if (!p.isEmpty() && Files.exists(Path.of("/proc", p))) Sh.quiet("kill", "-9", p);
+            while (isOurContainerd(p) && System.nanoTime() < deadline) sleep(100);
+            if (isOurContainerd(p)) Sh.quiet("kill", "-9", p);
         }
         start();
+    }
+
+    /** Whether pid is this dockerd's containerd (its command line names this directory; a reused pid does not). */
+    private boolean isOurContainerd(String pid) {
+        if (!pid.matches("[0-9]+")) return false;
+        try {
+            return new String(Files.readAllBytes(Path.of("/proc", pid, "cmdline")), java.nio.charset.StandardCharsets.UTF_8).contains(dir.toString());
+        } catch (IOException e) {
+            return false; // gone
+        }
     }
 
     private void stop() {
