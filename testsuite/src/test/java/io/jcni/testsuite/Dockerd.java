@@ -62,8 +62,8 @@ public final class Dockerd implements AutoCloseable {
     /**
      * kill -9 of dockerd (the shims and the containers are left as they are), then a start on the same
      * directories. dockerd's own containerd dies with it (its parent-death signal), but not at once: a dockerd
-     * started while it is still dying takes it for a running one and times out on its socket, so the start
-     * waits until that containerd is gone.
+     * started while it is still dying (or not yet reaped) takes it for a running one and times out on its
+     * socket, so the start waits until that containerd is dead and removes its pid file.
      */
     public void killAndRestart() throws IOException {
         if (process != null) {
@@ -80,6 +80,9 @@ public final class Dockerd implements AutoCloseable {
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             while (isOurContainerd(p) && System.nanoTime() < deadline) sleep(100);
             if (isOurContainerd(p)) Sh.quiet("kill", "-9", p);
+            // A containerd that died with its parent stays a zombie until its new parent reaps it, and dockerd
+            // takes a zombie's pid for a running containerd: the stale pid file goes, so it starts a new one.
+            Files.deleteIfExists(pid);
         }
         start();
     }
