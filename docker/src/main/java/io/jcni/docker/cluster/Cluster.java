@@ -197,7 +197,15 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
     public void publish(DockerNetwork n, Endpoint e) {
         Member m = member("Join", n);
         Peer p = peer(e);
-        store.putLeased(ClusterKeys.endpoints(m.name), e.id(), p.toJson());
+        try {
+            store.putLeased(ClusterKeys.endpoints(m.name), e.id(), p.toJson());
+        } catch (DriverException x) {
+            // Just after etcd came back, this host's lease may have expired before the lease keeper noticed:
+            // renewing it here (and publishing again) spares the first container after an outage an error.
+            if (x.getMessage() == null || !x.getMessage().contains("lease not found")) throw x;
+            renewIfExpired();
+            store.putLeased(ClusterKeys.endpoints(m.name), e.id(), p.toJson());
+        }
         m.own.put(e.id(), p);
     }
 
@@ -371,11 +379,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
                 return;
             }
             try {
-                if (!store.keepAlive()) {
-                    store.grantLease(ttlSeconds);
-                    republish();
-                    note("lease renewed after expiry: members and containers published again");
-                }
+                renewIfExpired();
                 if (failing) note("etcd reachable again");
                 failing = false;
             } catch (RuntimeException e) {
@@ -383,6 +387,18 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
                 failing = true;
             }
         }
+    }
+
+    /**
+     * Renews this host's lease, or when it has expired (etcd was unreachable for longer than its TTL) takes a new
+     * one and publishes everything again. One at a time: two new leases would leave documents under one that
+     * nobody renews.
+     */
+    private synchronized void renewIfExpired() {
+        if (store.keepAlive()) return;
+        store.grantLease(ttlSeconds);
+        republish();
+        note("lease renewed after expiry: members and containers published again");
     }
 
     private void republish() {
