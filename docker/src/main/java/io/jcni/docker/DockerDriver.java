@@ -62,9 +62,10 @@ public final class DockerDriver implements AutoCloseable {
      * @param publicIp {@code --public-ip}: the VTEP address other hosts send to ("": the underlay's first IPv4 address)
      * @param leaseTtl how long this host's publications outlive it ({@code --docker-lease-ttl})
      * @param timeout  every etcd call's bound ({@code --etcd-timeout})
+     * @param releaseGrace how long after a host's lease went its addresses stay taken ({@code --docker-release-grace})
      */
     public record ClusterOptions(List<String> endpoints, io.jcni.etcd.EtcdSecurity security, String prefix, String iface, String publicIp,
-            java.time.Duration leaseTtl, java.time.Duration timeout) {}
+            java.time.Duration leaseTtl, java.time.Duration timeout, java.time.Duration releaseGrace) {}
 
     private final Options options;
     private final CniNetworkDriver network;
@@ -117,7 +118,7 @@ public final class DockerDriver implements AutoCloseable {
             try (Rtnl rt = Rtnl.open()) {
                 underlay = Underlay.find(rt, c.iface(), c.publicIp());
             }
-            cluster = new Cluster(etcd, ipam, underlay, c.leaseTtl().toSeconds(), log);
+            cluster = new Cluster(etcd, ipam, underlay, c.leaseTtl().toSeconds(), c.releaseGrace(), log);
             cluster.start();
             network.cluster(cluster);
             ipam.sharedPools(cluster);

@@ -30,6 +30,9 @@ public final class DockerService implements DaemonService {
     /** Not --etcd-prefix: that one is flannel's network prefix, which the overlay agent reads. */
     static final String ETCD_PREFIX = "--docker-etcd-prefix";
     static final String LEASE_TTL = "--docker-lease-ttl";
+    static final String RELEASE_GRACE = "--docker-release-grace";
+    /** Long enough that a jcnid restart or a short etcd outage never frees a living host's addresses (a restart takes them back anyway). */
+    static final java.time.Duration DEFAULT_RELEASE_GRACE = java.time.Duration.ofMinutes(5);
     public static final String DEFAULT_ETCD_PREFIX = "/jcni/docker";
     public static final Path DEFAULT_PLUGIN_DIR = Path.of("/run/docker/plugins");
     public static final Path DEFAULT_STATE_DIR = Path.of("/var/lib/jcni/docker");
@@ -43,7 +46,7 @@ public final class DockerService implements DaemonService {
 
     @Override
     public Set<String> valueFlags() {
-        Set<String> s = new java.util.HashSet<>(Set.of(DRIVER, PLUGIN_DIR, STATE_DIR, ETCD, ETCD_TIMEOUT, IFACE, PUBLIC_IP, ETCD_PREFIX, LEASE_TTL));
+        Set<String> s = new java.util.HashSet<>(Set.of(DRIVER, PLUGIN_DIR, STATE_DIR, ETCD, ETCD_TIMEOUT, IFACE, PUBLIC_IP, ETCD_PREFIX, LEASE_TTL, RELEASE_GRACE));
         s.addAll(io.jcni.etcd.EtcdSecurity.FLAGS);
         return Set.copyOf(s);
     }
@@ -122,7 +125,7 @@ public final class DockerService implements DaemonService {
         List<String> etcd = List.of();
         io.jcni.etcd.EtcdSecurity security = io.jcni.etcd.EtcdSecurity.NONE;
         String iface = "", publicIp = "", prefix = DEFAULT_ETCD_PREFIX;
-        java.time.Duration ttl = java.time.Duration.ofSeconds(15), timeout = java.time.Duration.ofSeconds(5);
+        java.time.Duration ttl = java.time.Duration.ofSeconds(15), timeout = java.time.Duration.ofSeconds(5), grace = DEFAULT_RELEASE_GRACE;
         Flags f = new Flags(args);
         while (f.next()) {
             switch (f.name()) {
@@ -138,6 +141,7 @@ public final class DockerService implements DaemonService {
                     prefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
                 }
                 case LEASE_TTL -> ttl = f.duration(java.time.Duration.ofSeconds(2), java.time.Duration.ofHours(1));
+                case RELEASE_GRACE -> grace = f.duration(java.time.Duration.ofSeconds(1), java.time.Duration.ofDays(7));
                 default -> {
                     if (!io.jcni.etcd.EtcdSecurity.FLAGS.contains(f.name())) throw new IllegalArgumentException("unknown Docker driver option " + f.token());
                     security = security.withFlag(f.name(), f.value());
@@ -149,6 +153,6 @@ public final class DockerService implements DaemonService {
         }
         DockerDriver.Options o = DockerDriver.Options.of(name, plugins, state);
         if (etcd.isEmpty()) return o;
-        return o.withCluster(new DockerDriver.ClusterOptions(etcd, security.validated(), prefix, iface, publicIp, ttl, timeout));
+        return o.withCluster(new DockerDriver.ClusterOptions(etcd, security.validated(), prefix, iface, publicIp, ttl, timeout, grace));
     }
 }

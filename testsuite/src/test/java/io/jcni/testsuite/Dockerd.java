@@ -66,6 +66,44 @@ public final class Dockerd implements AutoCloseable {
         start();
     }
 
+    /**
+     * kill -9 of dockerd (the shims and the containers are left as they are), then a start on the same
+     * directories. dockerd's own containerd dies with it (its parent-death signal), but not at once: a dockerd
+     * started while it is still dying (or not yet reaped) takes it for a running one and times out on its
+     * socket, so the start waits until that containerd is dead and removes its pid file.
+     */
+    public void killAndRestart() throws IOException {
+        if (process != null) {
+            process.destroyForcibly();
+            try {
+                process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        Path pid = dir.resolve("exec/containerd/containerd.pid");
+        if (Files.exists(pid)) {
+            String p = Files.readString(pid).strip();
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (isOurContainerd(p) && System.nanoTime() < deadline) sleep(100);
+            if (isOurContainerd(p)) Sh.quiet("kill", "-9", p);
+            // A containerd that died with its parent stays a zombie until its new parent reaps it, and dockerd
+            // takes a zombie's pid for a running containerd: the stale pid file goes, so it starts a new one.
+            Files.deleteIfExists(pid);
+        }
+        start();
+    }
+
+    /** Whether pid is this dockerd's containerd (its command line names this directory; a reused pid does not). */
+    private boolean isOurContainerd(String pid) {
+        if (!pid.matches("[0-9]+")) return false;
+        try {
+            return new String(Files.readAllBytes(Path.of("/proc", pid, "cmdline")), java.nio.charset.StandardCharsets.UTF_8).contains(dir.toString());
+        } catch (IOException e) {
+            return false; // gone
+        }
+    }
+
     private void stop() {
         if (process == null) return; // dockerd could not even be started
         ProcessHandle.of(process.pid()).ifPresent(ProcessHandle::destroy);

@@ -43,6 +43,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
     private final Underlay underlay;
     private final String host;
     private final long ttlSeconds;
+    private final java.time.Duration releaseGrace;
     private final PrintStream log;
     /** By cluster name: the networks of this host that are part of a cluster. */
     private final Map<String, Member> members = new ConcurrentHashMap<>();
@@ -58,20 +59,27 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
         final int vni;
         final Set<Peer> programmed = new LinkedHashSet<>();
         final Map<String, Peer> own = new ConcurrentHashMap<>();
+        final AbsentHosts absent;
 
-        Member(String name, DockerNetwork network, int vni) {
+        Member(String name, DockerNetwork network, int vni, AbsentHosts absent) {
             this.name = name;
             this.network = network;
             this.vni = vni;
+            this.absent = absent;
         }
     }
 
-    public Cluster(EtcdStore store, JcniIpam ipam, Underlay underlay, long ttlSeconds, PrintStream log) {
+    /**
+     * @param releaseGrace how long a host that owns addresses of a shared pool may be without its host key
+     *                     (its lease gone) before this host gives its addresses back ({@code --docker-release-grace})
+     */
+    public Cluster(EtcdStore store, JcniIpam ipam, Underlay underlay, long ttlSeconds, java.time.Duration releaseGrace, PrintStream log) {
         this.store = store;
         this.ipam = ipam;
         this.underlay = underlay;
         this.host = ClusterKeys.host(underlay.address());
         this.ttlSeconds = ttlSeconds;
+        this.releaseGrace = releaseGrace;
         this.log = log;
     }
 
@@ -113,7 +121,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
             try (Rtnl rt = Rtnl.open()) {
                 VxlanSegment.ensure(rt, n.bridge(), def.vni(), underlay, n.mtu());
             }
-            members.put(name, new Member(name, n, def.vni()));
+            members.put(name, new Member(name, n, def.vni(), new AbsentHosts(host, releaseGrace)));
             note("cluster=" + name + " network=" + n.id() + " vni=" + def.vni() + " joined");
             wake();
         } catch (RuntimeException e) {
@@ -189,7 +197,15 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
     public void publish(DockerNetwork n, Endpoint e) {
         Member m = member("Join", n);
         Peer p = peer(e);
-        store.putLeased(ClusterKeys.endpoints(m.name), e.id(), p.toJson());
+        try {
+            store.putLeased(ClusterKeys.endpoints(m.name), e.id(), p.toJson());
+        } catch (DriverException x) {
+            // Just after etcd came back, this host's lease may have expired before the lease keeper noticed:
+            // renewing it here (and publishing again) spares the first container after an outage an error.
+            if (x.getMessage() == null || !x.getMessage().contains("lease not found")) throw x;
+            renewIfExpired();
+            store.putLeased(ClusterKeys.endpoints(m.name), e.id(), p.toJson());
+        }
         m.own.put(e.id(), p);
     }
 
@@ -220,14 +236,28 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
         try (Rtnl rt = Rtnl.open()) {
             VxlanSegment.ensure(rt, n.bridge(), def.vni(), underlay, n.mtu());
         }
-        Member m = new Member(name, n, def.vni());
+        Member m = new Member(name, n, def.vni(), new AbsentHosts(host, releaseGrace));
         members.put(name, m);
         for (Endpoint e : running) {
             Peer p = peer(e);
             store.putLeased(ClusterKeys.endpoints(name), e.id(), p.toJson());
             m.own.put(e.id(), p);
         }
+        reclaim(m);
         wake();
+    }
+
+    /**
+     * After the host key is back: addresses of this host's containers that the other hosts released meanwhile
+     * (this driver was down, or cut off from etcd, for longer than the lease TTL and the grace period) are taken again.
+     */
+    private void reclaim(Member m) {
+        List<IpAddr> addresses = new ArrayList<>();
+        for (Peer p : m.own.values()) addresses.addAll(p.addresses());
+        List<IpAddr> conflicts = ClusterPool.reclaim(store, m.name, host, addresses);
+        if (!conflicts.isEmpty()) {
+            note("cluster=" + m.name + " error=\"addresses of running containers taken by other hosts while this host was gone: " + conflicts + "\"");
+        }
     }
 
     private Member member(String call, DockerNetwork n) {
@@ -240,7 +270,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
 
     @Override
     public IpAddr take(String cluster, IpAddr wanted) {
-        return ClusterPool.take(store, cluster, wanted);
+        return ClusterPool.take(store, cluster, wanted, host);
     }
 
     @Override
@@ -274,6 +304,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
             for (Member m : List.copyOf(members.values())) {
                 try {
                     sync(m);
+                    releaseDeadHosts(m);
                 } catch (RuntimeException e) {
                     note("cluster=" + m.name + " sync error=\"" + e.getMessage() + "\" (retried)");
                 }
@@ -301,6 +332,20 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
             }
         }
         note("cluster=" + m.name + " peers=" + m.programmed.size() + " added=" + d.add().size() + " removed=" + d.remove().size());
+    }
+
+    /** Gives back the shared pool's addresses of hosts whose lease has been gone for the grace period. */
+    private void releaseDeadHosts(Member m) {
+        String kind = ClusterKeys.cluster(m.name);
+        Optional<Map<String, Object>> doc = store.get(kind, ClusterKeys.POOL);
+        if (doc.isEmpty()) return;
+        Set<String> owners = ClusterPool.Shared.of(StateDoc.of(store.location(kind, ClusterKeys.POOL), doc.get())).ownerHosts();
+        Set<String> due = m.absent.due(owners, Set.copyOf(store.keys(ClusterKeys.hosts(m.name))), System.nanoTime());
+        if (due.isEmpty()) return;
+        List<IpAddr> released = ClusterPool.releaseOwners(store, m.name, due, () -> Set.copyOf(store.keys(ClusterKeys.hosts(m.name))));
+        if (!released.isEmpty()) {
+            note("cluster=" + m.name + " released=" + released.size() + " of hosts " + due + " (lease gone for " + releaseGrace.toSeconds() + " s)");
+        }
     }
 
     private void watchLoop() {
@@ -334,11 +379,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
                 return;
             }
             try {
-                if (!store.keepAlive()) {
-                    store.grantLease(ttlSeconds);
-                    republish();
-                    note("lease renewed after expiry: members and containers published again");
-                }
+                renewIfExpired();
                 if (failing) note("etcd reachable again");
                 failing = false;
             } catch (RuntimeException e) {
@@ -348,10 +389,23 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
         }
     }
 
+    /**
+     * Renews this host's lease, or when it has expired (etcd was unreachable for longer than its TTL) takes a new
+     * one and publishes everything again. One at a time: two new leases would leave documents under one that
+     * nobody renews.
+     */
+    private synchronized void renewIfExpired() {
+        if (store.keepAlive()) return;
+        store.grantLease(ttlSeconds);
+        republish();
+        note("lease renewed after expiry: members and containers published again");
+    }
+
     private void republish() {
         for (Member m : members.values()) {
             store.putLeased(ClusterKeys.hosts(m.name), host, hostDoc(m.network));
             for (Peer p : m.own.values()) store.putLeased(ClusterKeys.endpoints(m.name), p.endpointId(), p.toJson());
+            reclaim(m);
         }
         wake();
     }

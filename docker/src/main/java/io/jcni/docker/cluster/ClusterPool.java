@@ -5,16 +5,96 @@ import io.jcni.docker.ipam.Pool;
 import io.jcni.docker.store.SharedStore;
 import io.jcni.docker.store.StateDoc;
 import io.jcni.types.IpAddr;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 
 /**
  * A cluster network's shared pool ({@code clusters/NAME/pool}): one {@link Pool} document that
  * every host changes by compare-and-swap, so two hosts taking an address at the same moment never
  * get the same one (the second write finds the document changed, reads it again, and takes the next).
+ *
+ * <p>Beside the pool's fields the document names each container address's owner, the host that took
+ * it ({@code "owners": {"10.60.1.5": "192.168.0.2"}}), so that the addresses of a host that died can be
+ * given back ({@link #releaseOwners}). The gateway, which every host holds, has no owner; neither have
+ * addresses taken before owners were recorded: those are never released that way.
  */
 public final class ClusterPool {
     private ClusterPool() {}
+
+    /** The pool with its owners, as one document holds them. Pure. */
+    public record Shared(Pool pool, Map<IpAddr, String> owners) {
+        public Shared {
+            owners = new TreeMap<>(owners);
+            owners.keySet().retainAll(pool.allocated());
+        }
+
+        public static Shared of(StateDoc d) {
+            Map<IpAddr, String> owners = new TreeMap<>();
+            if (d.fields().get("owners") instanceof Map<?, ?> m) {
+                for (Map.Entry<?, ?> e : m.entrySet()) {
+                    IpAddr a = e.getKey() instanceof String k ? IpAddr.tryParse(k) : null;
+                    if (a == null || !(e.getValue() instanceof String host)) throw d.damaged("owners", "expected address: host pairs, found " + e.getKey());
+                    owners.put(a, host);
+                }
+            } else if (d.fields().get("owners") != null) {
+                throw d.damaged("owners", "expected an object");
+            }
+            return new Shared(Pool.fromJson(d), owners);
+        }
+
+        public Map<String, Object> toJson() {
+            Map<String, Object> m = pool.toJson();
+            Map<String, Object> o = new TreeMap<>();
+            for (Map.Entry<IpAddr, String> e : owners.entrySet()) o.put(e.getKey().toString(), e.getValue());
+            m.put("owners", o);
+            return m;
+        }
+
+        /** The hosts that own addresses. */
+        public Set<String> ownerHosts() {
+            return new TreeSet<>(owners.values());
+        }
+
+        /** Gives back every address of the {@code dead} hosts. */
+        public Shared withoutOwners(Set<String> dead) {
+            Pool p = pool;
+            Map<IpAddr, String> o = new TreeMap<>(owners);
+            for (Map.Entry<IpAddr, String> e : owners.entrySet()) {
+                if (dead.contains(e.getValue())) {
+                    p = p.release(e.getKey());
+                    o.remove(e.getKey());
+                }
+            }
+            return new Shared(p, o);
+        }
+
+        /**
+         * Makes {@code host} the owner of {@code addresses} again (a restarted driver's running containers):
+         * free ones are taken again, its own stay.
+         *
+         * @param conflicts receives the addresses someone else holds now (they stay the other's)
+         */
+        public Shared reclaimed(String host, Collection<IpAddr> addresses, List<IpAddr> conflicts) {
+            Pool p = pool;
+            Map<IpAddr, String> o = new TreeMap<>(owners);
+            for (IpAddr a : addresses) {
+                if (!p.allocated().contains(a)) {
+                    p = p.take(a);
+                    o.put(a, host);
+                } else if (!host.equals(o.get(a))) {
+                    conflicts.add(a);
+                }
+            }
+            return new Shared(p, o);
+        }
+    }
 
     /** The first shared pool of a cluster network: its range, with the gateway (on every host's bridge) taken. */
     public static Pool initial(ClusterNetwork def) {
@@ -23,20 +103,28 @@ public final class ClusterPool {
         return new Pool("cluster-" + def.name(), "cluster", def.subnet(), def.range(), false, 1, taken, def.name());
     }
 
-    public static IpAddr take(SharedStore store, String cluster, IpAddr wanted) {
+    private static Shared shared(SharedStore store, String kind, Map<String, Object> doc) {
+        return Shared.of(StateDoc.of(store.location(kind, ClusterKeys.POOL), doc));
+    }
+
+    /** Takes the wanted address, or the lowest free one, for {@code host}. */
+    public static IpAddr take(SharedStore store, String cluster, IpAddr wanted, String host) {
         AtomicReference<IpAddr> got = new AtomicReference<>();
         String kind = ClusterKeys.cluster(cluster);
         store.update(kind, ClusterKeys.POOL, cur -> {
-            Pool p = Pool.fromJson(StateDoc.of(store.location(kind, ClusterKeys.POOL),
-                    cur.orElseThrow(() -> new DriverException("RequestAddress: cluster network " + cluster + " has no pool in the shared store"))));
+            Shared s = shared(store, kind,
+                    cur.orElseThrow(() -> new DriverException("RequestAddress: cluster network " + cluster + " has no pool in the shared store")));
             Pool after;
             try {
-                after = p.take(wanted);
+                after = s.pool().take(wanted);
             } catch (DriverException e) {
                 throw new DriverException("RequestAddress: " + e.getMessage() + " (cluster network " + cluster + ")");
             }
-            got.set(Pool.added(p, after));
-            return after.toJson();
+            IpAddr a = Pool.added(s.pool(), after);
+            got.set(a);
+            Map<IpAddr, String> owners = new TreeMap<>(s.owners());
+            owners.put(a, host);
+            return new Shared(after, owners).toJson();
         });
         return got.get();
     }
@@ -46,10 +134,53 @@ public final class ClusterPool {
         String kind = ClusterKeys.cluster(cluster);
         var now = store.read(kind, ClusterKeys.POOL);
         if (now.isEmpty()) return;
-        if (!Pool.fromJson(StateDoc.of(store.location(kind, ClusterKeys.POOL), now.get().doc())).allocated().contains(address)) return;
+        if (!shared(store, kind, now.get().doc()).pool().allocated().contains(address)) return;
         store.update(kind, ClusterKeys.POOL, cur -> {
             if (cur.isEmpty()) throw new DriverException("ReleaseAddress: cluster network " + cluster + " has no pool in the shared store");
-            return Pool.fromJson(StateDoc.of(store.location(kind, ClusterKeys.POOL), cur.get())).release(address).toJson();
+            Shared s = shared(store, kind, cur.get());
+            return new Shared(s.pool().release(address), s.owners()).toJson();
         });
+    }
+
+    /**
+     * Releases the addresses of hosts found dead ({@code due}), checking again with every try which
+     * hosts are members ({@code liveHosts}): a host that came back keeps its addresses. A write that
+     * races with a returning host's {@link #reclaim} fails its compare-and-swap and is tried again, or
+     * comes first and the reclaim takes the addresses back.
+     *
+     * @return the addresses released (none when nothing was due any more)
+     */
+    public static List<IpAddr> releaseOwners(SharedStore store, String cluster, Set<String> due, Supplier<Set<String>> liveHosts) {
+        String kind = ClusterKeys.cluster(cluster);
+        List<IpAddr> released = new ArrayList<>();
+        if (store.read(kind, ClusterKeys.POOL).isEmpty()) return released;
+        store.update(kind, ClusterKeys.POOL, cur -> {
+            released.clear();
+            if (cur.isEmpty()) throw new DriverException("cluster network " + cluster + " has no pool in the shared store");
+            Shared s = shared(store, kind, cur.get());
+            Set<String> dead = new TreeSet<>(due);
+            dead.removeAll(liveHosts.get());
+            for (Map.Entry<IpAddr, String> e : s.owners().entrySet()) if (dead.contains(e.getValue())) released.add(e.getKey());
+            // Written even when nothing changes: the store's update always writes, and a no-op costs one put.
+            return s.withoutOwners(dead).toJson();
+        });
+        return released;
+    }
+
+    /**
+     * A restarted driver's claim on its running containers' addresses; always writes the pool, so a
+     * release judged before this host's key came back fails its compare-and-swap (see {@link #releaseOwners}).
+     *
+     * @return the addresses another host holds now
+     */
+    public static List<IpAddr> reclaim(SharedStore store, String cluster, String host, Collection<IpAddr> addresses) {
+        String kind = ClusterKeys.cluster(cluster);
+        List<IpAddr> conflicts = new ArrayList<>();
+        store.update(kind, ClusterKeys.POOL, cur -> {
+            conflicts.clear();
+            if (cur.isEmpty()) throw new DriverException("cluster network " + cluster + " has no pool in the shared store");
+            return shared(store, kind, cur.get()).reclaimed(host, addresses, conflicts).toJson();
+        });
+        return conflicts;
     }
 }

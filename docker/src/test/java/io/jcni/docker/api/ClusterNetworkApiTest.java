@@ -91,7 +91,7 @@ class ClusterNetworkApiTest {
         ipam.sharedPools(new SharedPools() {
             @Override
             public IpAddr take(String cluster, IpAddr wanted) {
-                return ClusterPool.take(shared, cluster, wanted);
+                return ClusterPool.take(shared, cluster, wanted, "h1");
             }
 
             @Override
@@ -146,7 +146,7 @@ class ClusterNetworkApiTest {
         assertEquals(List.of("join web mtu=1450"), calls);
         assertEquals(1450, network.networks().get(NET).mtu());
         // Another host took 10.77.3.1 meanwhile: this one gets the next.
-        assertEquals(IpAddr.parse("10.77.3.1"), ClusterPool.take(shared, "web", null));
+        assertEquals(IpAddr.parse("10.77.3.1"), ClusterPool.take(shared, "web", null, "h1"));
         assertEquals("10.77.3.2/16", call("/IpamDriver.RequestAddress", "{\"PoolID\":\"" + pool + "\",\"Address\":\"\",\"Options\":{}}").get("Address"));
         assertNull(call("/NetworkDriver.CreateEndpoint", "{\"NetworkID\":\"" + NET + "\",\"EndpointID\":\"" + EP
                 + "\",\"Interface\":{\"Address\":\"10.77.3.2/16\",\"AddressIPv6\":\"\",\"MacAddress\":\"\"},\"Options\":{}}").get("Err"));
@@ -156,7 +156,7 @@ class ClusterNetworkApiTest {
         assertNull(call("/NetworkDriver.Leave", "{\"NetworkID\":\"" + NET + "\",\"EndpointID\":\"" + EP + "\"}").get("Err"));
         assertEquals("withdraw 10.77.3.2/16", calls.get(2));
         assertNull(call("/IpamDriver.ReleaseAddress", "{\"PoolID\":\"" + pool + "\",\"Address\":\"10.77.3.2\"}").get("Error"));
-        assertEquals(IpAddr.parse("10.77.3.2"), ClusterPool.take(shared, "web", null)); // given back to the cluster
+        assertEquals(IpAddr.parse("10.77.3.2"), ClusterPool.take(shared, "web", null, "h1")); // given back to the cluster
         // The gateway stays this host's: released locally, never in the shared pool.
         assertNull(call("/IpamDriver.ReleaseAddress", "{\"PoolID\":\"" + pool + "\",\"Address\":\"10.77.0.1\"}").get("Error"));
         assertNull(call("/NetworkDriver.DeleteNetwork", "{\"NetworkID\":\"" + NET + "\"}").get("Err"));

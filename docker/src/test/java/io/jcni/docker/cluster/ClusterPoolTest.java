@@ -13,6 +13,7 @@ import io.jcni.types.IpAddr;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
@@ -39,13 +40,14 @@ class ClusterPoolTest {
         CountDownLatch go = new CountDownLatch(1);
         List<Thread> threads = new ArrayList<>();
         for (int h = 0; h < hosts; h++) {
+            String host = "h" + h;
             threads.add(Thread.ofPlatform().start(() -> {
                 try {
                     go.await();
                 } catch (InterruptedException e) {
                     return;
                 }
-                for (int i = 0; i < each; i++) got.add(ClusterPool.take(store, "c1", null));
+                for (int i = 0; i < each; i++) got.add(ClusterPool.take(store, "c1", null, host));
             }));
         }
         go.countDown();
@@ -62,19 +64,73 @@ class ClusterPoolTest {
     @Test
     void aWantedAddressIsTakenOnceAndGivenBack() {
         MemorySharedStore store = withPool("c2");
-        assertEquals(IpAddr.parse("10.77.9.9"), ClusterPool.take(store, "c2", IpAddr.parse("10.77.9.9")));
-        DriverException e = assertThrows(DriverException.class, () -> ClusterPool.take(store, "c2", IpAddr.parse("10.77.9.9")));
+        assertEquals(IpAddr.parse("10.77.9.9"), ClusterPool.take(store, "c2", IpAddr.parse("10.77.9.9"), "h1"));
+        DriverException e = assertThrows(DriverException.class, () -> ClusterPool.take(store, "c2", IpAddr.parse("10.77.9.9"), "h1"));
         assertTrue(e.getMessage().contains("already in use") && e.getMessage().contains("cluster network c2"), e.getMessage());
         ClusterPool.give(store, "c2", IpAddr.parse("10.77.9.9"));
         ClusterPool.give(store, "c2", IpAddr.parse("10.77.9.9")); // again: no error
-        assertEquals(IpAddr.parse("10.77.9.9"), ClusterPool.take(store, "c2", IpAddr.parse("10.77.9.9")));
-        assertEquals(IpAddr.parse("10.77.3.1"), ClusterPool.take(store, "c2", null)); // the range's .0 is skipped
+        assertEquals(IpAddr.parse("10.77.9.9"), ClusterPool.take(store, "c2", IpAddr.parse("10.77.9.9"), "h1"));
+        assertEquals(IpAddr.parse("10.77.3.1"), ClusterPool.take(store, "c2", null, "h1")); // the range's .0 is skipped
+    }
+
+    static ClusterPool.Shared shared(MemorySharedStore store, String name) {
+        return ClusterPool.Shared.of(StateDoc.of("t", store.get(ClusterKeys.cluster(name), ClusterKeys.POOL).orElseThrow()));
+    }
+
+    @Test
+    void eachAddressNamesTheHostThatTookItAndGoesWithItsRelease() {
+        MemorySharedStore store = withPool("c3");
+        IpAddr a1 = ClusterPool.take(store, "c3", null, "10.0.0.1"), b1 = ClusterPool.take(store, "c3", null, "10.0.0.2");
+        IpAddr a2 = ClusterPool.take(store, "c3", null, "10.0.0.1");
+        assertEquals(Map.of(a1, "10.0.0.1", b1, "10.0.0.2", a2, "10.0.0.1"), shared(store, "c3").owners());
+        ClusterPool.give(store, "c3", a2);
+        assertEquals(Map.of(a1, "10.0.0.1", b1, "10.0.0.2"), shared(store, "c3").owners());
+        // A dead host's addresses go, the gateway (no owner) and the living host's stay.
+        assertEquals(List.of(a1), ClusterPool.releaseOwners(store, "c3", Set.of("10.0.0.1"), () -> Set.of("10.0.0.2")));
+        ClusterPool.Shared s = shared(store, "c3");
+        assertEquals(Set.of(IpAddr.parse("10.77.0.1"), b1), s.pool().allocated());
+        assertEquals(Map.of(b1, "10.0.0.2"), s.owners());
+        // The next container gets the released address.
+        assertEquals(a1, ClusterPool.take(store, "c3", null, "10.0.0.2"));
+    }
+
+    @Test
+    void aHostThatCameBackBeforeTheWriteKeepsItsAddresses() {
+        MemorySharedStore store = withPool("c4");
+        IpAddr a1 = ClusterPool.take(store, "c4", null, "10.0.0.1");
+        // judged dead, but its host key is there again when the release is written
+        assertEquals(List.of(), ClusterPool.releaseOwners(store, "c4", Set.of("10.0.0.1"), () -> Set.of("10.0.0.1")));
+        assertTrue(shared(store, "c4").pool().allocated().contains(a1));
+    }
+
+    @Test
+    void aRestartedDriverReclaimsItsAddressesAndReportsTheOnesTakenMeanwhile() {
+        MemorySharedStore store = withPool("c5");
+        IpAddr a1 = ClusterPool.take(store, "c5", null, "10.0.0.1"), a2 = ClusterPool.take(store, "c5", null, "10.0.0.1");
+        ClusterPool.releaseOwners(store, "c5", Set.of("10.0.0.1"), Set::of);
+        assertEquals(a1, ClusterPool.take(store, "c5", null, "10.0.0.2")); // another host took one of them meanwhile
+        assertEquals(List.of(a1), ClusterPool.reclaim(store, "c5", "10.0.0.1", List.of(a1, a2)));
+        assertEquals(Map.of(a1, "10.0.0.2", a2, "10.0.0.1"), shared(store, "c5").owners());
+        // Reclaiming what it still holds changes nothing but the version (so a release judged before fails its swap).
+        long before = store.read(ClusterKeys.cluster("c5"), ClusterKeys.POOL).orElseThrow().version();
+        assertEquals(List.of(), ClusterPool.reclaim(store, "c5", "10.0.0.1", List.of(a2)));
+        assertTrue(store.read(ClusterKeys.cluster("c5"), ClusterKeys.POOL).orElseThrow().version() > before);
+        assertEquals(Map.of(a1, "10.0.0.2", a2, "10.0.0.1"), shared(store, "c5").owners());
+    }
+
+    @Test
+    void aPoolWrittenBeforeOwnersWereRecordedIsReadAndNeverReleased() {
+        MemorySharedStore store = withPool("c6"); // initial(): no "owners" field, as documents written before
+        store.put(ClusterKeys.cluster("c6"), ClusterKeys.POOL, ClusterPool.initial(def("c6")).take(IpAddr.parse("10.77.3.7")).toJson());
+        assertEquals(Map.of(), shared(store, "c6").owners());
+        assertEquals(List.of(), ClusterPool.releaseOwners(store, "c6", Set.of("10.0.0.1"), Set::of));
+        assertTrue(shared(store, "c6").pool().allocated().contains(IpAddr.parse("10.77.3.7")));
     }
 
     @Test
     void aPoolGoneFromTheStoreIsAClearError() {
         MemorySharedStore store = new MemorySharedStore();
-        DriverException e = assertThrows(DriverException.class, () -> ClusterPool.take(store, "gone", null));
+        DriverException e = assertThrows(DriverException.class, () -> ClusterPool.take(store, "gone", null, "h1"));
         assertTrue(e.getMessage().contains("cluster network gone has no pool"), e.getMessage());
         ClusterPool.give(store, "gone", IpAddr.parse("10.77.3.1")); // no error
     }
