@@ -34,9 +34,6 @@ public final class EtcdClient implements AutoCloseable {
     private javax.net.ssl.SSLContext sslContext; // the one http uses, for the handshake probe
     private volatile String token; // etcd's auth token once authenticated
     private volatile int preferred;
-    /** The first exchange over TLS is made alone (see {@link #send}); chosen once, done when it ended either way. */
-    private final java.util.concurrent.atomic.AtomicBoolean firstChosen = new java.util.concurrent.atomic.AtomicBoolean();
-    private final java.util.concurrent.CountDownLatch firstDone = new java.util.concurrent.CountDownLatch(1);
 
     public EtcdClient(List<String> endpoints, Duration timeout) {
         this(endpoints, timeout, EtcdSecurity.NONE);
@@ -61,13 +58,9 @@ public final class EtcdClient implements AutoCloseable {
 
     private synchronized HttpClient http() throws EtcdAuthException {
         if (http != null) return http;
+        // HTTP/1.1: the gateway streams watch results as chunked JSON; no h2c upgrade dance.
+        HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout);
         boolean tls = security.caFile() != null || security.hasClientCert() || endpoints.stream().anyMatch(u -> u.getScheme().equals("https"));
-        // Over TLS, HTTP/2 (ALPN; etcd's TLS port speaks it): concurrent calls share one connection, so
-        // one handshake instead of one per call in flight (the JDK's client spends each TLS 1.3
-        // session ticket once, and etcd sends one per connection: the other connections' handshakes
-        // were full ones). Plain http stays HTTP/1.1: no h2c upgrade dance.
-        boolean allTls = endpoints.stream().allMatch(u -> u.getScheme().equals("https"));
-        HttpClient.Builder b = HttpClient.newBuilder().version(allTls ? HttpClient.Version.HTTP_2 : HttpClient.Version.HTTP_1_1).connectTimeout(timeout);
         if (tls) {
             try {
                 sslContext = TlsFiles.cached(security);
@@ -507,35 +500,7 @@ public final class EtcdClient implements AutoCloseable {
      */
     static final int MAX_ANSWER = 16 << 20;
 
-    /**
-     * One exchange. Over TLS, the client's first exchange is made alone, and calls that come
-     * meanwhile wait for it (at most the timeout, which also bounds that exchange): until a
-     * connection is open, {@code java.net.http} opens one per concurrent request, so 16 calls at
-     * once on a new client made 16 full handshakes; after the first exchange the others share its
-     * HTTP/2 connection. A call waiting behind an etcd that does not answer takes at most one
-     * timeout more. (A wait of one second was too short on a loaded machine: a cold process's first
-     * TLS exchange took seconds there, and the waiting calls' own handshakes slowed it further.)
-     */
     private Answer send(URI ep, String path, HttpRequest req) throws IOException {
-        if (firstDone.getCount() == 0 || !ep.getScheme().equals("https")) return sendNow(ep, path, req);
-        if (firstChosen.compareAndSet(false, true)) {
-            try {
-                return sendNow(ep, path, req);
-            } finally {
-                firstDone.countDown();
-            }
-        }
-        try {
-            // Bounded: when the first exchange outlasts its timeout, go ahead with a full handshake.
-            firstDone.await(timeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("etcd call interrupted");
-        }
-        return sendNow(ep, path, req);
-    }
-
-    private Answer sendNow(URI ep, String path, HttpRequest req) throws IOException {
         try {
             HttpResponse<InputStream> resp = http().send(req, HttpResponse.BodyHandlers.ofInputStream());
             try (InputStream in = resp.body()) {
@@ -561,8 +526,7 @@ public final class EtcdClient implements AutoCloseable {
         String why = TlsFailure.describe(e, security);
         if (why != null) return new EtcdAuthException("etcd " + ep + ": " + why, e);
         String m = String.valueOf(e.getMessage());
-        // Over HTTP/2 a client certificate rejected after the handshake (TLS 1.3) shows as a broken pipe.
-        boolean silentClose = m.contains("received no bytes") || m.contains("Connection reset") || m.contains("EOF") || m.contains("Broken pipe");
+        boolean silentClose = m.contains("received no bytes") || m.contains("Connection reset") || m.contains("EOF");
         javax.net.ssl.SSLContext ctx;
         synchronized (this) {
             ctx = sslContext;
