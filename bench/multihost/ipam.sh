@@ -6,7 +6,9 @@
 # Goal (issue: cluster-ipam faster): >= 400 allocations/s from 5 hosts, 0 duplicates.
 # RANGE: one CIDR, or several comma-separated (one range set each: dual-stack "10.72.0.0/20,fd00:72::/116").
 # -t: etcd with TLS and --client-cert-auth (lab.sh's lab_pki), cluster-ipam with the matching keys.
-# -w WARMUP: each host first makes WARMUP allocations that its steady-state figure leaves out.
+# -w WARMUP: each host first makes WARMUP allocations (not counted), then all hosts start the
+# measured COUNT together: the rate of warm JVMs, as a running jcnid is (JVM start, class loading
+# and JIT left out).
 # Per run, besides the rate with the JVMs' start: each generator's own split (IpamLoad's "#" line:
 # JVM start, first answer, steady state, CPU, bytes), etcd's CPU time, and from etcd's /metrics the
 # gRPC calls (Txn, Range), WAL fsyncs and bytes per allocation.
@@ -60,29 +62,41 @@ for run in $(seq 1 "$RUNS"); do
   read -r tx0 rg0 fs0 rb0 sb0 <<<"$(metrics)"
   ec0=$(cpu_ms "$ETCD_PID")
   s=$(now)
+  rm -f "$WORK/go"
   for i in $(seq 1 "$HOSTS"); do
-    nsenter --net=/var/run/netns/"$(host "$i")" $JAVA -Djcni.ipam.extra="$IPAM_TLS" -Djcni.ipam.warmup="$WARMUP" -cp "$CP" \
+    nsenter --net=/var/run/netns/"$(host "$i")" $JAVA -Djcni.ipam.extra="$IPAM_TLS" -Djcni.ipam.warmup="$WARMUP" -Djcni.ipam.go="$WORK/go" -Djcni.ipam.phases=true -cp "$CP" \
       io.jcni.overlay.IpamLoad add $ETCD "$RANGE" "r$run-h$i" $((COUNT / HOSTS)) 16 >"$WORK/ipam$i.out" 2>&1 &
     PIDS+=($!)
     pids+=($!)
   done
+  if [ "$WARMUP" -gt 0 ]; then   # every host warm: the measured part starts now, for all at once
+    for _ in $(seq 6000); do [ "$(cat "$WORK"/ipam*.out | grep -c '^# warm')" -ge "$HOSTS" ] && break; sleep 0.1; done
+    read -r tx0 rg0 fs0 rb0 sb0 <<<"$(metrics)"
+    ec0=$(cpu_ms "$ETCD_PID")
+    s=$(now)
+    touch "$WORK/go"
+  fi
   for p in "${pids[@]}"; do wait "$p"; done
   e=$(now)
   ec1=$(cpu_ms "$ETCD_PID")
   read -r tx1 rg1 fs1 rb1 sb1 <<<"$(metrics)"
   ok=$(cat "$WORK"/ipam*.out | grep -c '^OK' || true)
+  warm=$(cat "$WORK"/ipam*.out | grep -c '^OK [^ ]*-warm-' || true)
   uniq=$(cat "$WORK"/ipam*.out | awk '/^OK/{n = split($3, a, ","); for (i = 1; i <= n; i++) print a[i]}' | sort -u | wc -l)
   all=$(cat "$WORK"/ipam*.out | awk '/^OK/{n = split($3, a, ","); c += n} END {print c + 0}')
   grep -hv '^OK\|^#' "$WORK"/ipam*.out | cut -c1-220 | head -3 || true
-  echo "run $run: $ok allocations in $(awk -v a="$s" -v b="$e" 'BEGIN{printf "%.0f", (b-a)/1e6}') ms (JVM start included) = $(rate "$ok" "$s" "$e")/s; addresses $all, distinct $uniq (duplicates: $((all - uniq))); errors: $(cat "$WORK"/ipam*.out | grep -vc '^OK\|^#' || true); load average $(cut -d' ' -f1 /proc/loadavg)"
+  what="JVM start included"
+  [ "$WARMUP" -gt 0 ] && what="warm, after $warm warm-up allocations"
+  echo "run $run: $((ok - warm)) allocations in $(awk -v a="$s" -v b="$e" 'BEGIN{printf "%.0f", (b-a)/1e6}') ms ($what) = $(rate "$((ok - warm))" "$s" "$e")/s; addresses $all, distinct $uniq (duplicates: $((all - uniq))); errors: $(cat "$WORK"/ipam*.out | grep -vc '^OK\|^#' || true); load average $(cut -d' ' -f1 /proc/loadavg)"
   grep -h '^#' "$WORK"/ipam*.out | sed 's/^/   /' || true
   gen=$(grep -h '^#' "$WORK"/ipam*.out | sed -n 's/.* cpu \([0-9]*\) ms$/\1/p' | awk '{s += $1} END {print s + 0}')
+  gsteady=$(grep -h '^#' "$WORK"/ipam*.out | sed -n 's/.*, cpu \([0-9]*\) ms = .*/\1/p' | awk '{s += $1} END {print s + 0}')
   steady=$(grep -h '^#' "$WORK"/ipam*.out | sed -n 's/.* = \([0-9]*\)\/s,.*/\1/p' | awk '{s += $1} END {print s + 0}')
-  awk -v n="$ok" -v gen="$gen" -v ec="$((ec1 - ec0))" -v tx="$((tx1 - tx0))" -v rg="$((rg1 - rg0))" -v fs="$((fs1 - fs0))" -v rb="$((rb1 - rb0))" -v sb="$((sb1 - sb0))" -v st="$steady" \
-    'BEGIN {n = n ? n : 1; printf "   per allocation: generators cpu %.2f ms (JVM start included), etcd cpu %.2f ms; etcd Txn %.2f, Range %.2f, WAL fsyncs %.2f, gRPC bytes in %.0f out %.0f; steady states summed: %d/s\n", gen / n, ec / n, tx / n, rg / n, fs / n, rb / n, sb / n, st}'
+  awk -v n="$((ok - warm))" -v gen="$gen" -v ec="$((ec1 - ec0))" -v tx="$((tx1 - tx0))" -v rg="$((rg1 - rg0))" -v fs="$((fs1 - fs0))" -v rb="$((rb1 - rb0))" -v sb="$((sb1 - sb0))" -v st="$steady" -v gs="$gsteady" \
+    'BEGIN {n = n ? n : 1; printf "   per allocation: generators cpu %.2f ms in their steady state (%.2f ms over their whole run), etcd cpu %.2f ms; etcd Txn %.2f, Range %.2f, WAL fsyncs %.2f, gRPC bytes in %.0f out %.0f; steady states summed: %d/s\n", gs / n, gen / n, ec / n, tx / n, rg / n, fs / n, rb / n, sb / n, st}'
 done
 s=$(now)
-nsenter --net=/var/run/netns/"$(host 1)" $JAVA -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD "${RANGE%%,*}" hl "$COUNT" 16 "$WORK/host-local" >"$WORK/hl.out" 2>"$WORK/hl.err"
+nsenter --net=/var/run/netns/"$(host 1)" $JAVA -Djcni.ipam.phases=true -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD "${RANGE%%,*}" hl "$COUNT" 16 "$WORK/host-local" >"$WORK/hl.out" 2>"$WORK/hl.err"
 e=$(now)
 hl=$(grep -c '^OK' "$WORK/hl.out" || true)
 echo "host-local, same harness, one host: $hl allocations = $(rate "$hl" "$s" "$e")/s"

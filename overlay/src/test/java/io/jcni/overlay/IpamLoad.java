@@ -27,11 +27,13 @@ import java.util.concurrent.Semaphore;
  * IpamLoad gc ETCD RANGE VALID_FILE        (one containerID a line; ifname eth0)
  * IpamLoad one ETCD RANGE ADD|DEL CONTAINER_ID NETNS HOST   (one call, cluster-ipam's "host" given)</pre>
  *
- * <p>add/del also print, on stderr, one line starting with {@code #} that splits the run's time (see
+ * <p>With {@code -Djcni.ipam.phases=true}, add/del also print, on stderr, one line starting with {@code #} that splits the run's time (see
  * {@link Phases}): the JVM's start until main, the first call (class loading, client setup, the
  * first connection), the rest (the steady state); the process's CPU time in each, and the bytes it
  * wrote and read (sockets included) in the steady state. {@code -Djcni.ipam.warmup=N} first makes N
- * calls (ids {@code HOST-warm-I}) that the steady state leaves out.
+ * calls (ids {@code HOST-warm-I}) that the steady state leaves out; with {@code -Djcni.ipam.go=FILE}
+ * it then prints {@code # warm} and waits (at most 10 minutes) for FILE to exist, so that the hosts
+ * of a lab start their measured calls together, as warm as a running jcnid.
  */
 public final class IpamLoad {
     public static void main(String[] a) throws Exception {
@@ -70,6 +72,11 @@ public final class IpamLoad {
         int warmup = Integer.getInteger("jcni.ipam.warmup", 0);
         if (warmup > 0) {
             run(type, mode, host + "-warm-", warmup, par, conf, out, phases);
+            String go = System.getProperty("jcni.ipam.go");
+            if (go != null) {
+                System.err.println("# warm"); // asked for by the lab script, which reads it
+                for (int i = 0; i < 60_000 && !Files.exists(Path.of(go)); i++) Thread.sleep(10);
+            }
             phases.steady();
         }
         run(type, mode, host + "-", count, par, conf, out, phases);
@@ -138,6 +145,7 @@ public final class IpamLoad {
         }
 
         void end() {
+            if (!Boolean.getBoolean("jcni.ipam.phases")) return;
             long endNanos = System.nanoTime(), endCpu = cpuMs();
             long[] io = io();
             int n = answers - steadyFrom;
