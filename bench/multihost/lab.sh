@@ -37,3 +37,22 @@ ms() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.1f", (b-a)/1e6}'; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 in_lab() { nsenter --net=/var/run/netns/"$LAB" "$@"; }
 netns() { ip netns add "$1"; NSES+=("$1"); ip -n "$1" link set lo up; }
+
+# lab_pki DIR IP: a CA, etcd's server certificate for IP and a client certificate without CN (the
+# etcd README: etcd's gateway refuses a CN once auth is on), EC P-256, made with openssl in DIR; sets
+# ETCD_TLS (etcd's flags), CLIENT_TLS (etcdctl's and curl's) and IPAM_TLS (cluster-ipam's keys, as
+# JSON to append to its ipam section).
+lab_pki() {
+  local p=$1
+  mkdir -p "$p"
+  for k in ca server client; do openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$p/$k.key" 2>/dev/null; done
+  openssl req -x509 -new -key "$p/ca.key" -subj /CN=bench-ca -days 2 -out "$p/ca.pem"
+  openssl req -new -key "$p/server.key" -subj /CN=etcd -out "$p/server.csr"
+  printf 'subjectAltName=IP:%s\n' "$2" >"$p/server.ext"
+  openssl x509 -req -in "$p/server.csr" -CA "$p/ca.pem" -CAkey "$p/ca.key" -CAcreateserial -days 2 -extfile "$p/server.ext" -out "$p/server.pem" 2>/dev/null
+  openssl req -new -key "$p/client.key" -subj /O=jcni-bench -out "$p/client.csr"
+  openssl x509 -req -in "$p/client.csr" -CA "$p/ca.pem" -CAkey "$p/ca.key" -CAcreateserial -days 2 -out "$p/client.pem" 2>/dev/null
+  ETCD_TLS=(--cert-file "$p/server.pem" --key-file "$p/server.key" --trusted-ca-file "$p/ca.pem" --client-cert-auth)
+  CLIENT_TLS=(--cacert "$p/ca.pem" --cert "$p/client.pem" --key "$p/client.key")
+  IPAM_TLS=",\"etcdCACertFile\":\"$p/ca.pem\",\"etcdCertFile\":\"$p/client.pem\",\"etcdKeyFile\":\"$p/client.key\""
+}

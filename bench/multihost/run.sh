@@ -33,20 +33,10 @@ ETCD=http://192.168.77.1:2379
 [ "$TLS" = yes ] && ETCD=https://192.168.77.1:2379
 PREFIX=/jcni-bench-$SFX/network
 ETCD_TLS=() CLIENT_TLS=() CURL_TLS=() AGENT_TLS=() IPAM_TLS=""
-if [ "$TLS" = yes ]; then   # a CA, etcd's certificate for 192.168.77.1, a client certificate without CN (the etcd README)
-  P=$WORK/pki; mkdir -p "$P"
-  ec() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$P/$1.key" 2>/dev/null; }
-  ec ca; openssl req -x509 -new -key "$P/ca.key" -subj /CN=bench-ca -days 2 -out "$P/ca.pem"
-  ec server; openssl req -new -key "$P/server.key" -subj /CN=etcd -out "$P/server.csr"
-  printf 'subjectAltName=IP:192.168.77.1\n' >"$P/server.ext"
-  openssl x509 -req -in "$P/server.csr" -CA "$P/ca.pem" -CAkey "$P/ca.key" -CAcreateserial -days 2 -extfile "$P/server.ext" -out "$P/server.pem" 2>/dev/null
-  ec client; openssl req -new -key "$P/client.key" -subj /O=jcni-bench -out "$P/client.csr"
-  openssl x509 -req -in "$P/client.csr" -CA "$P/ca.pem" -CAkey "$P/ca.key" -CAcreateserial -days 2 -out "$P/client.pem" 2>/dev/null
-  ETCD_TLS=(--cert-file "$P/server.pem" --key-file "$P/server.key" --trusted-ca-file "$P/ca.pem" --client-cert-auth)
-  CLIENT_TLS=(--cacert "$P/ca.pem" --cert "$P/client.pem" --key "$P/client.key")
+if [ "$TLS" = yes ]; then
+  lab_pki "$WORK/pki" 192.168.77.1
   CURL_TLS=("${CLIENT_TLS[@]}")
-  AGENT_TLS=(--etcd-cafile "$P/ca.pem" --etcd-certfile "$P/client.pem" --etcd-keyfile "$P/client.key")
-  IPAM_TLS=",\"etcdCACertFile\":\"$P/ca.pem\",\"etcdCertFile\":\"$P/client.pem\",\"etcdKeyFile\":\"$P/client.key\""
+  AGENT_TLS=(--etcd-cafile "$WORK/pki/ca.pem" --etcd-certfile "$WORK/pki/client.pem" --etcd-keyfile "$WORK/pki/client.key")
 fi
 host() { echo "jb-$SFX-h$1"; }
 gw() { in_lab curl -sS "${CURL_TLS[@]}" --fail-with-body -X POST "$ETCD$1" -d @"$2"; }   # the JSON gateway, a body file
