@@ -35,7 +35,6 @@ class EtcdTlsLabTest {
     void agentAndClusterIpamOverTlsWithClientCertificatesAndRbac() throws Exception {
         try (Lab lab = new Lab()) {
             TestPki pki = new TestPki(lab.dir.resolve("pki"), Lab.ETCD_IP);
-            lab.netns(lab.labNs);
             Lab.sh("ip", "-n", lab.labNs, "link", "add", "ul", "type", "bridge");
             Lab.sh("ip", "-n", lab.labNs, "addr", "add", Lab.ETCD_IP + "/24", "dev", "ul");
             Lab.sh("ip", "-n", lab.labNs, "link", "set", "ul", "up");
