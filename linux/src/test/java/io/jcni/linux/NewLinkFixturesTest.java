@@ -96,23 +96,23 @@ class NewLinkFixturesTest {
         assertEquals(hex(want), hex(got), fixture + ": " + command(fixture));
     }
 
-    private static NlMsg asReceived(byte[] bytes) {
+    static NlMsg asReceived(byte[] bytes) {
         ByteBuffer copy = ByteBuffer.wrap(bytes).order(ByteOrder.nativeOrder());
         return new NlMsg(copy.getShort(4) & 0xffff, copy.getShort(6) & 0xffff, 0, 0, copy, 0, copy.limit());
     }
 
     /** The captured message, seq and pid zeroed. */
-    private static byte[] fixture(String name) throws IOException {
+    static byte[] fixture(String name) throws IOException {
         byte[] b = HexFormat.of().parseHex(line(name).split("\t")[1].trim());
         for (int i = 8; i < 16; i++) b[i] = 0;
         return b;
     }
 
-    private static String command(String name) throws IOException {
+    static String command(String name) throws IOException {
         return line(name).split("\t")[0];
     }
 
-    private static String line(String name) throws IOException {
+    static String line(String name) throws IOException {
         try (InputStream in = NewLinkFixturesTest.class.getResourceAsStream("/iproute2/" + name + ".hex")) {
             if (in == null) throw new IOException("no fixture " + name);
             return new String(in.readAllBytes(), StandardCharsets.US_ASCII);
@@ -120,7 +120,7 @@ class NewLinkFixturesTest {
     }
 
     /** Hex in 4-byte groups, so a failure shows where the two differ. */
-    private static String hex(byte[] b) {
+    static String hex(byte[] b) {
         StringBuilder s = new StringBuilder();
         for (int i = 0; i < b.length; i++) s.append(String.format("%02x", b[i])).append(i % 4 == 3 ? " " : "");
         return s.toString().trim();

@@ -1,16 +1,17 @@
 package io.jcni.linux;
 
+// The captures' reading helpers are NewLinkFixturesTest's (same /iproute2 directory, same format).
+import static io.jcni.linux.NewLinkFixturesTest.asReceived;
+import static io.jcni.linux.NewLinkFixturesTest.command;
+import static io.jcni.linux.NewLinkFixturesTest.fixture;
+import static io.jcni.linux.NewLinkFixturesTest.hex;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
-import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -61,30 +62,6 @@ class NexthopFixturesTest {
         b.putShort(6, (short) (b.getShort(6) | NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_ACK)); // as request() sends it
         byte[] got = new byte[b.remaining()];
         b.get(got);
-        assertEquals(hex(fixture(fixture)), hex(got), fixture + ": " + line(fixture).split("\t")[0]);
-    }
-
-    private static NlMsg asReceived(byte[] bytes) {
-        ByteBuffer copy = ByteBuffer.wrap(bytes).order(ByteOrder.nativeOrder());
-        return new NlMsg(copy.getShort(4) & 0xffff, copy.getShort(6) & 0xffff, 0, 0, copy, 0, copy.limit());
-    }
-
-    private static byte[] fixture(String name) throws IOException {
-        byte[] b = HexFormat.of().parseHex(line(name).split("\t")[1].trim());
-        for (int i = 8; i < 16; i++) b[i] = 0;
-        return b;
-    }
-
-    private static String line(String name) throws IOException {
-        try (InputStream in = NexthopFixturesTest.class.getResourceAsStream("/iproute2/" + name + ".hex")) {
-            if (in == null) throw new IOException("no fixture " + name);
-            return new String(in.readAllBytes(), StandardCharsets.US_ASCII);
-        }
-    }
-
-    private static String hex(byte[] b) {
-        StringBuilder s = new StringBuilder();
-        for (int i = 0; i < b.length; i++) s.append(String.format("%02x", b[i])).append(i % 4 == 3 ? " " : "");
-        return s.toString().trim();
+        assertEquals(hex(fixture(fixture)), hex(got), fixture + ": " + command(fixture));
     }
 }
