@@ -124,7 +124,9 @@ public final class Training {
     }
 
     private void withNetns(int round) throws Exception {
-        String suffix = HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
+        if (round == 0) sweepDeadTrainings();
+        // The pid in the name tells a later training whether these namespaces' owner still runs.
+        String suffix = ProcessHandle.current().pid() + "-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextInt());
         String hostName = "jcni-train-h-" + suffix;
         String podName = "jcni-train-p-" + suffix;
         List<String> created = new ArrayList<>();
@@ -173,6 +175,47 @@ public final class Training {
                 }
             }
         }
+    }
+
+    /**
+     * Deletes the namespaces a killed training left (an install interrupted while it trained): their
+     * names carry the training's pid, and no live process has it. A pid reused since keeps them until
+     * a later training; namespaces of a training still running are never touched.
+     */
+    private void sweepDeadTrainings() {
+        List<String> names;
+        try (Stream<Path> s = Files.exists(Netns.RUN_DIR) ? Files.list(Netns.RUN_DIR) : Stream.empty()) {
+            names = s.map(p -> p.getFileName().toString()).toList();
+        } catch (IOException e) {
+            failures.add("list " + Netns.RUN_DIR + ": " + e.getMessage());
+            return;
+        }
+        for (String n : deadTrainingNamespaces(names, pid -> ProcessHandle.of(pid).isPresent())) {
+            try {
+                Netns.delete(n);
+            } catch (RuntimeException e) {
+                failures.add("delete netns " + n + " of a dead training: " + e.getMessage());
+            }
+        }
+    }
+
+    /** Of {@code names}, the training namespaces ({@code jcni-train-h|p-PID-HEX}) whose PID is not {@code alive}. */
+    static List<String> deadTrainingNamespaces(List<String> names, java.util.function.LongPredicate alive) {
+        List<String> dead = new ArrayList<>();
+        for (String n : names) {
+            if (!n.startsWith("jcni-train-h-") && !n.startsWith("jcni-train-p-")) continue;
+            String rest = n.substring("jcni-train-h-".length());
+            int dash = rest.indexOf('-');
+            if (dash <= 0) continue; // an older training's name, without its pid: not ours to judge
+            long pid;
+            try {
+                pid = Long.parseLong(rest.substring(0, dash));
+            } catch (NumberFormatException e) {
+                continue;
+            }
+            if (!alive.test(pid)) dead.add(n);
+        }
+        return dead;
     }
 
     /**
