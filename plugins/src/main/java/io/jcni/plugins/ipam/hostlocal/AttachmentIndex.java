@@ -62,7 +62,7 @@ final class AttachmentIndex {
     void put(String containerId, String ifname, List<IpAddr> ips) throws IOException {
         Path f = file(containerId, ifname);
         if (ips.isEmpty()) {
-            Files.deleteIfExists(f);
+            AtomicFile.deleteLocked(f);
             return;
         }
         Map<String, Object> json = new LinkedHashMap<>();
@@ -73,11 +73,13 @@ final class AttachmentIndex {
         json.put("ips", names);
         Files.createDirectories(dir);
         // No fsync, as the reference's address files: on every ADD it would cost more than the ADD (see common/README.md).
-        AtomicFile.write(f, Json.write(json), AtomicFile.PRIVATE, AtomicFile.Durability.ATOMIC_ONLY);
+        // Every caller holds the network's lock, so the temporary file has one fixed name: the DEL of
+        // this attachment removes what a writer killed before its rename left, not only the next GC.
+        AtomicFile.writeLocked(f, Json.write(json), AtomicFile.PRIVATE, AtomicFile.Durability.ATOMIC_ONLY);
     }
 
     void delete(String containerId, String ifname) throws IOException {
-        Files.deleteIfExists(file(containerId, ifname));
+        AtomicFile.deleteLocked(file(containerId, ifname));
     }
 
     /** Drops every entry (and leftover temporary file) of an attachment not in {@code keep}. */

@@ -37,4 +37,24 @@ class AttachmentIndexTest {
         index.put("c1", "eth0", List.of(IpAddr.parse("10.0.0.3")));
         assertEquals(List.of(IpAddr.parse("10.0.0.3")), index.get("c1", "eth0"));
     }
+
+    /** A writer killed between writing and renaming leaves the temporary file: the attachment's DEL removes it, not only GC. */
+    @Test
+    void deleteRemovesTheTemporaryFileOfAKilledWriter() throws Exception {
+        AttachmentIndex index = new AttachmentIndex(dataDir, "net");
+        index.put("c1", "eth0", List.of(IpAddr.parse("10.0.0.2")));
+        Path entry;
+        try (var files = Files.list(index.directory())) {
+            entry = files.findFirst().orElseThrow();
+        }
+        Path leftover = io.jcni.common.AtomicFile.lockedTemporary(entry);
+        Files.writeString(leftover, "{\"containerID\":\"c1\""); // what a killed put left
+        index.put("c1", "eth0", List.of(IpAddr.parse("10.0.0.2"), IpAddr.parse("10.0.0.3"))); // a later write replaces it
+        assertEquals(List.of(IpAddr.parse("10.0.0.2"), IpAddr.parse("10.0.0.3")), index.get("c1", "eth0"));
+        Files.writeString(leftover, "{\"containerID\":\"c1\"");
+        index.delete("c1", "eth0");
+        try (var files = Files.list(index.directory())) {
+            assertEquals(List.of(), files.toList());
+        }
+    }
 }
