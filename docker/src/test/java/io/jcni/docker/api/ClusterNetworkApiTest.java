@@ -118,26 +118,27 @@ class ClusterNetworkApiTest {
         return Json.parseObject(r.json());
     }
 
+    /** This host's IPv4 pool 10.77.0.0/16 (range 10.77.3.0/24) and its gateway 10.77.0.1, as libnetwork asks for them. */
     String poolAndGateway() {
-        String id = (String) call("/IpamDriver.RequestPool",
-                "{\"AddressSpace\":\"local_scope\",\"Pool\":\"10.77.0.0/16\",\"SubPool\":\"10.77.3.0/24\",\"Options\":{},\"V6\":false}").get("PoolID");
-        assertEquals("10.77.0.1/16", call("/IpamDriver.RequestAddress", "{\"PoolID\":\"" + id
-                + "\",\"Address\":\"10.77.0.1\",\"Options\":{\"RequestAddressType\":\"com.docker.network.gateway\"}}").get("Address"));
+        return poolAndGateway("{\"Pool\":\"10.77.0.0/16\",\"SubPool\":\"10.77.3.0/24\",\"V6\":false", "10.77.0.1", "10.77.0.1/16");
+    }
+
+    /** An IPv6 pool of this host (fd77::/64) and its gateway, the first free address (fd77::1), as libnetwork asks for them with --ipv6. */
+    String pool6AndGateway() {
+        return poolAndGateway("{\"Pool\":\"fd77::/64\",\"SubPool\":\"\",\"V6\":true", "", "fd77::1/64");
+    }
+
+    /** RequestPool with {@code pool} (the JSON object's pool fields, open), then the gateway: {@code wanted} ("" for any) is {@code expected}. */
+    String poolAndGateway(String pool, String wanted, String expected) {
+        String id = (String) call("/IpamDriver.RequestPool", pool + ",\"AddressSpace\":\"local_scope\",\"Options\":{}}").get("PoolID");
+        assertEquals(expected, call("/IpamDriver.RequestAddress", "{\"PoolID\":\"" + id + "\",\"Address\":\"" + wanted
+                + "\",\"Options\":{\"RequestAddressType\":\"com.docker.network.gateway\"}}").get("Address"));
         return id;
     }
 
     static String create(String generic) {
         return "{\"NetworkID\":\"" + NET + "\",\"Options\":{\"com.docker.network.generic\":" + generic + "},"
                 + "\"IPv4Data\":[{\"AddressSpace\":\"local_scope\",\"Pool\":\"10.77.0.0/16\",\"Gateway\":\"10.77.0.1/16\"}],\"IPv6Data\":[]}";
-    }
-
-    /** An IPv6 pool of this host ("fd77::/64") and its gateway (fd77::1), as libnetwork asks for them with --ipv6. */
-    String pool6AndGateway() {
-        String id = (String) call("/IpamDriver.RequestPool",
-                "{\"AddressSpace\":\"local_scope\",\"Pool\":\"fd77::/64\",\"SubPool\":\"\",\"Options\":{},\"V6\":true}").get("PoolID");
-        assertEquals("fd77::1/64", call("/IpamDriver.RequestAddress", "{\"PoolID\":\"" + id
-                + "\",\"Address\":\"\",\"Options\":{\"RequestAddressType\":\"com.docker.network.gateway\"}}").get("Address"));
-        return id;
     }
 
     static String createDualStack(String generic) {

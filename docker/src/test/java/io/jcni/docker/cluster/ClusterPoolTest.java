@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CountDownLatch;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /** The shared pool's compare-and-swap: hosts taking addresses at once never get the same one. */
@@ -39,16 +40,8 @@ class ClusterPoolTest {
         return s;
     }
 
-    static MemorySharedStore withPool(String name) {
-        MemorySharedStore s = new MemorySharedStore();
-        s.put(ClusterKeys.cluster(name), ClusterKeys.POOL, ClusterPool.initial(def(name), false).toJson());
-        return s;
-    }
-
-    @Test
-    void concurrentTakesFromSeveralHostsGiveNoDuplicate() throws Exception {
-        MemorySharedStore store = withPool("c1");
-        int hosts = 6, each = 30;
+    /** Runs {@code takes} for hosts h0, h1, ... on a thread each, started together; every address they took. */
+    static List<IpAddr> atOnce(int hosts, Function<String, List<IpAddr>> takes) throws InterruptedException {
         ConcurrentLinkedQueue<IpAddr> got = new ConcurrentLinkedQueue<>();
         CountDownLatch go = new CountDownLatch(1);
         List<Thread> threads = new ArrayList<>();
@@ -60,11 +53,29 @@ class ClusterPoolTest {
                 } catch (InterruptedException e) {
                     return;
                 }
-                for (int i = 0; i < each; i++) got.add(ClusterPool.take(store, "c1", false, null, host));
+                got.addAll(takes.apply(host));
             }));
         }
         go.countDown();
         for (Thread t : threads) t.join();
+        return List.copyOf(got);
+    }
+
+    static MemorySharedStore withPool(String name) {
+        MemorySharedStore s = new MemorySharedStore();
+        s.put(ClusterKeys.cluster(name), ClusterKeys.POOL, ClusterPool.initial(def(name), false).toJson());
+        return s;
+    }
+
+    @Test
+    void concurrentTakesFromSeveralHostsGiveNoDuplicate() throws Exception {
+        MemorySharedStore store = withPool("c1");
+        int hosts = 6, each = 30;
+        List<IpAddr> got = atOnce(hosts, host -> {
+            List<IpAddr> mine = new ArrayList<>();
+            for (int i = 0; i < each; i++) mine.add(ClusterPool.take(store, "c1", false, null, host));
+            return mine;
+        });
         Set<IpAddr> distinct = new HashSet<>(got);
         assertEquals(hosts * each, got.size());
         assertEquals(hosts * each, distinct.size(), "duplicate addresses");
@@ -152,26 +163,15 @@ class ClusterPoolTest {
     void concurrentDualStackTakesGiveNoDuplicateInEitherFamily() throws Exception {
         MemorySharedStore store = withDualPools("d1");
         int hosts = 4, each = 20;
-        ConcurrentLinkedQueue<IpAddr> got = new ConcurrentLinkedQueue<>();
-        CountDownLatch go = new CountDownLatch(1);
-        List<Thread> threads = new ArrayList<>();
-        for (int h = 0; h < hosts; h++) {
-            String host = "h" + h;
-            threads.add(Thread.ofPlatform().start(() -> {
-                try {
-                    go.await();
-                } catch (InterruptedException e) {
-                    return;
-                }
-                // as libnetwork asks for a container's addresses: IPv4, then IPv6
-                for (int i = 0; i < each; i++) {
-                    got.add(ClusterPool.take(store, "d1", false, null, host));
-                    got.add(ClusterPool.take(store, "d1", true, null, host));
-                }
-            }));
-        }
-        go.countDown();
-        for (Thread t : threads) t.join();
+        List<IpAddr> got = atOnce(hosts, host -> {
+            List<IpAddr> mine = new ArrayList<>();
+            // as libnetwork asks for a container's addresses: IPv4, then IPv6
+            for (int i = 0; i < each; i++) {
+                mine.add(ClusterPool.take(store, "d1", false, null, host));
+                mine.add(ClusterPool.take(store, "d1", true, null, host));
+            }
+            return mine;
+        });
         List<IpAddr> v6 = got.stream().filter(IpAddr::isV6).toList();
         assertEquals(hosts * each, v6.size());
         assertEquals(hosts * each, new HashSet<>(v6).size(), "duplicate IPv6 addresses");
