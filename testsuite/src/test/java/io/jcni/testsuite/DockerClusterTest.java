@@ -200,8 +200,142 @@ class DockerClusterTest {
         assertFalse(lab.etcdKeys().stream().anyMatch(k -> k.contains("/" + icluster + "/")), lab.etcdKeys().toString());
     }
 
+    /** A container's IPv6 address on {@code network}. */
+    static String ip6(DockerLab.Host h, String network, String container) {
+        return h.docker.ok("inspect", "-f", "{{(index .NetworkSettings.Networks \"" + network + "\").GlobalIPv6Address}}", container);
+    }
+
+    /** Waits (bounded) until a container of {@code h} pings {@code ip6} with busybox's {@code ping -6}. */
+    static void awaitPing6(DockerLab.Host h, String container, String ip6) {
+        Sh.Run r = null;
+        for (int i = 0; i < 60; i++) {
+            r = h.docker.run("exec", container, "ping", "-6", "-c", "1", "-W", "2", ip6);
+            if (r.rc() == 0) return;
+            Dockerd.sleep(250);
+        }
+        throw new AssertionError("no ping -6 from " + container + " on " + h + " to " + ip6 + ": " + r.out() + r.err() + "\nneigh:\n"
+                + h.docker.inHost("ip", "-6", "neigh", "show").out());
+    }
+
+    /** Every address published for the endpoints of {@code clusterName} (both families), one entry per publication. */
+    static List<String> publishedAddresses(String clusterName) {
+        List<String> out = new ArrayList<>();
+        List<String> lines = Sh.lines(lab.etcdctl("get", "--prefix", "--print-value-only", lab.prefix + "/clusters/" + clusterName + "/endpoints/").ok().out());
+        for (String l : lines) if (!l.isBlank()) for (Object a : Json.asList(Json.parseObject(l).get("addresses"))) out.add((String) a);
+        return out;
+    }
+
     @Test
     @Order(4)
+    void aDualStackClusterNetworkPingsOverIPv6AcrossHostsWithoutDuplicates() throws Exception {
+        String dnet = "jd" + lab.id, dcluster = "cd-" + lab.id, subnet = "10.236.0.0/16", gw = "10.236.0.1";
+        // The lab's ID in the IPv6 prefix, written as Docker prints it (no leading zero in the group).
+        String p6 = "fd6a:6e32:1" + lab.id.substring(1) + ":", subnet6 = p6 + ":/64", gw6 = p6 + ":1";
+        String[] v6 = {"--ipv6", "--subnet", subnet6, "--gateway", gw6};
+        a.createNetwork(dnet, dcluster, subnet, gw, null, v6);
+        b.createNetwork(dnet, dcluster, subnet, gw, null, v6);
+        // A host asking for another IPv6 subnet, or for none, is refused naming the difference; then it joins as asked.
+        Sh.Run other = c.docker.run("network", "create", "-d", c.driver, "--ipam-driver", c.driver, "--subnet", subnet, "--gateway", gw, "--ipv6",
+                "--subnet", "fd6a:6e33::/64", "-o", "jcni.cluster=" + dcluster, dnet);
+        assertTrue(other.rc() != 0 && other.err().contains("IPv6 subnet fd6a:6e33::/64 (the cluster network has " + subnet6 + ")"), other.out() + other.err());
+        Sh.Run none = c.docker.run("network", "create", "-d", c.driver, "--ipam-driver", c.driver, "--subnet", subnet, "--gateway", gw,
+                "-o", "jcni.cluster=" + dcluster, dnet);
+        assertTrue(none.rc() != 0 && none.err().contains("no IPv6 subnet (the cluster network has " + subnet6 + ")"), none.out() + none.err());
+        c.createNetwork(dnet, dcluster, subnet, gw, null, v6);
+        Map<String, Object> def = Json.parseObject(lab.etcdValue("clusters/" + dcluster + "/network"));
+        assertEquals(subnet6, def.get("subnet6"));
+        assertEquals(gw6, def.get("gateway6"));
+        String vx = "jcvx" + def.get("vni");
+        assertTrue(lab.etcdKeys().contains(lab.prefix + "/clusters/" + dcluster + "/pool6"), lab.etcdKeys().toString());
+
+        // One container per host: each pings every other host's container's IPv6 address; the gateway is each host's own.
+        Map<DockerLab.Host, String> ips6 = new LinkedHashMap<>();
+        for (DockerLab.Host h : lab.hosts) {
+            h.run(dnet, "d" + h.name + "1");
+            ips6.put(h, ip6(h, dnet, "d" + h.name + "1"));
+        }
+        assertEquals(3, new HashSet<>(ips6.values()).size(), ips6.toString());
+        for (String ip : ips6.values()) assertTrue(ip.startsWith(p6), ip);
+        String routes6 = a.inContainerNetns("da1", "ip", "-6", "route").out();
+        assertTrue(routes6.contains("default via " + gw6 + " "), routes6);
+        for (DockerLab.Host from : lab.hosts) {
+            for (DockerLab.Host to : lab.hosts) if (from != to) awaitPing6(from, "d" + from.name + "1", ips6.get(to));
+        }
+        // Every host has a permanent IPv6 neighbour entry per remote container on the VXLAN device, and no flooding FDB entry: the
+        // containers learnt each other's MACs from neighbour advertisements that the device's proxy made from those entries.
+        for (DockerLab.Host h : lab.hosts) {
+            String neigh = h.docker.inHost("ip", "-6", "neigh", "show", "dev", vx).out();
+            assertFalse(h.fdb(vx).stream().anyMatch(l -> l.startsWith("00:00:00:00:00:00")), h.fdb(vx).toString());
+            for (DockerLab.Host o : lab.hosts) {
+                if (o == h) continue;
+                String mac = o.docker.ok("exec", "d" + o.name + "1", "cat", "/sys/class/net/eth0/address");
+                assertTrue(neigh.contains(ips6.get(o) + " lladdr " + mac + " PERMANENT"), h + ": " + neigh);
+                String learnt = h.inContainerNetns("d" + h.name + "1", "ip", "-6", "neigh", "show", ips6.get(o)).out();
+                assertTrue(learnt.contains("lladdr " + mac), h + " container: " + learnt);
+            }
+        }
+
+        // 12 concurrent runs over the 3 hosts: 0 duplicate IPv6 addresses, each published once and in the IPv6 pool once.
+        ConcurrentLinkedQueue<String> errors = new ConcurrentLinkedQueue<>();
+        List<Thread> threads = new ArrayList<>();
+        for (DockerLab.Host h : lab.hosts) {
+            for (int i = 0; i < 4; i++) {
+                String name = "dc" + h.name + i;
+                threads.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        h.run(dnet, name);
+                    } catch (AssertionError | RuntimeException e) {
+                        errors.add(name + ": " + e.getMessage());
+                    }
+                }));
+            }
+        }
+        for (Thread t : threads) t.join();
+        assertEquals(List.of(), List.copyOf(errors));
+        List<String> all6 = new ArrayList<>();
+        for (DockerLab.Host h : lab.hosts) {
+            for (String ct : Sh.lines(h.docker.ok("ps", "-q", "--filter", "network=" + dnet))) if (!ct.isBlank()) all6.add(ip6(h, dnet, ct.strip()));
+        }
+        assertEquals(15, all6.size(), all6.toString());
+        assertEquals(all6.size(), new HashSet<>(all6).size(), "duplicate IPv6 addresses: " + all6);
+        List<String> pub6 = publishedAddresses(dcluster).stream().filter(x -> x.contains(":")).toList();
+        assertEquals(new TreeSet<>(all6), new TreeSet<>(pub6), "published: " + pub6);
+        assertEquals(pub6.size(), new HashSet<>(pub6).size(), "an IPv6 address published twice: " + pub6);
+        Set<String> pool6 = new TreeSet<>();
+        for (Object o : Json.asList(Json.parseObject(lab.etcdValue("clusters/" + dcluster + "/pool6")).get("allocated"))) pool6.add((String) o);
+        Set<String> expected = new TreeSet<>(all6);
+        expected.add(gw6);
+        assertEquals(expected, pool6);
+        awaitPing6(a, "dca0", ip6(c, dnet, "dcc3"));
+
+        // A fixed --ip6 is reserved cluster-wide: another host cannot have it.
+        String fixed = p6 + ":77";
+        c.run(dnet, "dfix", "--ip6", fixed);
+        assertEquals(fixed, ip6(c, dnet, "dfix"));
+        Sh.Run taken = a.docker.run("run", "-d", "--name", "dfix2", "--network", dnet, "--ip6", fixed, DockerLab.IMAGE, "sleep", "3600");
+        assertTrue(taken.rc() != 0 && taken.err().contains("already in use"), taken.out() + taken.err());
+        awaitPing6(b, "db1", fixed);
+
+        // network rm on every host: nothing of the cluster left in etcd, no VXLAN device, bridge or neighbour entry of it.
+        String bridge = "jc-" + a.docker.ok("network", "inspect", "-f", "{{.Id}}", dnet).substring(0, 12);
+        a.docker.run("rm", "-f", "dfix2");
+        c.docker.ok("rm", "-f", "dfix");
+        for (DockerLab.Host h : lab.hosts) {
+            for (int i = 0; i < 4; i++) h.docker.ok("rm", "-f", "dc" + h.name + i);
+            h.docker.ok("rm", "-f", "d" + h.name + "1");
+            h.docker.ok("network", "rm", dnet);
+        }
+        assertFalse(lab.etcdKeys().stream().anyMatch(k -> k.contains("/" + dcluster + "/") || k.endsWith("/vnis/" + def.get("vni"))), lab.etcdKeys().toString());
+        for (DockerLab.Host h : lab.hosts) {
+            String links = h.docker.inHost("ip", "-o", "link").out();
+            assertFalse(links.contains(vx) || links.contains(bridge), links);
+            String neigh = h.docker.inHost("ip", "-6", "neigh", "show").out();
+            assertFalse(neigh.contains(p6), neigh);
+        }
+    }
+
+    @Test
+    @Order(5)
     void aKilledDockerdLosesNothing() throws Exception {
         // dockerd kills and restarts its containers after a kill -9 (without live-restore): those with a restart policy
         // come back, through Leave, DeleteEndpoint, ReleaseAddress and a new endpoint each.
@@ -227,7 +361,7 @@ class DockerClusterTest {
     }
 
     @Test
-    @Order(5)
+    @Order(6)
     void aKilledJcnidLosesNothingAndItsEntriesComeBackTheSame() throws Exception {
         String ipA = a.ip(net, "ca1");
         Map<DockerLab.Host, List<String>> fdbBefore = new LinkedHashMap<>();
@@ -250,7 +384,7 @@ class DockerClusterTest {
     }
 
     @Test
-    @Order(6)
+    @Order(7)
     void withEtcdUnreachableRunningContainersKeepWorkingAndNewOnesFailClearly() {
         String ipA = a.ip(net, "ca1");
         lab.pauseEtcd(true);
@@ -267,7 +401,7 @@ class DockerClusterTest {
     }
 
     @Test
-    @Order(7)
+    @Order(8)
     void removingTheNetworkOnOneHostLeavesTheOthersWorking() {
         List<String> ofA = addresses(a);
         for (String ct : Sh.lines(a.docker.ok("ps", "-aq"))) a.docker.ok("rm", "-f", ct);
@@ -284,7 +418,7 @@ class DockerClusterTest {
     }
 
     @Test
-    @Order(8)
+    @Order(9)
     void aDeadHostsEntriesGoAfterTheLeaseAndItsAddressesAfterTheGrace() throws Exception {
         List<String> ofC = addresses(c);
         assertEquals(11, ofC.size(), ofC.toString());
@@ -304,7 +438,7 @@ class DockerClusterTest {
     }
 
     @Test
-    @Order(9)
+    @Order(10)
     void theLastHostsRemovalLeavesNothingBehind() {
         for (String ct : Sh.lines(b.docker.ok("ps", "-aq"))) b.docker.ok("rm", "-f", ct);
         b.docker.ok("network", "rm", net);

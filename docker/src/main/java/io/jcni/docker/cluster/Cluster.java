@@ -111,12 +111,14 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
         if (already != null && !already.network.id().equals(n.id())) {
             throw new DriverException("CreateNetwork: network " + already.network.id() + " of this host is cluster network " + name + " already");
         }
-        DockerNetwork.Subnet s = n.subnets().getFirst();
-        Pool local = ipam.linkCluster(s.pool(), name);
+        List<DockerNetwork.Subnet> linked = new ArrayList<>();
         try {
-            ClusterNetwork asked = new ClusterNetwork(name, 0, s.pool(), local.range(), s.gateway() == null ? null : s.gateway().address(), n.internal());
-            ClusterNetwork def = define(asked);
-            store.update(ClusterKeys.cluster(name), ClusterKeys.POOL, cur -> cur.orElseGet(() -> ClusterPool.initial(def).toJson()));
+            ClusterNetwork.Subnet v4 = link(n.subnet(false), name, linked), v6 = link(n.subnet(true), name, linked);
+            ClusterNetwork def = define(new ClusterNetwork(name, 0, v4, v6, n.internal()));
+            for (boolean ipv6 : new boolean[] {false, true}) {
+                if (def.subnet(ipv6) == null) continue;
+                store.update(ClusterKeys.cluster(name), ClusterKeys.pool(ipv6), cur -> cur.orElseGet(() -> ClusterPool.initial(def, ipv6).toJson()));
+            }
             store.putLeased(ClusterKeys.hosts(name), host, hostDoc(n));
             try (Rtnl rt = Rtnl.open()) {
                 VxlanSegment.ensure(rt, n.bridge(), def.vni(), underlay, n.mtu());
@@ -125,9 +127,20 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
             note("cluster=" + name + " network=" + n.id() + " vni=" + def.vni() + " joined");
             wake();
         } catch (RuntimeException e) {
-            ipam.unlinkCluster(s.pool());
+            for (DockerNetwork.Subnet s : linked) ipam.unlinkCluster(s.pool());
             throw e;
         }
+    }
+
+    /**
+     * Links this host's pool of one family to the cluster's shared pool; its range and gateway are what this host
+     * asks the cluster's definition to be. Null for a family the network does not have.
+     */
+    private ClusterNetwork.Subnet link(DockerNetwork.Subnet s, String name, List<DockerNetwork.Subnet> linked) {
+        if (s == null) return null;
+        Pool local = ipam.linkCluster(s.pool(), name);
+        linked.add(s);
+        return new ClusterNetwork.Subnet(s.pool(), local.range(), s.gateway() == null ? null : s.gateway().address());
     }
 
     /** The shared definition: created with a free VNI by the first host, and the same for every other one. */
@@ -178,6 +191,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
                 if (vni < 0) vni = store.get(ClusterKeys.cluster(name), ClusterKeys.NETWORK).map(d -> ((Number) d.get("vni")).intValue()).orElse(-1);
                 for (String ep : store.keys(ClusterKeys.endpoints(name))) store.delete(ClusterKeys.endpoints(name), ep);
                 store.delete(ClusterKeys.cluster(name), ClusterKeys.POOL);
+                store.delete(ClusterKeys.cluster(name), ClusterKeys.POOL6);
                 store.delete(ClusterKeys.cluster(name), ClusterKeys.NETWORK);
                 if (vni > 0) store.delete(ClusterKeys.VNIS, Integer.toString(vni));
                 note("cluster=" + name + " removed (last host)");
@@ -190,7 +204,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
                 VxlanSegment.delete(rt, vni);
             }
         }
-        ipam.unlinkCluster(n.subnets().getFirst().pool());
+        for (DockerNetwork.Subnet sub : n.subnets()) ipam.unlinkCluster(sub.pool());
     }
 
     @Override
@@ -212,6 +226,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
     private Peer peer(Endpoint e) {
         List<IpAddr> ips = new ArrayList<>();
         if (e.address() != null) ips.add(e.address().address());
+        if (e.addressV6() != null) ips.add(e.addressV6().address());
         return new Peer(e.id(), host, e.mac().toLowerCase(java.util.Locale.ROOT), ips, underlay.address());
     }
 
@@ -269,8 +284,8 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
     // ------------------------------------------------------------------ shared pool
 
     @Override
-    public IpAddr take(String cluster, IpAddr wanted) {
-        return ClusterPool.take(store, cluster, wanted, host);
+    public IpAddr take(String cluster, boolean v6, IpAddr wanted) {
+        return ClusterPool.take(store, cluster, v6, wanted, host);
     }
 
     @Override
@@ -334,12 +349,10 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
         note("cluster=" + m.name + " peers=" + m.programmed.size() + " added=" + d.add().size() + " removed=" + d.remove().size());
     }
 
-    /** Gives back the shared pool's addresses of hosts whose lease has been gone for the grace period. */
+    /** Gives back the shared pools' addresses of hosts whose lease has been gone for the grace period. */
     private void releaseDeadHosts(Member m) {
-        String kind = ClusterKeys.cluster(m.name);
-        Optional<Map<String, Object>> doc = store.get(kind, ClusterKeys.POOL);
-        if (doc.isEmpty()) return;
-        Set<String> owners = ClusterPool.Shared.of(StateDoc.of(store.location(kind, ClusterKeys.POOL), doc.get())).ownerHosts();
+        Set<String> owners = ClusterPool.ownerHosts(store, m.name);
+        if (owners.isEmpty()) return;
         Set<String> due = m.absent.due(owners, Set.copyOf(store.keys(ClusterKeys.hosts(m.name))), System.nanoTime());
         if (due.isEmpty()) return;
         List<IpAddr> released = ClusterPool.releaseOwners(store, m.name, due, () -> Set.copyOf(store.keys(ClusterKeys.hosts(m.name))));

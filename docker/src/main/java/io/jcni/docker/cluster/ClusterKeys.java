@@ -10,8 +10,9 @@ import java.util.regex.Pattern;
  * prefix {@code /jcni/docker} by default):
  *
  * <pre>
- * clusters/NAME/network         the definition: subnet, range, gateway, internal, VNI (written once)
- * clusters/NAME/pool            the shared pool: every container address any host took (compare-and-swap)
+ * clusters/NAME/network         the definition: IPv4 (and IPv6) subnet, range, gateway, internal, VNI (written once)
+ * clusters/NAME/pool            the shared IPv4 pool: every container address any host took (compare-and-swap)
+ * clusters/NAME/pool6           the shared IPv6 pool of a network created with --ipv6 (the same, for IPv6)
  * clusters/NAME/hosts/HOST      a host that has the network (leased: goes with the host)
  * clusters/NAME/endpoints/EP    a container's MAC, addresses and its host's VTEP (leased)
  * vnis/VNI                      which cluster holds a VNI (so two clusters never share one)
@@ -26,6 +27,7 @@ public final class ClusterKeys {
     public static final String VNIS = "vnis";
     public static final String NETWORK = "network";
     public static final String POOL = "pool";
+    public static final String POOL6 = "pool6";
     /** Cluster names are etcd key segments and what users type after {@code -o jcni.cluster=}. */
     public static final Pattern NAME = Pattern.compile("[a-zA-Z0-9][a-zA-Z0-9_.-]{0,63}");
     /** VNIs jcni hands out: above the 1-4095 that people pick by hand, below the 24-bit limit. */
@@ -35,7 +37,12 @@ public final class ClusterKeys {
     /** VXLAN over IPv4: outer IPv4 (20) + UDP (8) + VXLAN (8) + inner Ethernet (14). */
     public static final int VXLAN_OVERHEAD = 50;
 
-    /** The kind holding {@link #NETWORK} and {@link #POOL} of a cluster. */
+    /** The shared pool of one address family. */
+    public static String pool(boolean v6) {
+        return v6 ? POOL6 : POOL;
+    }
+
+    /** The kind holding {@link #NETWORK} and the pools of a cluster. */
     public static String cluster(String name) {
         return CLUSTERS + "/" + name;
     }

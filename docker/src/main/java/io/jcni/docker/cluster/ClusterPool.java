@@ -9,14 +9,17 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
- * A cluster network's shared pool ({@code clusters/NAME/pool}): one {@link Pool} document that
+ * A cluster network's shared pools ({@code clusters/NAME/pool}, and {@code clusters/NAME/pool6} for a
+ * network with IPv6): per address family one {@link Pool} document that
  * every host changes by compare-and-swap, so two hosts taking an address at the same moment never
  * get the same one (the second write finds the document changed, reads it again, and takes the next).
  *
@@ -27,6 +30,9 @@ import java.util.function.Supplier;
  */
 public final class ClusterPool {
     private ClusterPool() {}
+
+    /** IPv4, IPv6: the order pools are gone through. */
+    private static final boolean[] FAMILIES = {false, true};
 
     /** The pool with its owners, as one document holds them. Pure. */
     public record Shared(Pool pool, Map<IpAddr, String> owners) {
@@ -96,24 +102,44 @@ public final class ClusterPool {
         }
     }
 
-    /** The first shared pool of a cluster network: its range, with the gateway (on every host's bridge) taken. */
-    public static Pool initial(ClusterNetwork def) {
+    /**
+     * The first shared pool of one family of a cluster network: its range, with the gateway (on every host's
+     * bridge) taken.
+     */
+    public static Pool initial(ClusterNetwork def, boolean v6) {
+        ClusterNetwork.Subnet s = def.subnet(v6);
+        if (s == null) throw new IllegalArgumentException("cluster network " + def.name() + " has no IPv6 subnet");
         TreeSet<IpAddr> taken = new TreeSet<>();
-        if (def.gateway() != null) taken.add(def.gateway());
-        return new Pool("cluster-" + def.name(), "cluster", def.subnet(), def.range(), false, 1, taken, def.name());
+        if (s.gateway() != null) taken.add(s.gateway());
+        return new Pool((v6 ? "cluster6-" : "cluster-") + def.name(), "cluster", s.subnet(), s.range(), v6, 1, taken, def.name());
     }
 
-    private static Shared shared(SharedStore store, String kind, Map<String, Object> doc) {
-        return Shared.of(StateDoc.of(store.location(kind, ClusterKeys.POOL), doc));
+    private static Shared shared(SharedStore store, String cluster, boolean v6, Map<String, Object> doc) {
+        return Shared.of(StateDoc.of(store.location(ClusterKeys.cluster(cluster), ClusterKeys.pool(v6)), doc));
     }
 
-    /** Takes the wanted address, or the lowest free one, for {@code host}. */
-    public static IpAddr take(SharedStore store, String cluster, IpAddr wanted, String host) {
+    /** The pool's document now, if there is one. */
+    public static Optional<Shared> read(SharedStore store, String cluster, boolean v6) {
+        return store.read(ClusterKeys.cluster(cluster), ClusterKeys.pool(v6)).map(d -> shared(store, cluster, v6, d.doc()));
+    }
+
+    /**
+     * A compare-and-swap of one family's pool, retried on conflict.
+     *
+     * @param change the pool after, from the pool now; called again after every conflict
+     */
+    private static void update(SharedStore store, String cluster, boolean v6, String call, UnaryOperator<Shared> change) {
+        store.update(ClusterKeys.cluster(cluster), ClusterKeys.pool(v6), cur -> {
+            Map<String, Object> doc = cur.orElseThrow(() -> new DriverException(call + "cluster network " + cluster + " has no "
+                    + (v6 ? "IPv6 " : "") + "pool in the shared store"));
+            return change.apply(shared(store, cluster, v6, doc)).toJson();
+        });
+    }
+
+    /** Takes the wanted address, or the lowest free one of the family's pool, for {@code host}. */
+    public static IpAddr take(SharedStore store, String cluster, boolean v6, IpAddr wanted, String host) {
         AtomicReference<IpAddr> got = new AtomicReference<>();
-        String kind = ClusterKeys.cluster(cluster);
-        store.update(kind, ClusterKeys.POOL, cur -> {
-            Shared s = shared(store, kind,
-                    cur.orElseThrow(() -> new DriverException("RequestAddress: cluster network " + cluster + " has no pool in the shared store")));
+        update(store, cluster, v6, "RequestAddress: ", s -> {
             Pool after;
             try {
                 after = s.pool().take(wanted);
@@ -124,63 +150,71 @@ public final class ClusterPool {
             got.set(a);
             Map<IpAddr, String> owners = new TreeMap<>(s.owners());
             owners.put(a, host);
-            return new Shared(after, owners).toJson();
+            return new Shared(after, owners);
         });
         return got.get();
     }
 
-    /** Gives an address back; one that is not taken (or a pool that is gone) is no error. */
+    /** Gives an address back to its family's pool; one that is not taken (or a pool that is gone) is no error. */
     public static void give(SharedStore store, String cluster, IpAddr address) {
-        String kind = ClusterKeys.cluster(cluster);
-        var now = store.read(kind, ClusterKeys.POOL);
-        if (now.isEmpty()) return;
-        if (!shared(store, kind, now.get().doc()).pool().allocated().contains(address)) return;
-        store.update(kind, ClusterKeys.POOL, cur -> {
-            if (cur.isEmpty()) throw new DriverException("ReleaseAddress: cluster network " + cluster + " has no pool in the shared store");
-            Shared s = shared(store, kind, cur.get());
-            return new Shared(s.pool().release(address), s.owners()).toJson();
-        });
+        boolean v6 = address.isV6();
+        Optional<Shared> now = read(store, cluster, v6);
+        if (now.isEmpty() || !now.get().pool().allocated().contains(address)) return;
+        update(store, cluster, v6, "ReleaseAddress: ", s -> new Shared(s.pool().release(address), s.owners()));
+    }
+
+    /** The hosts owning addresses of the cluster's pools (both families). */
+    public static Set<String> ownerHosts(SharedStore store, String cluster) {
+        Set<String> hosts = new TreeSet<>();
+        for (boolean v6 : FAMILIES) read(store, cluster, v6).ifPresent(s -> hosts.addAll(s.ownerHosts()));
+        return hosts;
     }
 
     /**
-     * Releases the addresses of hosts found dead ({@code due}), checking again with every try which
-     * hosts are members ({@code liveHosts}): a host that came back keeps its addresses. A write that
-     * races with a returning host's {@link #reclaim} fails its compare-and-swap and is tried again, or
+     * Releases the addresses of hosts found dead ({@code due}) in every pool of the cluster, checking again with
+     * every try which hosts are members ({@code liveHosts}): a host that came back keeps its addresses. A write
+     * that races with a returning host's {@link #reclaim} fails its compare-and-swap and is tried again, or
      * comes first and the reclaim takes the addresses back.
      *
      * @return the addresses released (none when nothing was due any more)
      */
     public static List<IpAddr> releaseOwners(SharedStore store, String cluster, Set<String> due, Supplier<Set<String>> liveHosts) {
-        String kind = ClusterKeys.cluster(cluster);
         List<IpAddr> released = new ArrayList<>();
-        if (store.read(kind, ClusterKeys.POOL).isEmpty()) return released;
-        store.update(kind, ClusterKeys.POOL, cur -> {
-            released.clear();
-            if (cur.isEmpty()) throw new DriverException("cluster network " + cluster + " has no pool in the shared store");
-            Shared s = shared(store, kind, cur.get());
-            Set<String> dead = new TreeSet<>(due);
-            dead.removeAll(liveHosts.get());
-            for (Map.Entry<IpAddr, String> e : s.owners().entrySet()) if (dead.contains(e.getValue())) released.add(e.getKey());
-            // Written even when nothing changes: the store's update always writes, and a no-op costs one put.
-            return s.withoutOwners(dead).toJson();
-        });
+        for (boolean v6 : FAMILIES) {
+            if (read(store, cluster, v6).isEmpty()) continue;
+            List<IpAddr> ofFamily = new ArrayList<>();
+            update(store, cluster, v6, "", s -> {
+                ofFamily.clear();
+                Set<String> dead = new TreeSet<>(due);
+                dead.removeAll(liveHosts.get());
+                for (Map.Entry<IpAddr, String> e : s.owners().entrySet()) if (dead.contains(e.getValue())) ofFamily.add(e.getKey());
+                // Written even when nothing changes: the store's update always writes, and a no-op costs one put.
+                return s.withoutOwners(dead);
+            });
+            released.addAll(ofFamily);
+        }
         return released;
     }
 
     /**
-     * A restarted driver's claim on its running containers' addresses; always writes the pool, so a
-     * release judged before this host's key came back fails its compare-and-swap (see {@link #releaseOwners}).
+     * A restarted driver's claim on its running containers' addresses, each in its family's pool; always writes
+     * the IPv4 pool (and the IPv6 one when there are IPv6 addresses), so a release judged before this host's key
+     * came back fails its compare-and-swap (see {@link #releaseOwners}).
      *
      * @return the addresses another host holds now
      */
     public static List<IpAddr> reclaim(SharedStore store, String cluster, String host, Collection<IpAddr> addresses) {
-        String kind = ClusterKeys.cluster(cluster);
         List<IpAddr> conflicts = new ArrayList<>();
-        store.update(kind, ClusterKeys.POOL, cur -> {
-            conflicts.clear();
-            if (cur.isEmpty()) throw new DriverException("cluster network " + cluster + " has no pool in the shared store");
-            return shared(store, kind, cur.get()).reclaimed(host, addresses, conflicts).toJson();
-        });
+        for (boolean v6 : FAMILIES) {
+            List<IpAddr> ofFamily = addresses.stream().filter(a -> a.isV6() == v6).toList();
+            if (v6 && ofFamily.isEmpty()) continue;
+            List<IpAddr> taken = new ArrayList<>();
+            update(store, cluster, v6, "", s -> {
+                taken.clear();
+                return s.reclaimed(host, ofFamily, taken);
+            });
+            conflicts.addAll(taken);
+        }
         return conflicts;
     }
 }

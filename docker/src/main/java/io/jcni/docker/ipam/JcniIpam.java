@@ -119,7 +119,7 @@ public final class JcniIpam implements IpamDriver {
         if (p.cluster() != null && !r.gateway()) {
             SharedPools s = shared;
             if (s == null) throw new DriverException("RequestAddress: the pool " + p.pool() + " is cluster network " + p.cluster() + "'s, and jcnid runs without --etcd-endpoints");
-            return new Cidr(s.take(p.cluster(), r.address()), p.pool().prefix());
+            return new Cidr(s.take(p.cluster(), p.v6(), r.address()), p.pool().prefix());
         }
         Pool after;
         try {

@@ -13,8 +13,8 @@ public interface ClusterMembership {
     int mtu();
 
     /**
-     * Creates the cluster network or joins it (the definitions must agree), links its pool to the
-     * shared one, makes the bridge with the VXLAN device on it and records this host as a member.
+     * Creates the cluster network or joins it (the definitions must agree), links its pools (IPv4, and
+     * IPv6 with {@code --ipv6}) to the shared ones, makes the bridge with the VXLAN device on it and records this host as a member.
      */
     void join(DockerNetwork n);
 

@@ -130,8 +130,10 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
                 throw new DriverException("CreateNetwork: " + OPT_CLUSTER + " is 1-64 letters, digits, '_', '.' or '-': " + cluster);
             }
             if (opts.containsKey(OPT_CONFLIST)) throw new DriverException("CreateNetwork: a cluster network's chain is generated; " + OPT_CONFLIST + " cannot join a cluster");
-            if (ipv6) throw new DriverException("CreateNetwork: cluster networks are IPv4 only for now (no --ipv6 with " + OPT_CLUSTER + ")");
-            if (subnets.size() != 1) throw new DriverException("CreateNetwork: a cluster network has one IPv4 subnet");
+            if (r.ipv4().size() != 1 || r.ipv6().size() > 1) {
+                throw new DriverException("CreateNetwork: a cluster network has one IPv4 subnet, and with --ipv6 one IPv6 subnet");
+            }
+            if (ipv6 && r.ipv6().isEmpty()) throw new DriverException("CreateNetwork: --ipv6 on a cluster network needs an IPv6 pool (--subnet)");
         }
         if (opts.containsKey(OPT_CONFLIST)) {
             if (opts.containsKey(OPT_PLUGINS)) throw new DriverException("CreateNetwork: give " + OPT_PLUGINS + " or " + OPT_CONFLIST + ", not both");
@@ -199,6 +201,12 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
     public List<String> masqueraded() {
         if (internal || conflist != null) return List.of();
         return subnets.stream().map(s -> s.pool().masked().toString()).toList();
+    }
+
+    /** The first subnet of the given family; null when there is none. */
+    public Subnet subnet(boolean v6) {
+        for (Subnet s : subnets) if (s.pool().isV6() == v6) return s;
+        return null;
     }
 
     /** The first gateway of the given family, without its prefix; null when there is none. */

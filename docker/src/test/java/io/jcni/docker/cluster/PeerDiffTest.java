@@ -41,4 +41,24 @@ class PeerDiffTest {
         Peer p = peer("b1", B, "10.77.3.2");
         assertEquals(p, Peer.fromJson(StateDoc.of("t", p.toJson())));
     }
+
+    static Peer dualStack(String id, IpAddr vtep, String ip, String ip6) {
+        return new Peer(id, ClusterKeys.host(vtep), ClusterKeys.macFor(IpAddr.parse(ip)), List.of(IpAddr.parse(ip), IpAddr.parse(ip6)), vtep);
+    }
+
+    @Test
+    void dualStackPeersAreProgrammedWithBothAddressesAndAChangedIPv6AddressIsReplaced() {
+        Peer b1 = dualStack("b1", B, "10.77.3.2", "fd77::102");
+        PeerDiff first = PeerDiff.between(Set.of(), List.of(dualStack("a1", A, "10.77.3.1", "fd77::101"), b1), ClusterKeys.host(A));
+        assertEquals(List.of(b1), first.add());
+        // the same endpoint published again with another IPv6 address: the old neighbour entry goes, the new one comes
+        Peer moved = dualStack("b1", B, "10.77.3.2", "fd77::1:2");
+        PeerDiff d = PeerDiff.between(Set.of(b1), List.of(moved), ClusterKeys.host(A));
+        assertEquals(List.of(b1), d.remove());
+        assertEquals(List.of(moved), d.add());
+        // and a dual-stack peer whose host went is removed with both its entries
+        assertEquals(List.of(b1), PeerDiff.between(Set.of(b1), List.of(), ClusterKeys.host(A)).remove());
+        assertEquals(b1, Peer.fromJson(StateDoc.of("t", b1.toJson())));
+        assertTrue(PeerDiff.between(Set.of(b1), List.of(Peer.fromJson(StateDoc.of("t", b1.toJson()))), ClusterKeys.host(A)).isEmpty());
+    }
 }
