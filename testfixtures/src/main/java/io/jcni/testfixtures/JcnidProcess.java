@@ -76,13 +76,32 @@ public final class JcnidProcess implements AutoCloseable {
 
     /** Waits until {@code file} exists; fails with jcnid's log when it does not within {@code max} or jcnid exits first. */
     public JcnidProcess awaitFile(Path file, Duration max) {
+        return awaitReady(file + " appeared", max, () -> Files.exists(file));
+    }
+
+    /**
+     * Waits until {@code ready} holds (a service answering, where its socket file says nothing: a
+     * killed jcnid's stays behind); fails with jcnid's log when it does not within {@code max} or
+     * jcnid exits first.
+     */
+    public JcnidProcess awaitReady(String what, Duration max, Await.Condition ready) {
         long end = System.nanoTime() + max.toNanos();
-        while (!Files.exists(file)) {
-            if (!process.isAlive()) throw new AssertionError("jcnid exited " + process.exitValue() + " before " + file + " appeared\n" + log());
-            if (System.nanoTime() > end) throw new AssertionError("no " + file + " after " + max.toSeconds() + " s\n" + log());
+        while (!holds(ready)) {
+            if (!process.isAlive()) throw new AssertionError("jcnid exited " + process.exitValue() + " before " + what + "\n" + log());
+            if (System.nanoTime() > end) throw new AssertionError("not " + what + " after " + max.toSeconds() + " s\n" + log());
             Await.pause(50);
         }
         return this;
+    }
+
+    private static boolean holds(Await.Condition ready) {
+        try {
+            return ready.holds();
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
     }
 
     /** jcnid's pid (of this start). */

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.testfixtures.Await;
 import io.jcni.testkit.Sh;
 import io.jcni.types.Json;
 import java.time.Duration;
@@ -211,7 +212,7 @@ class DockerClusterTest {
         for (int i = 0; i < 60; i++) {
             r = h.docker.run("exec", container, "ping", "-6", "-c", "1", "-W", "2", ip6);
             if (r.rc() == 0) return;
-            Dockerd.sleep(250);
+            Await.pause(250);
         }
         throw new AssertionError("no ping -6 from " + container + " on " + h + " to " + ip6 + ": " + r.out() + r.err() + "\nneigh:\n"
                 + h.docker.inHost("ip", "-6", "neigh", "show").out());
@@ -348,12 +349,12 @@ class DockerClusterTest {
         Map<DockerLab.Host, List<String>> fdbBefore = new LinkedHashMap<>();
         for (DockerLab.Host h : List.of(a, c)) fdbBefore.put(h, h.fdb(h.vxlanDevice(0)));
         b.docker.killAndRestart();
-        DockerLab.await("host b's containers run again", Duration.ofMinutes(3), () -> containers(b).size() == names.size());
+        Await.until("host b's containers run again", Duration.ofMinutes(3), () -> containers(b).size() == names.size());
         // Docker keeps no container's address across its restart (libnetwork allocates again; two restarting containers
         // may swap), but the host's addresses are the same ones: nothing else took them, nothing leaked.
         assertEquals(before, new TreeSet<>(addresses(b)));
         for (DockerLab.Host h : List.of(a, c)) {
-            DockerLab.await(h + " programs host b's containers as before", Duration.ofSeconds(40), () -> h.fdb(h.vxlanDevice(0)).equals(fdbBefore.get(h)));
+            Await.until(h + " programs host b's containers as before", Duration.ofSeconds(40), () -> h.fdb(h.vxlanDevice(0)).equals(fdbBefore.get(h)));
         }
         a.awaitPing("ca1", b.ip(net, "cb1"));
         b.awaitPing("cb1", c.ip(net, "cc1"));
@@ -370,12 +371,12 @@ class DockerClusterTest {
         a.killJcnid(); // kill -9: the kernel's dataplane stays
         b.awaitPing("cb1", ipA);
         // The lease is not renewed any more: after its TTL the other hosts drop host a's containers...
-        for (DockerLab.Host h : List.of(b, c)) DockerLab.await(h + " drops host a's entries after the lease TTL", Duration.ofSeconds(40), () -> !h.programs(h.vxlanDevice(0), a));
+        for (DockerLab.Host h : List.of(b, c)) Await.until(h + " drops host a's entries after the lease TTL", Duration.ofSeconds(40), () -> !h.programs(h.vxlanDevice(0), a));
         assertNotEquals(0, b.ping("cb1", ipA).rc(), "host a still reachable without its entries");
         // ...and host a, restarted, publishes them again: the same entries, the same addresses.
         a.startJcnid();
         for (DockerLab.Host h : List.of(b, c)) {
-            DockerLab.await(h + " programs host a's containers again", Duration.ofSeconds(40), () -> h.fdb(h.vxlanDevice(0)).equals(fdbBefore.get(h)));
+            Await.until(h + " programs host a's containers again", Duration.ofSeconds(40), () -> h.fdb(h.vxlanDevice(0)).equals(fdbBefore.get(h)));
         }
         assertEquals(addressesBefore, addresses(a));
         b.awaitPing("cb1", ipA);
@@ -385,7 +386,7 @@ class DockerClusterTest {
 
     @Test
     @Order(7)
-    void withEtcdUnreachableRunningContainersKeepWorkingAndNewOnesFailClearly() {
+    void withEtcdUnreachableRunningContainersKeepWorkingAndNewOnesFailClearly() throws Exception {
         String ipA = a.ip(net, "ca1");
         lab.pauseEtcd(true);
         try {
@@ -396,13 +397,13 @@ class DockerClusterTest {
             lab.pauseEtcd(false);
         }
         b.docker.ok("run", "--rm", "--network", net, DockerLab.IMAGE, "true");
-        DockerLab.await("host b programs host a's containers", Duration.ofSeconds(40), () -> b.programs(b.vxlanDevice(0), a));
+        Await.until("host b programs host a's containers", Duration.ofSeconds(40), () -> b.programs(b.vxlanDevice(0), a));
         b.awaitPing("cb1", ipA);
     }
 
     @Test
     @Order(8)
-    void removingTheNetworkOnOneHostLeavesTheOthersWorking() {
+    void removingTheNetworkOnOneHostLeavesTheOthersWorking() throws Exception {
         List<String> ofA = addresses(a);
         for (String ct : Sh.lines(a.docker.ok("ps", "-aq"))) a.docker.ok("rm", "-f", ct);
         a.docker.ok("network", "rm", net);
@@ -413,7 +414,7 @@ class DockerClusterTest {
         for (String ip : ofA) assertFalse(pooled().contains(ip), ip + " still taken");
         b.awaitPing("cb1", c.ip(net, "cc1"));
         c.awaitPing("cc1", b.ip(net, "cb1"));
-        for (DockerLab.Host h : List.of(b, c)) DockerLab.await(h + " drops host a's entries", Duration.ofSeconds(20), () -> !h.programs(h.vxlanDevice(0), a));
+        for (DockerLab.Host h : List.of(b, c)) Await.until(h + " drops host a's entries", Duration.ofSeconds(20), () -> !h.programs(h.vxlanDevice(0), a));
         assertNoDuplicateState(List.of(b, c));
     }
 
@@ -423,10 +424,10 @@ class DockerClusterTest {
         List<String> ofC = addresses(c);
         assertEquals(11, ofC.size(), ofC.toString());
         c.die(); // its jcnid, dockerd and containers killed, its namespace gone: nobody withdraws anything
-        DockerLab.await("host b drops host c's entries after the lease TTL", Duration.ofSeconds(40), () -> !b.programs(b.vxlanDevice(0), c));
+        Await.until("host b drops host c's entries after the lease TTL", Duration.ofSeconds(40), () -> !b.programs(b.vxlanDevice(0), c));
         assertFalse(lab.etcdKeys().contains(clusterKey("hosts/" + c.underlayIp)));
         // The addresses stay taken for the grace period after the host's lease went, then they are free.
-        DockerLab.await("host c's addresses free after the grace period", Duration.ofMinutes(1), () -> {
+        Await.until("host c's addresses free after the grace period", Duration.ofMinutes(1), () -> {
             Set<String> p = pooled();
             return ofC.stream().noneMatch(p::contains);
         });

@@ -1,13 +1,13 @@
 package io.jcni.testsuite;
 
+import io.jcni.testfixtures.Await;
+import io.jcni.testfixtures.JcnidProcess;
 import io.jcni.testkit.Sh;
 import io.jcni.testkit.Installed;
 import static org.junit.jupiter.api.Assertions.*;
 
-import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
@@ -23,9 +23,9 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Docker 20.10 with jcni as its network and IPAM driver: a private dockerd in its own network
- * namespace ({@link Dockerd}) and the installed jcnid started there with {@code --docker-driver}.
- * The driver's socket has to be where dockerd looks, /run/docker/plugins (dockerd has no option to
- * look elsewhere), under a unique name; it is removed afterwards.
+ * namespace ({@link Dockerd}) and the installed jcnid started there with {@code --docker-driver}
+ * ({@link Dockerd#startDriver}). The driver's socket has to be where dockerd looks, /run/docker/plugins
+ * (dockerd has no option to look elsewhere), under a unique name; it is removed afterwards.
  */
 @Tag("root")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -34,11 +34,11 @@ import org.junit.jupiter.api.Timeout;
 class DockerEndToEndTest {
     static final String ID = HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
     static final String DRIVER = "jcnit" + ID;
-    static final Path SOCKET = Path.of("/run/docker/plugins/" + DRIVER + ".sock");
+    static final Path SOCKET = Dockerd.pluginSocket(DRIVER);
     static final String IMAGE = "jcni-bb";
     static Installed jcni;
     static Dockerd docker;
-    static Process jcnid;
+    static JcnidProcess jcnid;
     static Path state;
 
     @BeforeAll
@@ -46,37 +46,17 @@ class DockerEndToEndTest {
         jcni = Installed.get();
         docker = new Dockerd("jtd-h-" + ID);
         state = docker.dir.resolve("driver");
-        startDriver();
+        jcnid = docker.startDriver(jcni, DRIVER, "--docker-state-dir", state.toString());
     }
 
-    static void startDriver() throws Exception {
-        jcnid = new ProcessBuilder("nsenter", "--net=/var/run/netns/" + docker.netns, jcni.root.resolve("jcni/bin/jcnid").toString(), "start",
-                "--foreground", "--socket", docker.dir.resolve("jcnid/jcnid.sock").toString(), "--docker-driver", DRIVER,
-                "--docker-state-dir", state.toString())
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(docker.dir.resolve("jcnid.log").toFile()))
-                .redirectInput(new File("/dev/null")).start();
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (!Sh.run("curl", "-s", "-m", "2", "--unix-socket", SOCKET.toString(), "-X", "POST", "http://x/Plugin.Activate").out().contains("IpamDriver")) {
-            if (System.nanoTime() > deadline || !jcnid.isAlive()) fail("the driver did not start:\n" + log());
-            Dockerd.sleep(100);
-        }
-    }
-
-    static String log() throws Exception {
-        return Files.readString(docker.dir.resolve("jcnid.log"));
+    static String log() {
+        return jcnid.log();
     }
 
     @AfterAll
     static void tearDown() throws Exception {
-        try {
-            if (docker != null) docker.close(); // containers and networks first, while the driver still answers
-        } finally {
-            if (jcnid != null) {
-                jcnid.destroy();
-                if (!jcnid.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)) jcnid.destroyForcibly().waitFor();
-            }
-            Files.deleteIfExists(SOCKET);
-        }
+        // Containers and networks first, while the driver still answers; then dockerd, jcnid, its socket and the namespace.
+        if (docker != null) docker.close();
         assertFalse(Files.exists(SOCKET));
         assertFalse(Sh.ok("ip", "netns", "list").contains("jtd-h-" + ID));
     }
@@ -213,11 +193,11 @@ class DockerEndToEndTest {
         docker.ok("network", "create", "-d", DRIVER, "--ipam-driver", DRIVER, "--subnet", "10.237.0.0/24", net);
         docker.ok("run", "-d", "--name", srv, "--network", net, "-p", "8081:80", IMAGE, "sh", "-c", WEB);
         docker.ok("run", "-d", "--name", "kc" + ID, "--network", net, IMAGE, "sleep", "300");
-        jcnid.destroyForcibly().waitFor(); // kill -9
+        jcnid.kill();
         assertTrue(Files.exists(SOCKET), "a killed driver leaves its socket file");
         String during = exec("kc" + ID, "ping -c1 -W2 " + srv);
         assertTrue(during.contains("1 packets received"), during);
-        startDriver();
+        Dockerd.restartDriver(jcnid, DRIVER);
         assertTrue(log().contains("networks=1 endpoints=2 reconciled=0"), log());
         String after = docker.ok("run", "--rm", "--network", net, IMAGE, "sh", "-c", "ping -c1 -W2 " + srv + " && " + get(srv + ":80"));
         assertTrue(after.contains("hello-from-jcni"), after);
@@ -357,10 +337,10 @@ class DockerEndToEndTest {
         docker.ok("network", "create", "-d", DRIVER, "--subnet", "10.245.1.0/24", bad);
         String badId = docker.ok("network", "inspect", "-f", "{{.Id}}", bad);
         Path file = state.resolve("state/networks/" + badId + ".json");
-        jcnid.destroyForcibly().waitFor();
+        jcnid.kill();
         Files.writeString(file, Files.readString(file).substring(0, 30)); // truncated
         try {
-            startDriver();
+            Dockerd.restartDriver(jcnid, DRIVER);
             String log = log();
             assertTrue(log.contains("jcnid docker damaged state file " + file + ": not a JSON object"), log);
             assertTrue(log.contains("networks " + badId + " skipped"), log);
@@ -440,7 +420,7 @@ class DockerEndToEndTest {
                         // closed by the driver
                     }
                 }
-                Dockerd.sleep(1000);
+                Await.pause(1000);
             }
             assertEquals(0, open, "every trickling client was dropped");
         } finally {

@@ -1,8 +1,10 @@
 package io.jcni.testsuite;
 
+import io.jcni.testfixtures.Await;
+import io.jcni.testfixtures.JcnidProcess;
+import io.jcni.testfixtures.World;
 import io.jcni.testkit.Installed;
 import io.jcni.testkit.Sh;
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,16 +14,15 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 /**
  * A lab of Docker hosts for cluster networks ({@code -o jcni.cluster=NAME}), built in namespaces: an
  * underlay (a bridge in a namespace of its own, where a real etcd listens) and N hosts plugged into it,
  * each with a private dockerd ({@link Dockerd}, its own namespace) and the installed jcnid with
- * {@code --docker-driver} and {@code --etcd-endpoints}. Each host's driver has its own name (dockerd finds
+ * {@code --docker-driver} and {@code --etcd-endpoints} ({@link Dockerd#startDriver}). Each host's driver has its own name (dockerd finds
  * drivers in the one /run/docker/plugins); the cluster name ties them together. Everything carries a
- * random ID, so labs of several tests (or engineers) never meet. {@link #close()} removes all of it and
+ * random ID, so labs of several tests (or engineers) never meet. The underlay and etcd are a testfixtures
+ * {@link World} of the lab's own, each host its dockerd's; {@link #close()} removes all of it and
  * says what was left behind.
  */
 public final class DockerLab implements AutoCloseable {
@@ -38,6 +39,8 @@ public final class DockerLab implements AutoCloseable {
     public final Duration releaseGrace;
     public final List<Host> hosts = new ArrayList<>();
     private final Installed jcni;
+    /** The underlay namespace, etcd and the lab's directory. */
+    private final World world;
     private final Path dir;
     private Process etcd;
 
@@ -68,19 +71,15 @@ public final class DockerLab implements AutoCloseable {
         this.leaseTtl = leaseTtl;
         this.releaseGrace = releaseGrace;
         this.jcni = Installed.get();
-        this.dir = Files.createTempDirectory("jcni-cluster-");
+        this.world = new World("jtu", underlay);
+        this.dir = world.dir;
     }
 
     private void build(int count) throws Exception {
-        Sh.ok("ip", "netns", "add", underlay);
-        Sh.ok("ip", "-n", underlay, "link", "set", "lo", "up");
-        Sh.ok("ip", "-n", underlay, "link", "add", "sw", "type", "bridge");
-        Sh.ok("ip", "-n", underlay, "addr", "add", ETCD_IP + "/24", "dev", "sw");
-        Sh.ok("ip", "-n", underlay, "link", "set", "sw", "up");
-        etcd = new ProcessBuilder("ip", "netns", "exec", underlay, "etcd", "--data-dir", dir.resolve("etcd").toString(), "--listen-client-urls",
-                "http://" + ETCD_IP + ":2379", "--advertise-client-urls", "http://" + ETCD_IP + ":2379", "--listen-peer-urls", "http://127.0.0.1:2380")
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("etcd.log").toFile()))
-                .redirectInput(new File("/dev/null")).start();
+        World.bridge(underlay, "sw", ETCD_IP + "/24");
+        etcd = world.start(underlay, List.of("etcd", "--data-dir", dir.resolve("etcd").toString(), "--listen-client-urls",
+                "http://" + ETCD_IP + ":2379", "--advertise-client-urls", "http://" + ETCD_IP + ":2379", "--listen-peer-urls", "http://127.0.0.1:2380"),
+                dir.resolve("etcd.log"));
         // dockerd's start and image import dominate the lab's start: the hosts come up side by side.
         ConcurrentLinkedQueue<Throwable> failed = new ConcurrentLinkedQueue<>();
         List<Thread> starting = new ArrayList<>();
@@ -99,22 +98,18 @@ public final class DockerLab implements AutoCloseable {
         for (Host h : made) if (h != null) hosts.add(h);
         if (!failed.isEmpty()) throw new AssertionError("a lab host did not start", failed.peek());
         for (Host h : hosts) {
-            String ns = h.docker.netns;
-            Sh.ok("ip", "link", "add", h.underlayLink, "netns", underlay, "type", "veth", "peer", "uplink", "netns", ns);
-            Sh.ok("ip", "-n", underlay, "link", "set", h.underlayLink, "master", "sw", "up");
-            Sh.ok("ip", "-n", ns, "addr", "add", h.underlayIp + "/24", "dev", "uplink");
-            Sh.ok("ip", "-n", ns, "link", "set", "uplink", "up");
+            World.attach(underlay, "sw", h.underlayLink, h.docker.netns, "uplink", h.underlayIp + "/24");
         }
-        await("etcd answers", Duration.ofMinutes(1), () -> etcdctl("endpoint", "health").rc() == 0 || !etcd.isAlive());
+        Await.until("etcd answers", Duration.ofMinutes(1), () -> etcdctl("endpoint", "health").rc() == 0 || !etcd.isAlive());
         if (!etcd.isAlive()) throw new AssertionError("etcd did not start:\n" + Files.readString(dir.resolve("etcd.log")));
         for (Host h : hosts) h.startJcnid();
     }
 
     /** etcdctl against the lab's etcd (run in the underlay namespace). */
     public Sh.Run etcdctl(String... args) {
-        List<String> c = new ArrayList<>(List.of("ip", "netns", "exec", underlay, "env", "ETCDCTL_API=3", "etcdctl", "--endpoints", "http://" + ETCD_IP + ":2379"));
+        List<String> c = new ArrayList<>(List.of("env", "ETCDCTL_API=3", "etcdctl", "--endpoints", "http://" + ETCD_IP + ":2379"));
         c.addAll(List.of(args));
-        return Sh.run(null, null, 30, c.toArray(String[]::new));
+        return Sh.run(null, null, 30, World.exec(underlay, c).toArray(String[]::new));
     }
 
     /** Every key below the drivers' prefix. */
@@ -133,32 +128,28 @@ public final class DockerLab implements AutoCloseable {
     }
 
     /**
-     * Removes every host (containers and networks first, while the drivers still answer), etcd and the
-     * underlay.
+     * Removes every host (containers and networks first, while the drivers still answer; then dockerd,
+     * jcnid and the namespace), etcd and the underlay.
      *
-     * @return what was left behind: plugin sockets and processes of the lab still running (killed now)
+     * @return what was left behind: what the worlds' leak checks name, plugin sockets, and processes of the lab still running (killed now)
      */
     public List<String> closeAndListLeftovers() {
         List<String> left = new ArrayList<>();
-        try {
-            for (Host h : hosts) {
-                try {
-                    h.docker.close();
-                } finally {
-                    h.stopJcnid();
-                }
+        for (Host h : hosts) {
+            try {
+                h.docker.close();
+            } catch (AssertionError e) {
+                left.add(e.getMessage());
             }
-            for (Host h : hosts) if (Files.exists(h.socket())) left.add(h.socket().toString());
-        } catch (IOException e) {
-            left.add("cleanup failed: " + e);
-        } finally {
-            if (etcd != null) stop(etcd);
-            Sh.quiet("ip", "netns", "delete", underlay);
-            for (Host h : hosts) Sh.quiet("ip", "netns", "delete", h.docker.netns);
-            Sh.quiet("rm", "-rf", dir.toString());
         }
-        // Processes of the lab: jcnid (its command line holds the driver name and the etcd prefix), etcd (the
-        // lab's directory), dockerd, containerd and shims (their dirs).
+        try {
+            world.close();
+        } catch (AssertionError e) {
+            left.add(e.getMessage());
+        }
+        for (Host h : hosts) if (Files.exists(h.socket())) left.add(h.socket().toString());
+        // Processes of the lab outside its namespaces: jcnid (its command line holds the driver name and the etcd
+        // prefix), etcd (the lab's directory), dockerd, containerd and shims (their dirs).
         List<String> patterns = new ArrayList<>(List.of("jcnc" + id, prefix, dir.toString()));
         for (Host h : hosts) patterns.add(h.docker.dir.toString());
         for (String p : patterns) {
@@ -170,32 +161,12 @@ public final class DockerLab implements AutoCloseable {
                 Sh.quiet("kill", "-9", pid.strip());
             }
         }
-        String ns = Sh.run("ip", "netns", "list").out();
-        for (String l : Sh.lines(ns)) if (l.contains(id)) left.add("netns " + l);
         return left;
     }
 
     @Override
     public void close() {
         closeAndListLeftovers();
-    }
-
-    private static void stop(Process p) {
-        p.destroy();
-        try {
-            if (!p.waitFor(30, TimeUnit.SECONDS)) p.destroyForcibly().waitFor();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** Waits (bounded) until {@code done}, failing with {@code what}. */
-    public static void await(String what, Duration within, BooleanSupplier done) {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (!done.getAsBoolean()) {
-            if (System.nanoTime() > deadline) throw new AssertionError("not within " + within.toSeconds() + " s: " + what);
-            Dockerd.sleep(200);
-        }
     }
 
     /** One host: its dockerd (and namespace), its jcnid and driver name. */
@@ -209,7 +180,7 @@ public final class DockerLab implements AutoCloseable {
         public final String underlayIp;
         /** The host's cable in the underlay namespace. */
         final String underlayLink;
-        private Process jcnid;
+        private JcnidProcess jcnid;
 
         Host(String name, int n) throws IOException {
             this.name = name;
@@ -220,39 +191,23 @@ public final class DockerLab implements AutoCloseable {
         }
 
         public Path socket() {
-            return Path.of("/run/docker/plugins/" + driver + ".sock");
-        }
-
-        public Path log() {
-            return docker.dir.resolve("jcnid.log");
+            return Dockerd.pluginSocket(driver);
         }
 
         /** Starts this host's jcnid (after a kill, too: a stale socket is replaced) and waits for its driver to answer. */
         public void startJcnid() throws IOException {
-            jcnid = new ProcessBuilder("nsenter", "--net=/var/run/netns/" + docker.netns, jcni.root.resolve("jcni/bin/jcnid").toString(), "start",
-                    "--foreground", "--socket", docker.dir.resolve("jcnid/jcnid.sock").toString(), "--docker-driver", driver,
-                    "--docker-state-dir", docker.dir.resolve("driver").toString(), "--etcd-endpoints", "http://" + ETCD_IP + ":2379",
-                    "--iface", "uplink", "--docker-etcd-prefix", prefix, "--docker-lease-ttl", leaseTtl.toSeconds() + "s",
-                    "--docker-release-grace", releaseGrace.toSeconds() + "s", "--etcd-timeout", "3s")
-                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log().toFile()))
-                    .redirectInput(new File("/dev/null")).start();
-            long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-            while (!Sh.run("curl", "-s", "-m", "2", "--unix-socket", socket().toString(), "-X", "POST", "http://x/Plugin.Activate").out()
-                    .contains("IpamDriver")) {
-                if (System.nanoTime() > deadline || !jcnid.isAlive()) throw new AssertionError("the driver of host " + name + " did not start:\n" + Files.readString(log()));
-                Dockerd.sleep(100);
+            if (jcnid != null) {
+                Dockerd.restartDriver(jcnid, driver);
+                return;
             }
+            jcnid = docker.startDriver(jcni, driver, "--docker-state-dir", docker.dir.resolve("driver").toString(),
+                    "--etcd-endpoints", "http://" + ETCD_IP + ":2379", "--iface", "uplink", "--docker-etcd-prefix", prefix,
+                    "--docker-lease-ttl", leaseTtl.toSeconds() + "s", "--docker-release-grace", releaseGrace.toSeconds() + "s", "--etcd-timeout", "3s");
         }
 
         /** kill -9 of jcnid: nothing cleaned up, its socket stays. */
         public void killJcnid() throws InterruptedException {
-            jcnid.destroyForcibly().waitFor();
-        }
-
-        public void stopJcnid() throws IOException {
-            if (jcnid == null) return;
-            stop(jcnid);
-            Files.deleteIfExists(socket());
+            jcnid.kill();
         }
 
         /**
@@ -260,15 +215,15 @@ public final class DockerLab implements AutoCloseable {
          * containers are killed with SIGKILL, and its namespace is deleted. Nothing is withdrawn from etcd or
          * cleaned up on the other hosts.
          */
-        public void die() throws InterruptedException {
+        public void die() throws Exception {
             List<String> pids = new ArrayList<>();
             for (String c : Sh.lines(docker.run("ps", "-q").out())) {
                 if (!c.isBlank()) pids.add(docker.run("inspect", "-f", "{{.State.Pid}}", c.strip()).out().strip());
             }
             pids.addAll(Sh.lines(Sh.run("ip", "netns", "pids", docker.netns).out()));
             for (String p : pids) if (!p.isBlank() && !p.strip().equals("0")) Sh.quiet("kill", "-9", p.strip());
-            if (jcnid != null) jcnid.waitFor(30, TimeUnit.SECONDS);
-            Sh.quiet("ip", "netns", "delete", docker.netns);
+            if (jcnid != null) Await.until("host " + name + "'s jcnid dead", Duration.ofSeconds(30), () -> !jcnid.alive());
+            docker.world.deleteNamespace(docker.netns);
         }
 
         /** {@code docker network create} of a cluster network on this host. */
@@ -333,7 +288,7 @@ public final class DockerLab implements AutoCloseable {
             for (int i = 0; i < 60; i++) {
                 r = ping(container, ip);
                 if (r.rc() == 0) return;
-                Dockerd.sleep(250);
+                Await.pause(250);
             }
             throw new AssertionError("no ping from " + container + " on host " + name + " to " + ip + ": " + r.out() + r.err() + "\nfdb:\n"
                     + docker.inHost("bridge", "fdb", "show").out() + "\nneigh:\n" + docker.inHost("ip", "neigh", "show").out());

@@ -1,8 +1,10 @@
 package io.jcni.testsuite;
 
+import io.jcni.testfixtures.Await;
+import io.jcni.testfixtures.JcnidProcess;
 import io.jcni.testfixtures.World;
+import io.jcni.testkit.Installed;
 import io.jcni.testkit.Sh;
-import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,10 +17,12 @@ import java.util.List;
  * namespace of a testfixtures {@link World} of its own (entered with nsenter, since {@code ip netns exec}
  * remounts /sys and dockerd then finds no cgroups), with its own data root, exec root, socket and pid
  * file, and a busybox image made from Debian's busybox-static. Debian's /usr/bin/docker (20.10) is the
- * client. {@link #close()} stops it by pid and the world removes all of it, the namespace included.
+ * client. {@link #startDriver} runs the installed jcnid beside it as its network and IPAM driver.
+ * {@link #close()} stops it by pid and the world removes all of it, jcnid and the namespace included.
  */
 public final class Dockerd implements AutoCloseable {
-    private final World world;
+    /** dockerd's world: its host namespace, directory and processes (jcnid too, when it is this dockerd's driver). */
+    final World world;
     public final String netns;
     public final Path dir;
     public final Path socket;
@@ -47,17 +51,52 @@ public final class Dockerd implements AutoCloseable {
     }
 
     private void start() throws IOException {
-        process = world.start(new ProcessBuilder(World.inNs(netns, List.of("dockerd", "--data-root", dir.resolve("data").toString(),
-                "--exec-root", dir.resolve("exec").toString(), "-H", "unix://" + socket, "--pidfile", pidFile.toString())))
-                .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("dockerd.log").toFile()))
-                .redirectInput(new File("/dev/null")));
-        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        while (run("version").rc() != 0) {
-            if (System.nanoTime() > deadline || !process.isAlive()) {
-                throw new AssertionError("dockerd did not start:\n" + Files.readString(dir.resolve("dockerd.log")));
-            }
-            sleep(200);
+        Path log = dir.resolve("dockerd.log");
+        process = world.start(netns, List.of("dockerd", "--data-root", dir.resolve("data").toString(),
+                "--exec-root", dir.resolve("exec").toString(), "-H", "unix://" + socket, "--pidfile", pidFile.toString()), log);
+        try {
+            Await.until("dockerd answering on " + socket, Duration.ofSeconds(90), () -> {
+                if (!process.isAlive()) throw new AssertionError("dockerd exited " + process.exitValue());
+                return run("version").rc() == 0;
+            });
+        } catch (Exception | AssertionError e) {
+            throw new AssertionError("dockerd did not start:\n" + Files.readString(log), e);
         }
+    }
+
+    /** Where dockerd finds plugin {@code driver}'s socket: the one /run/docker/plugins every dockerd reads (it has no option to look elsewhere), so driver names are unique. */
+    static Path pluginSocket(String driver) {
+        return Path.of("/run/docker/plugins/" + driver + ".sock");
+    }
+
+    /**
+     * The installed jcnid as this dockerd's network and IPAM driver {@code driver} ({@code --docker-driver}
+     * and {@code options}): in dockerd's namespace, its socket and log ({@code jcnid.log}) in dockerd's
+     * directory; ready once the driver answers. It stops when this dockerd closes (after dockerd, so
+     * dockerd's own cleanup still reaches it), and its plugin socket, which a killed jcnid leaves behind, goes then.
+     */
+    JcnidProcess startDriver(Installed jcni, String driver, String... options) throws IOException {
+        Path plugin = pluginSocket(driver);
+        world.onClose("plugin socket " + plugin, () -> Files.deleteIfExists(plugin));
+        List<String> args = new ArrayList<>(List.of("--docker-driver", driver));
+        args.addAll(List.of(options));
+        JcnidProcess jcnid = JcnidProcess.startInstalled(world, netns, jcni.root.resolve("jcni/bin/jcnid"), dir.resolve("jcnid/jcnid.sock"),
+                dir.resolve("jcnid.log"), args.toArray(String[]::new));
+        awaitDriver(jcnid, driver);
+        return jcnid;
+    }
+
+    /** Starts a killed or stopped driver again (same options, log appended) and waits until it answers. */
+    static void restartDriver(JcnidProcess jcnid, String driver) throws IOException {
+        jcnid.restart();
+        awaitDriver(jcnid, driver);
+    }
+
+    /** Waits until {@code driver} answers Plugin.Activate as an IPAM driver: the socket file alone says nothing after a kill. */
+    private static void awaitDriver(JcnidProcess jcnid, String driver) {
+        String plugin = pluginSocket(driver).toString();
+        jcnid.awaitReady("driver " + driver + " answering", Duration.ofSeconds(90),
+                () -> Sh.run("curl", "-s", "-m", "2", "--unix-socket", plugin, "-X", "POST", "http://x/Plugin.Activate").out().contains("IpamDriver"));
     }
 
     /** Stops dockerd by its pid (SIGTERM: it stops its containers) and starts it again on the same directories. */
@@ -85,7 +124,7 @@ public final class Dockerd implements AutoCloseable {
         if (Files.exists(pid)) {
             String p = Files.readString(pid).strip();
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (isOurContainerd(p) && System.nanoTime() < deadline) sleep(100);
+            while (isOurContainerd(p) && System.nanoTime() < deadline) Await.pause(100);
             if (isOurContainerd(p)) Sh.quiet("kill", "-9", p);
             // A containerd that died with its parent stays a zombie until its new parent reaps it, and dockerd
             // takes a zombie's pid for a running containerd: the stale pid file goes, so it starts a new one.
@@ -106,9 +145,8 @@ public final class Dockerd implements AutoCloseable {
 
     private void stop() {
         if (process == null) return; // dockerd could not even be started
-        ProcessHandle.of(process.pid()).ifPresent(ProcessHandle::destroy);
         try {
-            if (!process.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)) process.destroyForcibly().waitFor();
+            World.stop(process, 60);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -126,9 +164,7 @@ public final class Dockerd implements AutoCloseable {
 
     /** Runs a command in dockerd's namespace (the "host" of its containers). */
     public Sh.Run inHost(String... cmd) {
-        List<String> c = new ArrayList<>(List.of("ip", "netns", "exec", netns));
-        c.addAll(List.of(cmd));
-        return Sh.run(null, null, 60, c.toArray(String[]::new));
+        return Sh.run(null, null, 60, World.exec(netns, List.of(cmd)).toArray(String[]::new));
     }
 
     private void importBusybox() throws IOException {
@@ -136,7 +172,7 @@ public final class Dockerd implements AutoCloseable {
         ok("import", "-c", "CMD [\"/bin/sh\"]", tar.toString(), "jcni-bb");
     }
 
-    /** Removes every container and user network, then stops dockerd by its pid and removes its files and namespace. */
+    /** Removes every container and user network, then stops dockerd by its pid, and its driver, and removes their files and the namespace. */
     @Override
     public void close() {
         try {
@@ -152,13 +188,5 @@ public final class Dockerd implements AutoCloseable {
         }
         stop();
         world.close();
-    }
-
-    static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 }
