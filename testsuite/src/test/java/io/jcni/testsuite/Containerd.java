@@ -1,17 +1,20 @@
 package io.jcni.testsuite;
 
+import io.jcni.testfixtures.Await;
+import io.jcni.testfixtures.World;
 import io.jcni.testkit.Sh;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
  * Debian's containerd 1.6 for one test, as /work/shared/recipes/real-clients.md runs it: inside the
- * test's own "node" network namespace (nsenter, not ip netns exec, which remounts /sys), with its own
+ * host namespace of the test's {@link World} (nsenter, not ip netns exec, which remounts /sys), with its own
  * root, state and socket under a scratch directory, and only the plugins {@code ctr} needs (no CRI).
- * {@link #close()} stops every task it started, then containerd by its pid.
+ * {@link #close()} stops every task it started, then containerd by its pid (the world would, too).
  */
 final class Containerd implements AutoCloseable {
     final Path dir;
@@ -20,7 +23,7 @@ final class Containerd implements AutoCloseable {
     private final Process process;
     private final List<String> containers = new ArrayList<>();
 
-    Containerd(String netns, Path dir) throws IOException, InterruptedException {
+    Containerd(World world, Path dir) throws Exception {
         this.dir = dir;
         this.socket = dir.resolve("containerd.sock");
         Files.createDirectories(dir);
@@ -33,10 +36,12 @@ final class Containerd implements AutoCloseable {
                 [grpc]
                   address = "%s"
                 """.formatted(dir.resolve("root"), dir.resolve("state"), socket));
-        process = new ProcessBuilder("nsenter", "--net=/var/run/netns/" + netns, "containerd", "--config", config.toString())
-                .redirectErrorStream(true).redirectOutput(dir.resolve("containerd.log").toFile()).start();
-        for (int i = 0; i < 150 && !Files.exists(socket); i++) Thread.sleep(100);
-        if (!Files.exists(socket)) throw new IOException("containerd did not start: " + Files.readString(dir.resolve("containerd.log")));
+        process = world.start(world.host, List.of("containerd", "--config", config.toString()), dir.resolve("containerd.log"));
+        try {
+            Await.until("containerd's socket " + socket, Duration.ofSeconds(15), () -> Files.exists(socket));
+        } catch (AssertionError e) {
+            throw new AssertionError("containerd did not start: " + logs(), e);
+        }
     }
 
     Sh.Run ctr(long timeoutSeconds, String... args) {
@@ -64,7 +69,7 @@ final class Containerd implements AutoCloseable {
     void stop(String id) throws InterruptedException {
         ctr(30, "tasks", "kill", id);
         for (int i = 0; i < 200 && ctr(30, "tasks", "ls").out().lines().anyMatch(l -> l.startsWith(id + " ") && l.contains("RUNNING")); i++) {
-            Thread.sleep(100);
+            Await.pause(100);
         }
         ctr(30, "tasks", "kill", "-s", "SIGKILL", id);
         ctr(30, "tasks", "delete", id);
@@ -89,9 +94,8 @@ final class Containerd implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        process.destroy();
         try {
-            if (!process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) process.destroyForcibly().waitFor();
+            World.stop(process, 10);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

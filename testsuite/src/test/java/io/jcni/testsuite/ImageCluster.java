@@ -1,14 +1,15 @@
 package io.jcni.testsuite;
 
+import io.jcni.testfixtures.Await;
 import io.jcni.testkit.Sh;
 import io.jcni.testkit.World;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The cluster around {@link ImageNode}s: in the world's host namespace an underlay bridge
@@ -16,9 +17,9 @@ import java.util.concurrent.TimeUnit;
  * as the manifest's Secret {@code jcni-etcd-tls} holds them (ca.crt, tls.crt, tls.key), holding the
  * ConfigMap's net-conf.json at the manifest's prefix; each node is a namespace with eth0 on the
  * underlay and a default route (the agent's underlay is the default route's interface, as flanneld's).
- * etcd is stopped by pid in {@link #close()}; the namespaces go with the world.
+ * etcd is a process of the world and the nodes its namespaces: they go when the world closes.
  */
-final class ImageCluster implements AutoCloseable {
+final class ImageCluster {
     static final String ETCD_IP = "192.168.78.1";
     static final String ETCD = "https://" + ETCD_IP + ":2379";
     final World w;
@@ -29,26 +30,26 @@ final class ImageCluster implements AutoCloseable {
 
     ImageCluster(World w) throws Exception {
         this.w = w;
-        Sh.run("ip", "-n", w.host, "link", "add", "ul", "type", "bridge").ok();
-        Sh.run("ip", "-n", w.host, "addr", "add", ETCD_IP + "/24", "dev", "ul").ok();
-        Sh.run("ip", "-n", w.host, "link", "set", "ul", "up").ok();
+        World.bridge(w.host, "ul", ETCD_IP + "/24");
         pki = Files.createDirectories(w.dir.resolve("pki"));
         secret = Files.createDirectories(w.dir.resolve("secret"));
         certificates();
-        etcd = new ProcessBuilder("nsenter", "--net=/var/run/netns/" + w.host, "etcd", "--name", "image-test",
+        etcd = w.start(w.host, List.of("etcd", "--name", "image-test",
                 "--data-dir", w.dir.resolve("etcd").toString(),
                 "--listen-client-urls", ETCD, "--advertise-client-urls", ETCD,
                 "--listen-peer-urls", "http://127.0.0.1:2380", "--initial-advertise-peer-urls", "http://127.0.0.1:2380",
                 "--initial-cluster", "image-test=http://127.0.0.1:2380",
                 "--cert-file", pki.resolve("server.crt").toString(), "--key-file", pki.resolve("server.key").toString(),
-                "--trusted-ca-file", secret.resolve("ca.crt").toString(), "--client-cert-auth")
-                .redirectErrorStream(true).redirectOutput(w.dir.resolve("etcd.log").toFile()).start();
+                "--trusted-ca-file", secret.resolve("ca.crt").toString(), "--client-cert-auth"), w.dir.resolve("etcd.log"));
         // flanneld's etcd mode reads the network config from <prefix>/config; an operator puts it there once.
         String netConf = (String) ManifestTest.map(ManifestTest.byKind().get("ConfigMap").get("data")).get("net-conf.json");
-        for (int i = 0; ; i++) {
-            if (etcdctl("put", "/coreos.com/network/config", netConf).rc() == 0) break;
-            if (i >= 150 || !etcd.isAlive()) throw new AssertionError("etcd did not answer: " + Files.readString(w.dir.resolve("etcd.log")));
-            Thread.sleep(200);
+        try {
+            Await.until("etcd taking the network config", Duration.ofSeconds(30), () -> {
+                if (!etcd.isAlive()) throw new AssertionError("etcd exited " + etcd.exitValue());
+                return etcdctl("put", "/coreos.com/network/config", netConf).rc() == 0;
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError("etcd did not answer: " + etcdLog(), e);
         }
     }
 
@@ -72,22 +73,19 @@ final class ImageCluster implements AutoCloseable {
     }
 
     Sh.Run etcdctl(String... args) {
-        List<String> cmd = new ArrayList<>(List.of("nsenter", "--net=/var/run/netns/" + w.host, "env", "ETCDCTL_API=3", "etcdctl",
+        List<String> cmd = new ArrayList<>(List.of("env", "ETCDCTL_API=3", "etcdctl",
                 "--endpoints", ETCD, "--cacert", secret.resolve("ca.crt").toString(), "--cert", secret.resolve("tls.crt").toString(),
                 "--key", secret.resolve("tls.key").toString(), "--dial-timeout", "2s", "--command-timeout", "5s"));
         cmd.addAll(List.of(args));
-        return Sh.run(null, null, 30, cmd.toArray(String[]::new));
+        return Sh.run(null, null, 30, World.inNs(w.host, cmd).toArray(String[]::new));
     }
 
     /** Node i (1..): its namespace on the underlay as 192.168.78.(10+i), its scratch root, the cluster's etcd and Secret. */
     ImageNode node(int i) throws IOException {
         String ns = "jts-n" + i + "-" + w.id;
         w.namespace(ns);
-        Sh.run("ip", "-n", w.host, "link", "add", "n" + i, "type", "veth", "peer", "name", "eth0", "netns", ns).ok();
-        Sh.run("ip", "-n", w.host, "link", "set", "n" + i, "master", "ul", "up").ok();
-        Sh.run("ip", "-n", ns, "addr", "add", "192.168.78." + (10 + i) + "/24", "dev", "eth0").ok();
-        Sh.run("ip", "-n", ns, "link", "set", "eth0", "up").ok();
-        Sh.run("ip", "-n", ns, "route", "add", "default", "via", ETCD_IP).ok();
+        World.attach(w.host, "ul", "n" + i, ns, "eth0", "192.168.78." + (10 + i) + "/24");
+        World.ip(ns, "route", "add", "default", "via", ETCD_IP);
         ImageNode node = new ImageNode(ns, w.dir.resolve("node" + i));
         node.configMap.put("etcd-endpoints", ETCD);
         node.secretDir = secret;
@@ -100,16 +98,6 @@ final class ImageCluster implements AutoCloseable {
             return Files.readString(w.dir.resolve("etcd.log"));
         } catch (IOException e) {
             return "";
-        }
-    }
-
-    @Override
-    public void close() {
-        etcd.destroyForcibly();
-        try {
-            etcd.waitFor(10, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         }
     }
 }

@@ -4,12 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.testfixtures.Await;
 import io.jcni.testfixtures.Peers;
 import io.jcni.testkit.Sh;
 import io.jcni.testkit.World;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -90,7 +92,7 @@ class ImageEndToEndTest {
 
     @Test
     void theInstallerAndTheAgentNetworkPodsThroughTheInstalledShims() throws Exception {
-        try (World w = new World(); Containerd ctd = new Containerd(w.host, w.dir.resolve("containerd"))) {
+        try (World w = new World(); Containerd ctd = new Containerd(w, w.dir.resolve("containerd"))) {
             String name = "docker.io/library/jcni:" + version();
             Sh.Run imported = ctd.ctr(300, "images", "import", image.toString()).ok();
             assertTrue(imported.out().contains(name), imported.out());
@@ -142,8 +144,7 @@ class ImageEndToEndTest {
             Path written = node.resolve("etc/cni/net.d/10-jcni.conflist");
             long started = System.nanoTime();
             ctd.run(true, agent, name, "jcni-node-" + w.id, "/opt/jcni/bin/jcni-node").ok();
-            for (int i = 0; i < 600 && !Files.exists(written); i++) Thread.sleep(50);
-            assertTrue(Files.exists(written), "no conflist written; containerd log:\n" + ctd.logs());
+            assertTrue(await(written, 30), "no conflist written; containerd log:\n" + ctd.logs());
             System.out.printf("jcni-image: container start to conflist written: %d ms%n", (System.nanoTime() - started) / 1_000_000);
             assertEquals(conflist, Files.readString(written));
             assertTrue(Files.exists(node.resolve("run/jcni/jcnid.sock")));
@@ -173,10 +174,14 @@ class ImageEndToEndTest {
         }
     }
 
-    /** Waits (bounded) until {@code file} exists; false if it never does. */
-    static boolean await(Path file, int seconds) throws InterruptedException {
-        for (int i = 0; i < seconds * 10 && !Files.exists(file); i++) Thread.sleep(100);
-        return Files.exists(file);
+    /** Waits (bounded) until {@code file} exists; false if it never does (the caller says what it shows then). */
+    static boolean await(Path file, int seconds) throws Exception {
+        try {
+            Await.until(file + " to exist", Duration.ofSeconds(seconds), () -> Files.exists(file));
+            return true;
+        } catch (AssertionError e) {
+            return false;
+        }
     }
 
     /** go-cni (as containerd's CRI calls it) on {@code node}: setup or remove of pods {@code id=netns}, with the node's conflist. */
@@ -209,7 +214,8 @@ class ImageEndToEndTest {
     void twoNodesRunTheDaemonSetAndTheirPodsPingAcrossVxlan() throws Exception {
         Peers.requireExecutable(Path.of("/usr/bin/etcd"), "etcd-server");
         Peers.require(GoCni.available(), "golang-go and golang-github-containerd-go-cni-dev are not installed");
-        try (World w = new World(); Containerd ctd = new Containerd(w.host, w.dir.resolve("containerd")); ImageCluster cluster = new ImageCluster(w)) {
+        try (World w = new World(); Containerd ctd = new Containerd(w, w.dir.resolve("containerd"))) {
+            ImageCluster cluster = new ImageCluster(w);
             String name = importImage(ctd, image, version());
             List<ImageNode> nodes = List.of(cluster.node(1), cluster.node(2));
             for (int i = 0; i < 2; i++) {
@@ -244,10 +250,9 @@ class ImageEndToEndTest {
                 assertTrue(ips[i].startsWith(subnets[i]), ips[i] + " is in node " + i + "'s subnet " + subnets[i]);
             }
             for (int i = 0; i < 2; i++) {
-                String from = "jts-c" + i + "-" + w.id, to = ips[1 - i];
-                boolean ok = false;
-                for (int t = 0; t < 30 && !ok; t++) ok = Sh.run(null, null, 10, "nsenter", "--net=/var/run/netns/" + from, "ping", "-c1", "-W1", to).rc() == 0;
-                assertTrue(ok, "pod on node " + i + " cannot ping " + to + " across the overlay");
+                String from = w.name("c" + i), to = ips[1 - i];
+                Await.until("the pod on node " + i + " pinging " + to + " across the overlay", Duration.ofSeconds(30),
+                        () -> World.in(from, "ping", "-c1", "-W1", to).rc() == 0);
             }
             System.out.println("jcni-image: pods " + ips[0] + " (node 1) and " + ips[1] + " (node 2) ping each other over VXLAN");
 
@@ -284,7 +289,8 @@ class ImageEndToEndTest {
         Peers.requireExecutable(Path.of("/usr/bin/etcd"), "etcd-server");
         Peers.require(GoCni.available(), "golang-go and golang-github-containerd-go-cni-dev are not installed");
         String next = version() + ".next";
-        try (World w = new World(); Containerd ctd = new Containerd(w.host, w.dir.resolve("containerd")); ImageCluster cluster = new ImageCluster(w)) {
+        try (World w = new World(); Containerd ctd = new Containerd(w, w.dir.resolve("containerd"))) {
+            ImageCluster cluster = new ImageCluster(w);
             Path bumped = BumpedImage.make(image, next, Files.createDirectories(w.dir.resolve("image-next")));
             String n0 = importImage(ctd, image, version());
             String n1 = importImage(ctd, bumped, next);
@@ -333,11 +339,7 @@ class ImageEndToEndTest {
                     for (int k = g * 5; k < g * 5 + 5; k++) {
                         int pod = k;
                         setups.add(pool.submit(() -> gocni(node, ImageNode.runtimeEnv(), "setup", pods.get(pod))));
-                        try {
-                            Thread.sleep(150);
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
+                        Await.pause(150);
                     }
                 };
                 group.accept(0);
@@ -349,7 +351,8 @@ class ImageEndToEndTest {
                 Sh.Run install = installing.get(5, java.util.concurrent.TimeUnit.MINUTES).ok();
                 long installed = System.nanoTime();
                 node.startAgent(ctd, n1, "jcni-node-n1-" + w.id).ok();
-                for (int i = 0; i < 600 && Sh.run(node.onNode("/opt/jcni/bin/jcnid", "status").toArray(String[]::new)).rc() != 0; i++) Thread.sleep(100);
+                Await.until("N+1's jcnid answering", Duration.ofSeconds(60),
+                        () -> Sh.run(node.onNode("/opt/jcni/bin/jcnid", "status").toArray(String[]::new)).rc() == 0);
                 group.accept(3);
                 System.out.printf("jcni-image upgrade: old jcnid stopped at %d ms, N+1 installed at %d ms, N+1 agent answering at %d ms; installer: %s%n",
                         (stopped - t0) / 1_000_000, (installed - t0) / 1_000_000, (System.nanoTime() - t0) / 1_000_000,
