@@ -342,7 +342,7 @@ class DockerEndToEndTest {
         try {
             Dockerd.restartDriver(jcnid, DRIVER);
             String log = log();
-            assertTrue(log.contains("jcnid docker damaged state file " + file + ": not a JSON object"), log);
+            assertTrue(log.contains("jcnid docker damaged state file " + file + ": not JSON"), log);
             assertTrue(log.contains("networks " + badId + " skipped"), log);
             String out = docker.ok("run", "--rm", "--network", good, IMAGE, "ping", "-c1", "-W2", "10.245.0.1");
             assertTrue(out.contains("1 packets received"), out);

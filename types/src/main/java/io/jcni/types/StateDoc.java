@@ -5,8 +5,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The state reader: typed reads of one JSON document jcni wrote to disk earlier (an nft ownership
- * record, a DHCP lease). Unlike {@link Fields}, which reads what a user wrote with Go's rules and
+ * The state reader: typed reads of one JSON document jcni wrote earlier (an nft ownership
+ * record, a DHCP lease, the Docker driver's networks, endpoints and pools, in files or in etcd). Unlike {@link Fields}, which reads what a user wrote with Go's rules and
  * answers with CNI error codes, this reads what jcni itself wrote, so anything unexpected means
  * the file was damaged (a crash of a filesystem without a journal, a truncated copy, a hand edit):
  * every failure is a {@link DamagedStateException} naming the file and the field. Callers decide
@@ -82,12 +82,50 @@ public final class StateDoc {
         throw damaged(key, fields.containsKey(key) ? "expected true or false" : "missing");
     }
 
+    /** An optional flag: absent reads as {@code dflt}. */
+    public boolean bool(String key, boolean dflt) {
+        return fields.get(key) == null ? dflt : bool(key);
+    }
+
     /** A whole number in [min, max]. */
     public long integer(String key, long min, long max) {
+        if (fields.get(key) == null) throw damaged(key, "missing");
+        return integer(key, min, max, 0);
+    }
+
+    /** A whole number in [min, max]; absent reads as {@code dflt}. */
+    public long integer(String key, long min, long max, long dflt) {
         Object v = fields.get(key);
-        if (v == null) throw damaged(key, "missing");
+        if (v == null) return dflt;
         if (!(v instanceof Long n) || n < min || n > max) throw damaged(key, "expected a whole number in [" + min + ", " + max + "]");
         return n;
+    }
+
+    public Cidr cidr(String key) {
+        Cidr c = optCidr(key);
+        if (c == null) throw damaged(key, "missing");
+        return c;
+    }
+
+    /** A CIDR, or null when absent. */
+    public Cidr optCidr(String key) {
+        String s = optString(key);
+        if (s == null) return null;
+        Cidr c = Cidr.tryParse(s);
+        if (c == null) throw damaged(key, "not a CIDR: " + s);
+        return c;
+    }
+
+    /** A list of addresses; absent reads as empty. */
+    public List<IpAddr> addresses(String key) {
+        List<IpAddr> out = new ArrayList<>();
+        List<String> l = strings(key);
+        for (int i = 0; i < l.size(); i++) {
+            IpAddr a = IpAddr.tryParse(l.get(i));
+            if (a == null) throw damaged(key + "[" + i + "]", "not an IP address: " + l.get(i));
+            out.add(a);
+        }
+        return out;
     }
 
     /** A list of strings; absent reads as empty. */
@@ -121,10 +159,27 @@ public final class StateDoc {
 
     /** An object; absent reads as empty. */
     public StateDoc object(String key) {
+        Map<String, Object> m = optObject(key);
+        return new StateDoc(location, sub(key), m == null ? Map.of() : m);
+    }
+
+    /** An object kept as it is (e.g. a copied conflist), or null when absent. */
+    public Map<String, Object> optObject(String key) {
         Object v = fields.get(key);
-        if (v == null) return new StateDoc(location, sub(key), Map.of());
-        if (v instanceof Map<?, ?> m) return new StateDoc(location, sub(key), cast(m));
+        if (v == null) return null;
+        if (v instanceof Map<?, ?> m) return cast(m);
         throw damaged(key, "expected an object");
+    }
+
+    /** A list of objects; absent reads as empty. */
+    public List<StateDoc> objects(String key) {
+        List<StateDoc> out = new ArrayList<>();
+        List<?> l = list(key);
+        for (int i = 0; i < l.size(); i++) {
+            if (!(l.get(i) instanceof Map<?, ?> m)) throw damaged(key + "[" + i + "]", "expected an object");
+            out.add(new StateDoc(location, sub(key + "[" + i + "]"), cast(m)));
+        }
+        return out;
     }
 
     /** The keys of this object, in document order. */

@@ -48,6 +48,26 @@ class StateDocTest {
         assertDamaged("ack.1: expected a string", () -> nested.string("1"));
     }
 
+    /** The reads of the Docker driver's documents: CIDRs, addresses, lists of objects (their fields named by index), defaults. */
+    @Test
+    void readsNetworksAndPools() {
+        StateDoc d = StateDoc.parse(FILE, "{\"subnets\":[{\"pool\":\"10.8.0.0/24\",\"gateway\":\"10.8.0.1/24\"},{\"pool\":\"10.8.1.0/99\"}],"
+                + "\"allocated\":[\"10.8.0.1\",\"x\"],\"conflist\":{\"plugins\":[]},\"mtu\":null}");
+        List<StateDoc> subnets = d.objects("subnets");
+        assertEquals(Cidr.parse("10.8.0.0/24"), subnets.getFirst().cidr("pool"));
+        assertEquals(Cidr.parse("10.8.0.1/24"), subnets.getFirst().optCidr("gateway"));
+        assertEquals(null, subnets.get(1).optCidr("gateway"));
+        assertDamaged("subnets[1].pool: not a CIDR: 10.8.1.0/99", () -> subnets.get(1).cidr("pool"));
+        assertDamaged("allocated[1]: not an IP address: x", () -> d.addresses("allocated"));
+        assertEquals(List.of(IpAddr.parse("10.8.0.1")), StateDoc.parse(FILE, "{\"a\":[\"10.8.0.1\"]}").addresses("a"));
+        assertEquals(1500, d.integer("mtu", 68, 65535, 1500));
+        assertEquals(true, d.bool("internal", true));
+        assertEquals(List.of(), d.optObject("conflist").get("plugins"));
+        assertEquals(null, d.optObject("absent"));
+        assertDamaged("subnets: expected an object", () -> d.optObject("subnets"));
+        assertDamaged("allocated[0]: expected an object", () -> d.objects("allocated"));
+    }
+
     private static void assertDamaged(String problem, org.junit.jupiter.api.function.Executable read) {
         DamagedStateException e = assertThrows(DamagedStateException.class, read);
         assertEquals(true, e.getMessage().startsWith("damaged state file " + FILE + ": "), e.getMessage());

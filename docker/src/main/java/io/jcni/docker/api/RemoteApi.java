@@ -1,5 +1,6 @@
 package io.jcni.docker.api;
 
+import io.jcni.types.DamagedStateException;
 import io.jcni.types.Json;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -98,7 +99,8 @@ public final class RemoteApi {
         String err = null;
         try {
             answer = dispatch(call, decode(call, body));
-        } catch (DriverException e) {
+        } catch (DriverException | DamagedStateException e) {
+            // A refusal, or a state document that cannot be read (named): the user gets its message.
             err = e.getMessage();
             answer = new LinkedHashMap<>();
         } catch (RuntimeException e) {

@@ -8,8 +8,9 @@ import io.jcni.docker.network.ClusterMembership;
 import io.jcni.docker.network.DockerNetwork;
 import io.jcni.docker.network.Endpoint;
 import io.jcni.docker.store.EtcdStore;
-import io.jcni.docker.store.StateDoc;
+import io.jcni.types.StateDoc;
 import io.jcni.linux.Rtnl;
+import io.jcni.types.DamagedStateException;
 import io.jcni.types.IpAddr;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -196,7 +197,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
                 if (vni > 0) store.delete(ClusterKeys.VNIS, Integer.toString(vni));
                 note("cluster=" + name + " removed (last host)");
             }
-        } catch (DriverException e) {
+        } catch (DriverException | DamagedStateException e) {
             note("cluster=" + name + " leave error=\"" + e.getMessage() + "\" (this host's entries expire with its lease)");
         }
         if (vni > 0) {

@@ -3,7 +3,7 @@ package io.jcni.docker.cluster;
 import io.jcni.docker.api.DriverException;
 import io.jcni.docker.ipam.Pool;
 import io.jcni.docker.store.SharedStore;
-import io.jcni.docker.store.StateDoc;
+import io.jcni.types.StateDoc;
 import io.jcni.types.IpAddr;
 import java.util.ArrayList;
 import java.util.Collection;

@@ -1,6 +1,6 @@
 package io.jcni.docker.cluster;
 
-import io.jcni.docker.store.StateDoc;
+import io.jcni.types.StateDoc;
 import io.jcni.types.IpAddr;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

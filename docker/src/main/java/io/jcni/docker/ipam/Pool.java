@@ -1,7 +1,7 @@
 package io.jcni.docker.ipam;
 
 import io.jcni.docker.api.DriverException;
-import io.jcni.docker.store.StateDoc;
+import io.jcni.types.StateDoc;
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
 import java.math.BigInteger;

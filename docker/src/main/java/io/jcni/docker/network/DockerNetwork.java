@@ -2,7 +2,7 @@ package io.jcni.docker.network;
 
 import io.jcni.docker.api.DriverException;
 import io.jcni.docker.api.NetworkCalls;
-import io.jcni.docker.store.StateDoc;
+import io.jcni.types.StateDoc;
 import io.jcni.types.Cidr;
 import io.jcni.types.Json;
 import java.util.ArrayList;
@@ -248,13 +248,10 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
         for (StateDoc e : d.objects("subnets")) subnets.add(new Subnet(e.cidr("pool"), e.optCidr("gateway")));
         if (subnets.isEmpty()) throw d.damaged("subnets", "missing");
         Map<String, Long> bandwidth = new LinkedHashMap<>();
-        Map<String, Object> bw = d.optObject("bandwidth");
-        if (bw != null) {
-            StateDoc b = new StateDoc(d.location(), "bandwidth", bw);
-            for (String k : bw.keySet()) {
-                if (!BANDWIDTH_KEYS.contains(k)) throw b.damaged(k, "not a bandwidth setting");
-                bandwidth.put(k, b.integer(k, 1, Long.MAX_VALUE, 0));
-            }
+        StateDoc b = d.object("bandwidth");
+        for (String k : b.keys()) {
+            if (!BANDWIDTH_KEYS.contains(k)) throw b.damaged(k, "not a bandwidth setting");
+            bandwidth.put(k, b.integer(k, 1, Long.MAX_VALUE, 0));
         }
         String id = d.string("id");
         Map<String, Object> conflist = d.optObject("conflist");

@@ -2,7 +2,7 @@ package io.jcni.docker.network;
 
 import io.jcni.docker.api.DriverException;
 import io.jcni.docker.api.NetworkCalls.PortBinding;
-import io.jcni.docker.store.StateDoc;
+import io.jcni.types.StateDoc;
 import io.jcni.types.Cidr;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

@@ -4,6 +4,7 @@ import io.jcni.docker.api.DriverException;
 import io.jcni.etcd.EtcdClient;
 import io.jcni.etcd.KeyValue;
 import io.jcni.types.Json;
+import io.jcni.types.StateDoc;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -138,11 +139,7 @@ public final class EtcdStore implements SharedStore {
     }
 
     private static Map<String, Object> parse(String key, String value) {
-        try {
-            return Json.parseObject(value);
-        } catch (RuntimeException e) {
-            throw new DamagedStateException("etcd " + key, "not a JSON object: " + e.getMessage());
-        }
+        return StateDoc.parse("etcd " + key, value).fields();
     }
 
     private interface EtcdCall<T> {

@@ -3,6 +3,7 @@ package io.jcni.docker.store;
 import io.jcni.common.AtomicFile;
 import io.jcni.docker.api.DriverException;
 import io.jcni.types.Json;
+import io.jcni.types.StateDoc;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -26,8 +27,8 @@ import java.util.regex.Pattern;
  * {@link StateStore} as one small file per document, {@code DIR/KIND/KEY.json}, written to a
  * temporary file, fsynced and renamed over the old one. A few hundred documents of a few hundred
  * bytes need no database; a crash leaves the old or the new file, and at worst a stray
- * temporary file ({@link AtomicFile}) that the next listing removes. A file that is not JSON is
- * reported by name ({@link DamagedStateException}); {@link #quarantine} renames it aside.
+ * temporary file ({@link AtomicFile}) that the next listing removes. A file that is not a JSON object is
+ * reported by name (jcni's one state reader, {@link StateDoc#parse}); {@link #quarantine} renames it aside.
  */
 public final class FileStore implements StateStore {
     private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.:-]{0,200}");
@@ -59,13 +60,12 @@ public final class FileStore implements StateStore {
     @Override
     public Optional<Map<String, Object>> get(String kind, String key) {
         try {
-            return Optional.of(Json.parseObject(Files.readString(file(kind, key))));
+            Path f = file(kind, key);
+            return Optional.of(StateDoc.parse(f.toString(), Files.readString(f)).fields());
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
-        } catch (Json.JsonException e) {
-            throw new DamagedStateException(file(kind, key).toString(), "not a JSON object: " + e.getMessage());
         }
     }
 

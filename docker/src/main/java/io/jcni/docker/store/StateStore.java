@@ -1,5 +1,7 @@
 package io.jcni.docker.store;
 
+import io.jcni.types.DamagedStateException;
+import io.jcni.types.StateDoc;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;

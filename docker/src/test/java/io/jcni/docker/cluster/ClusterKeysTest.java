@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.docker.store.DamagedStateException;
-import io.jcni.docker.store.StateDoc;
+import io.jcni.types.DamagedStateException;
+import io.jcni.types.StateDoc;
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
 import java.util.HashSet;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.jcni.docker.api.DriverException;
 import io.jcni.docker.ipam.Pool;
 import io.jcni.docker.store.MemorySharedStore;
-import io.jcni.docker.store.StateDoc;
+import io.jcni.types.StateDoc;
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
 import java.util.ArrayList;

@@ -3,7 +3,7 @@ package io.jcni.docker.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jcni.docker.store.StateDoc;
+import io.jcni.types.StateDoc;
 import io.jcni.types.IpAddr;
 import java.util.LinkedHashSet;
 import java.util.List;

@@ -120,7 +120,7 @@ class DamagedStateTest {
         assertEquals(Map.of(), l.network().endpoints());
         assertEquals(1, l.ipam().pools().size());
         assertTrue(l.log().contains("damaged state file " + ep + ": sandboxKey: expected a string"), l.log());
-        assertTrue(l.log().contains("damaged state file " + pf + ": not a JSON object"), l.log());
+        assertTrue(l.log().contains("damaged state file " + pf + ": not JSON"), l.log());
         assertEquals(1, asideIn("endpoints").size());
         assertEquals(1, asideIn("pools").size());
         assertEquals(List.of(), store.keys("endpoints"), "a file moved aside is not read again");

@@ -3,6 +3,7 @@ package io.jcni.docker.store;
 import static org.junit.jupiter.api.Assertions.*;
 
 import io.jcni.docker.api.DriverException;
+import io.jcni.types.DamagedStateException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
@@ -44,8 +45,8 @@ class FileStoreTest {
         FileStore s = new FileStore(tmp);
         Files.createDirectories(tmp.resolve("networks"));
         Files.writeString(tmp.resolve("networks/n.json"), "{not json");
-        DriverException e = assertThrows(DamagedStateException.class, () -> s.get("networks", "n"));
-        assertTrue(e.getMessage().startsWith("damaged state file " + tmp.resolve("networks/n.json") + ": "), e.getMessage());
+        DamagedStateException e = assertThrows(DamagedStateException.class, () -> s.get("networks", "n"));
+        assertTrue(e.getMessage().startsWith("damaged state file " + tmp.resolve("networks/n.json") + ": not JSON"), e.getMessage());
         assertThrows(DriverException.class, () -> s.put("networks", "../x", Map.of()));
         assertThrows(DriverException.class, () -> s.get("..", "x"));
     }
