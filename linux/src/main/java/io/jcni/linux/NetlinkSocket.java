@@ -168,6 +168,13 @@ public final class NetlinkSocket implements AutoCloseable {
         if (closed) throw new IllegalStateException("netlink socket closed");
         if (messages.size() != operations.size()) throw new IllegalArgumentException("one operation per message");
         if (messages.isEmpty()) return;
+        int[] seqs = sendBatch(subsystem, messages);
+        String what = operations.get(0) + (messages.size() > 1 ? " (and " + (messages.size() - 1) + " more)" : "");
+        awaitBatch(seqs, operations, what);
+    }
+
+    /** Sends the transaction in one datagram; the sequence numbers of its messages, consecutive after BEGIN's. */
+    private int[] sendBatch(int subsystem, List<NlMessage> messages) {
         int size = 2 * BATCH_MARKER;
         for (NlMessage m : messages) size += NlMessage.align(m.length());
         ByteBuffer buf = size <= out.capacity() ? out : ByteBuffer.allocateDirect(size).order(ByteOrder.nativeOrder());
@@ -192,11 +199,15 @@ public final class NetlinkSocket implements AutoCloseable {
         }
         putBatchMarker(buf, NFNL_MSG_BATCH_END, subsystem, nextSeq());
         Native.send(fd, buf, 0, buf.position());
+        return seqs;
+    }
 
+    /** Reads the answers to a batch up to the last message's ACK; throws the first failing message's error. */
+    private void awaitBatch(int[] seqs, List<String> operations, String what) {
+        int first = seqs[0] - 1; // BEGIN's
         ErrnoException firstError = null;
         int firstErrorIndex = Integer.MAX_VALUE;
         boolean overrun = false;
-        String what = operations.get(0) + (messages.size() > 1 ? " (and " + (messages.size() - 1) + " more)" : "");
         while (true) {
             int n;
             try {
