@@ -210,8 +210,8 @@ class CodecTest {
 
     @Test
     void addressesAndPrefixes() throws Exception {
-        assertEquals(IpAddr.parse("10.1.2.255"), Rtnl.broadcast(IpAddr.parse("10.1.2.3"), 24));
-        assertEquals(IpAddr.parse("255.255.255.255"), Rtnl.broadcast(IpAddr.parse("10.1.2.3"), 0));
+        assertEquals(IpAddr.parse("10.1.2.255"), RtnlAddresses.broadcast(IpAddr.parse("10.1.2.3"), 24));
+        assertEquals(IpAddr.parse("255.255.255.255"), RtnlAddresses.broadcast(IpAddr.parse("10.1.2.3"), 0));
         // The prefix forms the kernel API takes: host bits kept until a request clears them.
         Cidr p = Cidr.parse("fd00:1:2:3::7/64");
         assertEquals(64, p.prefix());
@@ -233,7 +233,7 @@ class CodecTest {
 
     @Test
     void bridgeVlanRequestLayout() {
-        NlMessage m = Rtnl.bridgeVlanRequest(Rtm.RTM_SETLINK, 7, 10, true, true, true);
+        NlMessage m = RtnlLinks.bridgeVlanRequest(Rtm.RTM_SETLINK, 7, 10, true, true, true);
         NlMsg msg = received(m);
         assertEquals(Family.AF_BRIDGE, msg.u8(0));
         assertEquals(7, msg.i32(4));
@@ -243,7 +243,7 @@ class CodecTest {
         ByteBuffer b = ByteBuffer.wrap(info).order(ByteOrder.nativeOrder());
         assertEquals(Rtm.BRIDGE_VLAN_INFO_PVID | Rtm.BRIDGE_VLAN_INFO_UNTAGGED, b.getShort(0));
         assertEquals(10, b.getShort(2));
-        NlMessage port = Rtnl.bridgeVlanRequest(Rtm.RTM_DELLINK, 7, 20, false, false, false);
+        NlMessage port = RtnlLinks.bridgeVlanRequest(Rtm.RTM_DELLINK, 7, 20, false, false, false);
         assertFalse(received(port).attrs(Rtm.IFINFOMSG_SIZE).nested(Rtm.IFLA_AF_SPEC).has(Rtm.IFLA_BRIDGE_FLAGS));
     }
 }
