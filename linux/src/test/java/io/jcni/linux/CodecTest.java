@@ -110,7 +110,7 @@ class CodecTest {
         NlMessage m = new NlMessage(2, NetlinkSocket.NLM_F_ACK_TLVS | NetlinkSocket.NLM_F_CAPPED)
                 .u32(-Errno.EEXIST).u32(32).u16(Rtm.RTM_NEWLINK).u16(0).u32(1).u32(0);
         m.attrString(1, "Link already exists");
-        ErrnoException e = NetlinkSocket.error(received(m), Errno.EEXIST, "add link veth0");
+        ErrnoException e = received(m).errnoException(Errno.EEXIST, "add link veth0");
         assertEquals(Errno.EEXIST, e.errno());
         assertEquals("EEXIST", e.errnoName());
         assertEquals("add link veth0", e.operation());
@@ -119,7 +119,7 @@ class CodecTest {
 
         NlMessage plain = new NlMessage(2, 0).u32(-Errno.ENODEV).u32(16).u16(Rtm.RTM_DELLINK).u16(0).u32(1).u32(0);
         assertEquals("delete link eth9: ENODEV (No such device)",
-                NetlinkSocket.error(received(plain), Errno.ENODEV, "delete link eth9").getMessage());
+                received(plain).errnoException(Errno.ENODEV, "delete link eth9").getMessage());
     }
 
     @Test
