@@ -4,7 +4,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * A netlink socket talking to the kernel: request/ACK and dump exchanges with sequence checks.
@@ -37,9 +36,9 @@ public final class NetlinkSocket implements AutoCloseable {
     static final int NLM_F_ACK_TLVS = 0x200;
     private static final int NETLINK_CAP_ACK = 10;
     private static final int NETLINK_EXT_ACK = 11;
-    private static final int NLMSGERR_ATTR_MSG = 1;
+    static final int NLMSGERR_ATTR_MSG = 1;
 
-    private static final int RECEIVE_BUFFER = 128 * 1024;
+    static final int RECEIVE_BUFFER = 128 * 1024;
     private static final int DEFAULT_TIMEOUT_MILLIS = 10_000;
     private static final int DUMP_RETRIES = 10;
 
@@ -56,33 +55,9 @@ public final class NetlinkSocket implements AutoCloseable {
     private NetlinkSocket(int fd, int portId) {
         this.fd = fd;
         this.portId = portId;
-        Buffers b = Buffers.take();
-        this.out = b.out;
-        this.in = b.in;
-    }
-
-    /**
-     * A socket's send and receive buffers, passed on to the next socket when it closes. Each new
-     * pair is 192 KB of direct memory, zeroed by the JDK and given back only after a collection;
-     * jcnid opens two sockets a request, and reusing them took its RSS with 1,000 attachments from
-     * 88 to 66 MB (docs/performance.md). Nothing relies on their old content: requests are copied
-     * in, answers read up to their length.
-     */
-    private record Buffers(ByteBuffer out, ByteBuffer in) {
-        private static final int MAX_SPARE = 8;
-        private static final ConcurrentLinkedQueue<Buffers> SPARE = new ConcurrentLinkedQueue<>();
-
-        static Buffers take() {
-            Buffers b = SPARE.poll();
-            if (b != null) return b;
-            return new Buffers(ByteBuffer.allocateDirect(64 * 1024).order(ByteOrder.nativeOrder()),
-                    ByteBuffer.allocateDirect(RECEIVE_BUFFER).order(ByteOrder.nativeOrder()));
-        }
-
-        static void giveBack(ByteBuffer out, ByteBuffer in) {
-            // The count is approximate under races; a few more or fewer spares is harmless.
-            if (SPARE.size() < MAX_SPARE) SPARE.offer(new Buffers(out.clear(), in.clear()));
-        }
+        NetlinkBuffers b = NetlinkBuffers.take();
+        this.out = b.out();
+        this.in = b.in();
     }
 
     /** A socket in the calling thread's network namespace. */
@@ -168,6 +143,13 @@ public final class NetlinkSocket implements AutoCloseable {
         if (closed) throw new IllegalStateException("netlink socket closed");
         if (messages.size() != operations.size()) throw new IllegalArgumentException("one operation per message");
         if (messages.isEmpty()) return;
+        int[] seqs = sendBatch(subsystem, messages);
+        String what = operations.get(0) + (messages.size() > 1 ? " (and " + (messages.size() - 1) + " more)" : "");
+        awaitBatch(seqs, operations, what);
+    }
+
+    /** Sends the transaction in one datagram; the sequence numbers of its messages, consecutive after BEGIN's. */
+    private int[] sendBatch(int subsystem, List<NlMessage> messages) {
         int size = 2 * BATCH_MARKER;
         for (NlMessage m : messages) size += NlMessage.align(m.length());
         ByteBuffer buf = size <= out.capacity() ? out : ByteBuffer.allocateDirect(size).order(ByteOrder.nativeOrder());
@@ -192,11 +174,15 @@ public final class NetlinkSocket implements AutoCloseable {
         }
         putBatchMarker(buf, NFNL_MSG_BATCH_END, subsystem, nextSeq());
         Native.send(fd, buf, 0, buf.position());
+        return seqs;
+    }
 
+    /** Reads the answers to a batch up to the last message's ACK; throws the first failing message's error. */
+    private void awaitBatch(int[] seqs, List<String> operations, String what) {
+        int first = seqs[0] - 1; // BEGIN's
         ErrnoException firstError = null;
         int firstErrorIndex = Integer.MAX_VALUE;
         boolean overrun = false;
-        String what = operations.get(0) + (messages.size() > 1 ? " (and " + (messages.size() - 1) + " more)" : "");
         while (true) {
             int n;
             try {
@@ -226,13 +212,13 @@ public final class NetlinkSocket implements AutoCloseable {
                     int err = in.getInt(p + NlMessage.HEADER);
                     if (seq == first && err != 0) {
                         if (overrun) Native.setReceiveTimeout(fd, timeoutMillis);
-                        throw error(copy(p, mlen), -err, "nfnetlink batch: " + what);
+                        throw copy(p, mlen).errnoException(-err, "nfnetlink batch: " + what);
                     }
                     int index = seq - seqs[0];
                     if (index >= 0 && index < seqs.length && seqs[index] == seq) {
                         if (err != 0 && index < firstErrorIndex) {
                             firstErrorIndex = index;
-                            firstError = error(copy(p, mlen), -err, operations.get(index));
+                            firstError = copy(p, mlen).errnoException(-err, operations.get(index));
                         }
                         if (index == seqs.length - 1) {
                             if (overrun) Native.setReceiveTimeout(fd, timeoutMillis);
@@ -302,7 +288,7 @@ public final class NetlinkSocket implements AutoCloseable {
                         answered[index] = true;
                         pending--;
                         int err = in.getInt(p + NlMessage.HEADER);
-                        if (err != 0) errors[index] = error(copy(p, mlen), -err, operations.get(from + index));
+                        if (err != 0) errors[index] = copy(p, mlen).errnoException(-err, operations.get(from + index));
                     }
                     p += NlMessage.align(mlen);
                 }
@@ -325,7 +311,7 @@ public final class NetlinkSocket implements AutoCloseable {
         buf.put((byte) 0).put((byte) 0).put((byte) (subsystem >> 8)).put((byte) subsystem);
     }
 
-    /** One reply copied out of the reused receive buffer, as {@link #error} reads it. */
+    /** One reply copied out of the reused receive buffer, as {@link NlMsg#errnoException} reads it. */
     private NlMsg copy(int p, int mlen) {
         ByteBuffer b = ByteBuffer.allocate(mlen).order(ByteOrder.nativeOrder());
         b.put(0, in, p, mlen);
@@ -370,12 +356,12 @@ public final class NetlinkSocket implements AutoCloseable {
                     case NLMSG_NOOP -> { }
                     case NLMSG_ERROR -> {
                         int err = reply.i32(0);
-                        if (err != 0) throw error(reply, -err, operation);
+                        if (err != 0) throw reply.errnoException(-err, operation);
                         return replies; // the ACK
                     }
                     case NLMSG_DONE -> {
                         int err = reply.bodyLength() >= 4 ? reply.i32(0) : 0;
-                        if (err < 0) throw error(reply, -err, operation);
+                        if (err < 0) throw reply.errnoException(-err, operation);
                         if (interrupted) throw new DumpInterrupted();
                         return replies;
                     }
@@ -383,21 +369,6 @@ public final class NetlinkSocket implements AutoCloseable {
                 }
             }
         }
-    }
-
-    /** NLMSG_ERROR (or DONE with an error) to an exception, with the kernel's extended-ACK text. */
-    static ErrnoException error(NlMsg reply, int errno, String operation) {
-        String detail = null;
-        if (reply.type() == NLMSG_ERROR && (reply.flags() & NLM_F_ACK_TLVS) != 0) {
-            int echoed = (reply.flags() & NLM_F_CAPPED) != 0
-                    ? NlMessage.HEADER
-                    : NlMessage.align(reply.buf().getInt(reply.body() + 4));
-            int tlvStart = reply.body() + 4 + echoed;
-            if (tlvStart <= reply.end()) detail = NlAttrs.parse(reply.buf(), tlvStart, reply.end()).string(NLMSGERR_ATTR_MSG);
-        } else if (reply.type() == NLMSG_DONE && (reply.flags() & NLM_F_ACK_TLVS) != 0) {
-            detail = NlAttrs.parse(reply.buf(), reply.body() + 4, reply.end()).string(NLMSGERR_ATTR_MSG);
-        }
-        return new ErrnoException(errno, operation, detail, null);
     }
 
     private int nextSeq() {
@@ -411,7 +382,7 @@ public final class NetlinkSocket implements AutoCloseable {
         if (closed) return;
         closed = true;
         Native.close(fd);
-        Buffers.giveBack(out, in);
+        NetlinkBuffers.giveBack(out, in);
     }
 
     private static final class DumpInterrupted extends RuntimeException {

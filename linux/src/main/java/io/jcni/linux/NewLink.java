@@ -285,6 +285,12 @@ public final class NewLink {
         m.attrString(Rtm.IFLA_IFNAME, name);
         int info = m.nest(Rtm.IFLA_LINKINFO);
         m.attr(Rtm.IFLA_INFO_KIND, kind.getBytes(StandardCharsets.US_ASCII));
+        infoData(m);
+        m.end(info);
+    }
+
+    /** IFLA_LINKINFO's kind-specific part: the veth peer, or the kind's settings in IFLA_INFO_DATA. */
+    private void infoData(NlMessage m) {
         switch (kind) {
             case "veth" -> {
                 int data = m.nest(Rtm.IFLA_INFO_DATA);
@@ -322,26 +328,28 @@ public final class NewLink {
                 m.attrU16(Rtm.IFLA_VLAN_ID, vlanId);
                 m.end(data);
             }
-            case "vxlan" -> {
-                int data = m.nest(Rtm.IFLA_INFO_DATA);
-                m.attrU32(Rtm.IFLA_VXLAN_ID, vni);
-                if (vxlanLocal != null) {
-                    m.attrAddress(!vxlanLocal.isV6() ? Rtm.IFLA_VXLAN_LOCAL : Rtm.IFLA_VXLAN_LOCAL6, vxlanLocal);
-                }
-                if (vxlanGroup != null) {
-                    m.attrAddress(!vxlanGroup.isV6() ? Rtm.IFLA_VXLAN_GROUP : Rtm.IFLA_VXLAN_GROUP6, vxlanGroup);
-                }
-                if (vxlanDev > 0) m.attrU32(Rtm.IFLA_VXLAN_LINK, vxlanDev);
-                if (vxlanPort > 0) m.attrBe16(Rtm.IFLA_VXLAN_PORT, vxlanPort);
-                if (vxlanLearning != null) m.attrU8(Rtm.IFLA_VXLAN_LEARNING, vxlanLearning ? 1 : 0);
-                if (vxlanTtl >= 0) m.attrU8(Rtm.IFLA_VXLAN_TTL, vxlanTtl);
-                if (vxlanGbp) m.attrFlag(Rtm.IFLA_VXLAN_GBP);
-                if (vxlanProxy) m.attrU8(Rtm.IFLA_VXLAN_PROXY, 1);
-                m.end(data);
-            }
+            case "vxlan" -> vxlanData(m);
             default -> { }
         }
-        m.end(info);
+    }
+
+    /** The vxlan kind's IFLA_INFO_DATA: the VNI, then each setting that was given. */
+    private void vxlanData(NlMessage m) {
+        int data = m.nest(Rtm.IFLA_INFO_DATA);
+        m.attrU32(Rtm.IFLA_VXLAN_ID, vni);
+        if (vxlanLocal != null) {
+            m.attrAddress(!vxlanLocal.isV6() ? Rtm.IFLA_VXLAN_LOCAL : Rtm.IFLA_VXLAN_LOCAL6, vxlanLocal);
+        }
+        if (vxlanGroup != null) {
+            m.attrAddress(!vxlanGroup.isV6() ? Rtm.IFLA_VXLAN_GROUP : Rtm.IFLA_VXLAN_GROUP6, vxlanGroup);
+        }
+        if (vxlanDev > 0) m.attrU32(Rtm.IFLA_VXLAN_LINK, vxlanDev);
+        if (vxlanPort > 0) m.attrBe16(Rtm.IFLA_VXLAN_PORT, vxlanPort);
+        if (vxlanLearning != null) m.attrU8(Rtm.IFLA_VXLAN_LEARNING, vxlanLearning ? 1 : 0);
+        if (vxlanTtl >= 0) m.attrU8(Rtm.IFLA_VXLAN_TTL, vxlanTtl);
+        if (vxlanGbp) m.attrFlag(Rtm.IFLA_VXLAN_GBP);
+        if (vxlanProxy) m.attrU8(Rtm.IFLA_VXLAN_PROXY, 1);
+        m.end(data);
     }
 
     private void common(NlMessage m, int mtuValue, MacAddress macValue, int fd) {

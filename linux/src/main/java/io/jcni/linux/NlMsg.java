@@ -32,4 +32,19 @@ public record NlMsg(int type, int flags, int seq, int portId, ByteBuffer buf, in
     public int bodyLength() {
         return end - body();
     }
+
+    /** This NLMSG_ERROR (or DONE with an error) reply as an exception, with the kernel's extended-ACK text. */
+    ErrnoException errnoException(int errno, String operation) {
+        String detail = null;
+        if (type == NetlinkSocket.NLMSG_ERROR && (flags & NetlinkSocket.NLM_F_ACK_TLVS) != 0) {
+            int echoed = (flags & NetlinkSocket.NLM_F_CAPPED) != 0
+                    ? NlMessage.HEADER
+                    : NlMessage.align(buf.getInt(body() + 4));
+            int tlvStart = body() + 4 + echoed;
+            if (tlvStart <= end) detail = NlAttrs.parse(buf, tlvStart, end).string(NetlinkSocket.NLMSGERR_ATTR_MSG);
+        } else if (type == NetlinkSocket.NLMSG_DONE && (flags & NetlinkSocket.NLM_F_ACK_TLVS) != 0) {
+            detail = NlAttrs.parse(buf, body() + 4, end).string(NetlinkSocket.NLMSGERR_ATTR_MSG);
+        }
+        return new ErrnoException(errno, operation, detail, null);
+    }
 }

@@ -110,7 +110,7 @@ class CodecTest {
         NlMessage m = new NlMessage(2, NetlinkSocket.NLM_F_ACK_TLVS | NetlinkSocket.NLM_F_CAPPED)
                 .u32(-Errno.EEXIST).u32(32).u16(Rtm.RTM_NEWLINK).u16(0).u32(1).u32(0);
         m.attrString(1, "Link already exists");
-        ErrnoException e = NetlinkSocket.error(received(m), Errno.EEXIST, "add link veth0");
+        ErrnoException e = received(m).errnoException(Errno.EEXIST, "add link veth0");
         assertEquals(Errno.EEXIST, e.errno());
         assertEquals("EEXIST", e.errnoName());
         assertEquals("add link veth0", e.operation());
@@ -119,7 +119,7 @@ class CodecTest {
 
         NlMessage plain = new NlMessage(2, 0).u32(-Errno.ENODEV).u32(16).u16(Rtm.RTM_DELLINK).u16(0).u32(1).u32(0);
         assertEquals("delete link eth9: ENODEV (No such device)",
-                NetlinkSocket.error(received(plain), Errno.ENODEV, "delete link eth9").getMessage());
+                received(plain).errnoException(Errno.ENODEV, "delete link eth9").getMessage());
     }
 
     @Test
@@ -210,8 +210,8 @@ class CodecTest {
 
     @Test
     void addressesAndPrefixes() throws Exception {
-        assertEquals(IpAddr.parse("10.1.2.255"), Rtnl.broadcast(IpAddr.parse("10.1.2.3"), 24));
-        assertEquals(IpAddr.parse("255.255.255.255"), Rtnl.broadcast(IpAddr.parse("10.1.2.3"), 0));
+        assertEquals(IpAddr.parse("10.1.2.255"), RtnlAddresses.broadcast(IpAddr.parse("10.1.2.3"), 24));
+        assertEquals(IpAddr.parse("255.255.255.255"), RtnlAddresses.broadcast(IpAddr.parse("10.1.2.3"), 0));
         // The prefix forms the kernel API takes: host bits kept until a request clears them.
         Cidr p = Cidr.parse("fd00:1:2:3::7/64");
         assertEquals(64, p.prefix());
@@ -233,7 +233,7 @@ class CodecTest {
 
     @Test
     void bridgeVlanRequestLayout() {
-        NlMessage m = Rtnl.bridgeVlanRequest(Rtm.RTM_SETLINK, 7, 10, true, true, true);
+        NlMessage m = RtnlLinks.bridgeVlanRequest(Rtm.RTM_SETLINK, 7, 10, true, true, true);
         NlMsg msg = received(m);
         assertEquals(Family.AF_BRIDGE, msg.u8(0));
         assertEquals(7, msg.i32(4));
@@ -243,7 +243,7 @@ class CodecTest {
         ByteBuffer b = ByteBuffer.wrap(info).order(ByteOrder.nativeOrder());
         assertEquals(Rtm.BRIDGE_VLAN_INFO_PVID | Rtm.BRIDGE_VLAN_INFO_UNTAGGED, b.getShort(0));
         assertEquals(10, b.getShort(2));
-        NlMessage port = Rtnl.bridgeVlanRequest(Rtm.RTM_DELLINK, 7, 20, false, false, false);
+        NlMessage port = RtnlLinks.bridgeVlanRequest(Rtm.RTM_DELLINK, 7, 20, false, false, false);
         assertFalse(received(port).attrs(Rtm.IFINFOMSG_SIZE).nested(Rtm.IFLA_AF_SPEC).has(Rtm.IFLA_BRIDGE_FLAGS));
     }
 }

@@ -65,7 +65,7 @@ class NewLinkFixturesTest {
         // jcni doctor probes kinds this way; "dummy" has no IFLA_INFO_DATA either, so the fixture applies.
         same("dummy", NewLink.ofKind("x0", "dummy"));
         for (String kind : new String[] {"ipvlan", "vlan", "macvlan"}) {
-            ByteBuffer b = Rtnl.newLinkRequest(NewLink.ofKind("x0", kind)).finish(0, 0);
+            ByteBuffer b = RtnlLinks.newLinkRequest(NewLink.ofKind("x0", kind)).finish(0, 0);
             NlAttrs info = asReceived(toArray(b)).attrs(Rtm.IFINFOMSG_SIZE).nested(Rtm.IFLA_LINKINFO);
             assertEquals(kind, info.string(Rtm.IFLA_INFO_KIND));
             assertEquals(false, info.has(Rtm.IFLA_INFO_DATA), kind);
@@ -89,7 +89,7 @@ class NewLinkFixturesTest {
 
     private static void same(String fixture, NewLink spec) throws IOException {
         byte[] want = fixture(fixture);
-        ByteBuffer b = Rtnl.newLinkRequest(spec).finish(0, 0);
+        ByteBuffer b = RtnlLinks.newLinkRequest(spec).finish(0, 0);
         b.putShort(6, (short) (b.getShort(6) | NetlinkSocket.NLM_F_REQUEST | NetlinkSocket.NLM_F_ACK)); // as request() sends it
         byte[] got = new byte[b.remaining()];
         b.get(got);

@@ -25,25 +25,25 @@ class NexthopFixturesTest {
 
     @Test
     void addAnOnlinkNexthopAsFlannelsVxlanRouteHasIt() throws IOException {
-        same("nexthop-add", Rtnl.nexthopRequest(Nexthop.via(7, IpAddr.parse("10.5.2.0")).dev(FLANNEL1).onlink().protocol(74), false));
+        same("nexthop-add", RtnlRoutes.nexthopRequest(Nexthop.via(7, IpAddr.parse("10.5.2.0")).dev(FLANNEL1).onlink().protocol(74), false));
     }
 
     @Test
     void replaceAnIpv6NexthopWithAnIdAboveTheSignedRange() throws IOException {
         // 2147483655 = 0x80000007: ids are unsigned 32-bit.
         same("nexthop-replace-v6",
-                Rtnl.nexthopRequest(Nexthop.via(0x80000007, IpAddr.parse("fd00:10:5:2::")).dev(FLANNEL1).onlink().protocol(74), true));
+                RtnlRoutes.nexthopRequest(Nexthop.via(0x80000007, IpAddr.parse("fd00:10:5:2::")).dev(FLANNEL1).onlink().protocol(74), true));
     }
 
     @Test
     void deleteById() throws IOException {
-        same("nexthop-del", Rtnl.nexthopIdRequest(Rtm.RTM_DELNEXTHOP, 7));
+        same("nexthop-del", RtnlRoutes.nexthopIdRequest(Rtm.RTM_DELNEXTHOP, 7));
     }
 
     @Test
     void aRouteThroughANexthopHasNoGatewayDeviceOrLinkScope() throws IOException {
         // Table 1000: iproute2 sends RTA_TABLE only for tables above 255 (jcni sends it always).
-        same("route-nhid", Rtnl.newRouteRequest(Route.to(Cidr.parse("10.5.2.0/24")).nexthop(7).table(1000).protocol(74), false));
+        same("route-nhid", RtnlRoutes.newRouteRequest(Route.to(Cidr.parse("10.5.2.0/24")).nexthop(7).table(1000).protocol(74), false));
     }
 
     @Test

@@ -89,7 +89,7 @@ class NexthopTest {
     void changesGoSeveralToADatagramEachWithItsOwnOutcome() {
         try (Scratch s = Scratch.create()) {
             int dev = flannel1(s);
-            Rtnl.Changes c = new Rtnl.Changes();
+            RtnlChanges c = new RtnlChanges();
             int n = 300; // several datagrams of NetlinkSocket.PIPELINE
             for (int i = 0; i < n; i++) {
                 IpAddr gw = IpAddr.parse("10.6." + (i / 256) + "." + (i % 256));

@@ -66,21 +66,14 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
                     }
                     switch (a) {
                         case "--etcd-endpoints" -> eps = io.jcni.etcd.EtcdClient.splitEndpoints(v);
-                        case "--etcd-prefix" -> prefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
+                        case "--etcd-prefix" -> prefix = withoutTrailingSlash(v);
                         case "--iface" -> ifaces.add(v);
                         case "--iface-regex" -> regexes.add(v);
                         case "--iface-can-reach" -> canReach = v;
                         case "--public-ip" -> pub = v;
-                        case "--public-ipv6" -> {
-                            io.jcni.types.IpAddr ip6 = io.jcni.types.IpAddr.tryParse(v);
-                            if (ip6 == null || !ip6.isV6()) throw new IllegalArgumentException("--public-ipv6: not an IPv6 address: " + v);
-                            pub6 = v;
-                        }
-                        case "--ipam-prefix" -> ipamPrefix = v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
-                        case "--ipam-host" -> {
-                            if (!io.jcni.types.Names.isCniName(v)) throw new IllegalArgumentException(a + ": letters, digits, '.', '-' and '_' only: " + v);
-                            ipamHost = v;
-                        }
+                        case "--public-ipv6" -> pub6 = checkedIpv6(v);
+                        case "--ipam-prefix" -> ipamPrefix = withoutTrailingSlash(v);
+                        case "--ipam-host" -> ipamHost = checkedHostName(a, v);
                         default -> throw new AssertionError(a);
                     }
                 }
@@ -91,6 +84,23 @@ public record AgentOptions(List<String> etcdEndpoints, String etcdPrefix, String
         if (!ifaces.isEmpty()) iface = ifaces.getFirst();
         return new AgentOptions(eps, prefix, iface, pub, subnetFile, masq, ttl, timeout, ipamPrefix, ipamHost, reconcile, grace, watchDeadline,
                 new UnderlayChoice(ifaces, regexes, canReach), security.validated(), pub6);
+    }
+
+    private static String withoutTrailingSlash(String v) {
+        return v.endsWith("/") ? v.substring(0, v.length() - 1) : v;
+    }
+
+    /** {@code --public-ipv6}'s value, when it is an IPv6 address. */
+    private static String checkedIpv6(String v) {
+        io.jcni.types.IpAddr ip6 = io.jcni.types.IpAddr.tryParse(v);
+        if (ip6 == null || !ip6.isV6()) throw new IllegalArgumentException("--public-ipv6: not an IPv6 address: " + v);
+        return v;
+    }
+
+    /** {@code --ipam-host}'s value, when it is a name cluster-ipam's index can hold. */
+    private static String checkedHostName(String flag, String v) {
+        if (!io.jcni.types.Names.isCniName(v)) throw new IllegalArgumentException(flag + ": letters, digits, '.', '-' and '_' only: " + v);
+        return v;
     }
 
     private static Set<String> union(Set<String> a, Set<String> b) {

@@ -8,6 +8,7 @@ import io.jcni.linux.Neighbor;
 import io.jcni.linux.NewLink;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
+import io.jcni.linux.RtnlChanges;
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
 
@@ -222,7 +223,7 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
             MacAddress vtep = MacAddress.parse(p.vtepMac());
             // The route first: when it is not ours, nothing of this lease goes into the kernel.
             if (!routes.add(p.dst(), p.via(), index, true, old -> old.oif() == index)) return false;
-            for (ErrnoException e : rt.apply(new Rtnl.Changes().replaceNeighbor(Neighbor.permanent(index, p.via(), vtep))
+            for (ErrnoException e : rt.apply(new RtnlChanges().replaceNeighbor(Neighbor.permanent(index, p.via(), vtep))
                     .replaceNeighbor(Neighbor.fdb(index, vtep, p.vtepDst())))) {
                 if (e != null) throw e;
             }
@@ -236,7 +237,7 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
 
         private void remove(RemotePlan p) {
             int index = device(p).index;
-            Rtnl.Changes c = new Rtnl.Changes();
+            RtnlChanges c = new RtnlChanges();
             // The nexthop object and both kinds of plain route: the underlay's networks may have changed since the lease was added.
             if (p.vtepDst() != null) {
                 routes.removal(c, p.dst(), Route.to(p.dst()).dev(index),
@@ -249,12 +250,12 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
         }
 
         private void removeEncapsulation(RemotePlan p) {
-            Rtnl.Changes c = new Rtnl.Changes();
+            RtnlChanges c = new RtnlChanges();
             encapsulationRemoval(c, p);
             routes.applyRemovals(c);
         }
 
-        private void encapsulationRemoval(Rtnl.Changes c, RemotePlan p) {
+        private void encapsulationRemoval(RtnlChanges c, RemotePlan p) {
             if (p.vtepMac() == null) return;
             int index = device(p).index;
             MacAddress vtep = MacAddress.parse(p.vtepMac());
@@ -347,7 +348,7 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
         }
 
         private void remove(RemotePlan p) {
-            Rtnl.Changes c = new Rtnl.Changes();
+            RtnlChanges c = new RtnlChanges();
             // The protocol is part of the plain route's match: an equal route someone else made is not deleted.
             routes.removal(c, p.dst(), Route.to(p.dst()).via(p.via()).dev(underlay.index()).protocol(ROUTE_PROTOCOL));
             routes.applyRemovals(c);

@@ -6,6 +6,7 @@ import io.jcni.linux.Family;
 import io.jcni.linux.Nexthop;
 import io.jcni.linux.Route;
 import io.jcni.linux.Rtnl;
+import io.jcni.linux.RtnlChanges;
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
 import java.util.List;
@@ -56,7 +57,7 @@ final class RemoteRoutes {
             Nexthop nh = Nexthop.via(id, via).dev(dev).protocol(Dataplane.ROUTE_PROTOCOL);
             Route route = Route.to(dst).nexthop(id).protocol(Dataplane.ROUTE_PROTOCOL);
             // One datagram: the object (replaced in place when a previous run made it) and the route.
-            List<ErrnoException> out = rt.apply(new Rtnl.Changes().replaceNexthop(onlink ? nh.onlink() : nh).addRoute(route));
+            List<ErrnoException> out = rt.apply(new RtnlChanges().replaceNexthop(onlink ? nh.onlink() : nh).addRoute(route));
             ErrnoException nhFailed = out.get(0);
             if (nhFailed == null) {
                 kernelHasNexthops = true;
@@ -117,14 +118,14 @@ final class RemoteRoutes {
      * Adds to {@code c} what removes the route to {@code dst}: its nexthop object (the route goes
      * with it) and {@code plain}, the plain routes an earlier version or the fallback may have made.
      */
-    void removal(Rtnl.Changes c, Cidr dst, Route... plain) {
+    void removal(RtnlChanges c, Cidr dst, Route... plain) {
         int id = ids.id(dst);
         if (id != 0 && !Boolean.FALSE.equals(kernelHasNexthops)) c.deleteNexthop(id);
         for (Route r : plain) c.deleteRoute(r);
     }
 
     /** Applies {@code c} (removals): an entry already gone is fine; the first other error is thrown. */
-    void applyRemovals(Rtnl.Changes c) {
+    void applyRemovals(RtnlChanges c) {
         for (ErrnoException e : rt.apply(c)) {
             if (e != null && !missing(e)) throw e;
         }
@@ -144,7 +145,7 @@ final class RemoteRoutes {
             if (e.is(Errno.EOPNOTSUPP) || e.is(Errno.EINVAL)) return 0;
             throw e;
         }
-        Rtnl.Changes c = new Rtnl.Changes();
+        RtnlChanges c = new RtnlChanges();
         for (Nexthop nh : all) {
             if (NexthopIds.owned(nh.id()) && nh.protocol() == Dataplane.ROUTE_PROTOCOL && !keep.contains(nh.id())) c.deleteNexthop(nh.id());
         }

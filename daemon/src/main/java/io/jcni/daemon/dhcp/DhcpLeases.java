@@ -298,41 +298,9 @@ public final class DhcpLeases implements AutoCloseable {
             }
             Lease renewed;
             try (Transport t = o.transport()) {
-                DhcpClient c = new DhcpClient(t, l.identity(), clock, random);
-                long budget = l.times().step(now) == LeaseTimes.Step.EXPIRED ? RENEW_EXCHANGE_MILLIS // reloaded, unconfirmed
-                        : Math.min(RENEW_EXCHANGE_MILLIS, Math.max(1000, l.times().nextEvent(now) - now));
-                DhcpMessage ack;
-                try {
-                    ack = c.extend(l.address(), server, budget);
-                } catch (DhcpException e) {
-                    if (e.kind() != DhcpException.Kind.NAK) throw e;
-                    // RFC 2131 4.4.5: a NAK ends the lease at once; start again at INIT, asking for the same address.
-                    logLine(l, "nak " + quote(e.getMessage()) + "; asking for " + l.address() + " again");
-                    try {
-                        ack = c.acquire(l.address(), RENEW_EXCHANGE_MILLIS);
-                    } catch (DhcpException again) {
-                        lose(l, "lost address=" + l.address() + " reason=" + quote("DHCPNAK, then " + again.getMessage()));
-                        return;
-                    }
-                }
-                IpAddr granted = new IpAddr(ack.yiaddr());
-                if (!granted.equals(l.address())) {
-                    // The container keeps the address the runtime was given; jcnid cannot hold that one, and will not
-                    // hold another in its name. The new address goes back to the server.
-                    IpAddr grantor = DhcpOptions.firstAddress(ack.option(DhcpOptions.SERVER_ID));
-                    if (grantor != null) c.releaseUnconfigured(granted, grantor);
-                    lose(l, "lost address=" + l.address() + " reason=" + quote("the server now grants " + granted
-                            + " instead (network renumbered?); released " + granted + "; the container must be recreated"));
-                    return;
-                }
-                try {
-                    renewed = l.withAck(ack, clock.getAsLong());
-                } catch (DhcpException e) {
-                    if (e.kind() != DhcpException.Kind.ZERO_LEASE) throw e;
-                    lose(l, "lost address=" + l.address() + " reason=" + quote("the server renewed it for 0 seconds"));
-                    return;
-                }
+                renewed = renewOver(t, l, server, now);
             }
+            if (renewed == null) return;
             unconfirmed.remove(l.clientId());
             persistIfChanged(renewed);
             leases.put(l.clientId(), renewed);
@@ -349,6 +317,47 @@ public final class DhcpLeases implements AutoCloseable {
                     " error=" + quote(e.getMessage()) + " retry_at=" + at(retry));
             if (line != null) logLine(l, line);
             schedule(l, retry);
+        }
+    }
+
+    /**
+     * One renewal (or rebinding, {@code server} null) exchange over {@code t}: the lease as the server extended it,
+     * or null when the lease is lost (already handed to {@link #lose}).
+     */
+    private Lease renewOver(Transport t, Lease l, IpAddr server, long now) throws DhcpException {
+        DhcpClient c = new DhcpClient(t, l.identity(), clock, random);
+        long budget = l.times().step(now) == LeaseTimes.Step.EXPIRED ? RENEW_EXCHANGE_MILLIS // reloaded, unconfirmed
+                : Math.min(RENEW_EXCHANGE_MILLIS, Math.max(1000, l.times().nextEvent(now) - now));
+        DhcpMessage ack;
+        try {
+            ack = c.extend(l.address(), server, budget);
+        } catch (DhcpException e) {
+            if (e.kind() != DhcpException.Kind.NAK) throw e;
+            // RFC 2131 4.4.5: a NAK ends the lease at once; start again at INIT, asking for the same address.
+            logLine(l, "nak " + quote(e.getMessage()) + "; asking for " + l.address() + " again");
+            try {
+                ack = c.acquire(l.address(), RENEW_EXCHANGE_MILLIS);
+            } catch (DhcpException again) {
+                lose(l, "lost address=" + l.address() + " reason=" + quote("DHCPNAK, then " + again.getMessage()));
+                return null;
+            }
+        }
+        IpAddr granted = new IpAddr(ack.yiaddr());
+        if (!granted.equals(l.address())) {
+            // The container keeps the address the runtime was given; jcnid cannot hold that one, and will not
+            // hold another in its name. The new address goes back to the server.
+            IpAddr grantor = DhcpOptions.firstAddress(ack.option(DhcpOptions.SERVER_ID));
+            if (grantor != null) c.releaseUnconfigured(granted, grantor);
+            lose(l, "lost address=" + l.address() + " reason=" + quote("the server now grants " + granted
+                    + " instead (network renumbered?); released " + granted + "; the container must be recreated"));
+            return null;
+        }
+        try {
+            return l.withAck(ack, clock.getAsLong());
+        } catch (DhcpException e) {
+            if (e.kind() != DhcpException.Kind.ZERO_LEASE) throw e;
+            lose(l, "lost address=" + l.address() + " reason=" + quote("the server renewed it for 0 seconds"));
+            return null;
         }
     }
 

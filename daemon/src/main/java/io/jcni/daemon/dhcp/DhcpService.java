@@ -22,8 +22,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashSet;
-import java.util.HexFormat;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -119,6 +117,7 @@ public final class DhcpService implements DaemonService {
         private final Path socket;
         private final Path state;
         private final DhcpLeases leases;
+        private final DhcpRequests requests;
         private final PrintStream log;
         /** Requests read in full, waiting for a worker. */
         private final BlockingQueue<Request> waiting = new ArrayBlockingQueue<>(MAX_WAITING);
@@ -154,6 +153,7 @@ public final class DhcpService implements DaemonService {
             this.socket = socket;
             this.state = state;
             this.leases = leases;
+            this.requests = new DhcpRequests(leases, log);
             this.log = log;
         }
 
@@ -266,15 +266,15 @@ public final class DhcpService implements DaemonService {
             try {
                 parsed = Json.parseObject(req.line());
             } catch (RuntimeException e) {
-                reply(req.ch(), error(String.valueOf(e.getMessage() == null ? e : e.getMessage())));
+                reply(req.ch(), DhcpRequests.error(String.valueOf(e.getMessage() == null ? e : e.getMessage())));
                 return;
             }
             if ("status".equals(parsed.get("op"))) {
-                reply(req.ch(), handleQuietly(parsed));
+                reply(req.ch(), requests.answer(parsed));
                 return;
             }
             if (!waiting.offer(req)) {
-                Map<String, Object> busy = error("jcnid's DHCP service is busy: " + MAX_WAITING + " requests are waiting; try again");
+                Map<String, Object> busy = DhcpRequests.error("jcnid's DHCP service is busy: " + MAX_WAITING + " requests are waiting; try again");
                 busy.put("busy", true);
                 reply(req.ch(), busy);
             }
@@ -301,26 +301,13 @@ public final class DhcpService implements DaemonService {
                 }
                 busy.incrementAndGet();
                 try {
-                    reply(req.ch(), handleQuietly(Json.parseObject(req.line())));
+                    reply(req.ch(), requests.answer(Json.parseObject(req.line())));
                 } catch (Throwable t) {
                     log.println(Instant.now() + " jcnid dhcp connection_error=" + DhcpLeases.quote(String.valueOf(t)));
                     closeQuietly(req.ch());
                 } finally {
                     busy.decrementAndGet();
                 }
-            }
-        }
-
-        private Map<String, Object> handleQuietly(Map<String, Object> req) {
-            try {
-                return handle(req);
-            } catch (DhcpException e) {
-                return error(e.getMessage());
-            } catch (RuntimeException | IOException e) {
-                return error(String.valueOf(e.getMessage() == null ? e : e.getMessage()));
-            } catch (Error e) { // e.g. no thread or memory to be had: the client still gets an answer
-                log.println(Instant.now() + " jcnid dhcp request_error=" + DhcpLeases.quote(String.valueOf(e)));
-                return error("jcnid's DHCP service failed: " + e);
             }
         }
 
@@ -335,60 +322,6 @@ public final class DhcpService implements DaemonService {
             } catch (IOException | InterruptedException ignored) {
                 // the client went away: nothing to tell it
             }
-        }
-
-        private Map<String, Object> handle(Map<String, Object> req) throws DhcpException, IOException {
-            String op = str(req, "op");
-            Map<String, Object> ok = new LinkedHashMap<>();
-            ok.put("ok", true);
-            switch (op) {
-                case "add" -> {
-                    List<Integer> requested = Json.asList(req.getOrDefault("request", List.of())).stream()
-                            .map(o -> ((Number) o).intValue()).toList();
-                    Map<Integer, byte[]> provided = new LinkedHashMap<>();
-                    Json.asObject(req.getOrDefault("provide", Map.of()))
-                            .forEach((k, v) -> provided.put(Integer.parseInt(k), HexFormat.of().parseHex((String) v)));
-                    long timeout = Math.max(1, Math.min(MAX_TIMEOUT_MILLIS, ((Number) req.getOrDefault("timeoutMillis", 10_000L)).longValue()));
-                    Lease l = leases.acquire(new DhcpLeases.Acquire(str(req, "containerId"), str(req, "network"),
-                            str(req, "ifname"), str(req, "netns"), requested, provided, timeout));
-                    ok.put("lease", l.resultJson());
-                }
-                case "check" -> {
-                    Lease l = leases.get(clientId(req));
-                    if (l == null) return error("no DHCP lease for " + clientId(req));
-                    ok.put("lease", l.resultJson());
-                }
-                case "del" -> leases.release(clientId(req));
-                case "status" -> ok.put("leases", (long) leases.size());
-                case "gc" -> {
-                    Set<List<String>> valid = new HashSet<>();
-                    for (Object o : Json.asList(req.getOrDefault("valid", List.of()))) {
-                        List<Object> pair = Json.asList(o);
-                        valid.add(List.of((String) pair.get(0), (String) pair.get(1)));
-                    }
-                    ok.put("released", (long) leases.collect(str(req, "network"), valid).size());
-                }
-                default -> {
-                    return error("unknown op " + op);
-                }
-            }
-            return ok;
-        }
-
-        private static String clientId(Map<String, Object> req) {
-            return ClientIdentity.clientId(str(req, "containerId"), str(req, "network"), str(req, "ifname"));
-        }
-
-        private static String str(Map<String, Object> m, String k) {
-            if (!(m.get(k) instanceof String s)) throw new IllegalArgumentException("request lacks \"" + k + "\"");
-            return s;
-        }
-
-        private static Map<String, Object> error(String msg) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("ok", false);
-            m.put("error", msg);
-            return m;
         }
 
         private static void closeQuietly(SocketChannel ch) {

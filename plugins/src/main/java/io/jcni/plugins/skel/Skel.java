@@ -64,38 +64,11 @@ public final class Skel {
         try {
             CniCommand cmd = command(env);
             if (cmd == CniCommand.VERSION) return new Outcome(Json.writePretty(VersionInfo.ours()), 0);
-
-            List<String> missing = new ArrayList<>();
             String containerId = env.getOrDefault("CNI_CONTAINERID", "");
             String netns = env.getOrDefault("CNI_NETNS", "");
             String ifname = env.getOrDefault("CNI_IFNAME", "");
-            if (cmd.isPerAttachment() && containerId.isEmpty()) missing.add("CNI_CONTAINERID");
-            if ((cmd == CniCommand.ADD || cmd == CniCommand.CHECK) && netns.isEmpty()) missing.add("CNI_NETNS");
-            if (cmd.isPerAttachment() && ifname.isEmpty()) missing.add("CNI_IFNAME");
-            if (!env.containsKey("CNI_PATH") && cmd != CniCommand.STATUS) missing.add("CNI_PATH");
-            if (!missing.isEmpty()) {
-                throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "required env variables " + missing + " missing");
-            }
-            // exec(2) cannot carry a NUL, jcnid's frames can: no path with one may reach a plugin (Path.of throws).
-            if (netns.indexOf('\0') >= 0) {
-                throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "invalid CNI_NETNS", "the path contains a NUL character");
-            }
-            // As the reference's skel: the per-attachment names are checked for the commands that use them.
-            if (cmd.isPerAttachment()) {
-                Names.checkContainerId(containerId);
-                Names.checkInterfaceName(ifname);
-            }
-
-            if (stdin == null || stdin.length == 0) {
-                throw new CniException(ErrorCode.DECODING_FAILURE, "error reading from stdin", "no network configuration given");
-            }
-            Map<String, Object> conf;
-            try {
-                conf = Json.parseObject(new String(stdin, StandardCharsets.UTF_8));
-            } catch (Json.JsonException e) {
-                throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode network configuration", e);
-            }
-            checkNetworkName(conf);
+            checkEnvironment(cmd, containerId, netns, ifname, env);
+            Map<String, Object> conf = parseConf(stdin);
             // Config keys are read as Go's encoding/json reads them (Fields: "CNIVersion" counts).
             String v = Fields.string(conf, "cniVersion", "");
             confVersion = v == null ? "" : v;
@@ -115,24 +88,7 @@ public final class Skel {
             }
             PluginRequest req = new PluginRequest(cmd, containerId, netns, ifname, CniArgs.parse(env.get("CNI_ARGS")),
                     splitPath(env.get("CNI_PATH")), stdin, conf, version, prev, env, context);
-            Plugin p = plugin.get();
-            if (phases != null) phases.enter(Phases.Phase.PLUGIN);
-            switch (cmd) {
-                case ADD -> {
-                    Result r = p.add(req);
-                    if (phases != null) phases.enter(Phases.Phase.RESULT);
-                    return new Outcome(Json.writePretty(r.withVersion(version.toString())), 0);
-                }
-                case DEL -> p.del(req);
-                case CHECK -> p.check(req);
-                case GC -> {
-                    requireValidAttachments(req);
-                    p.gc(req);
-                }
-                case STATUS -> p.status(req);
-                default -> throw new IllegalStateException();
-            }
-            return new Outcome("", 0);
+            return dispatch(plugin.get(), req, phases);
         } catch (CniException e) {
             if (phases != null) phases.enter(Phases.Phase.RESULT);
             CniException unprivileged = Privilege.unprivileged(e, e.details().isEmpty() ? e.msg() : e.msg() + ": " + e.details());
@@ -146,6 +102,64 @@ public final class Skel {
             e.printStackTrace(log);
             return failure(new CniException(ErrorCode.INTERNAL, "internal error", details, e), confVersion);
         }
+    }
+
+    /** The environment a command needs, as the reference's skel checks it, before the config is read. */
+    private static void checkEnvironment(CniCommand cmd, String containerId, String netns, String ifname,
+                                         Map<String, String> env) {
+        List<String> missing = new ArrayList<>();
+        if (cmd.isPerAttachment() && containerId.isEmpty()) missing.add("CNI_CONTAINERID");
+        if ((cmd == CniCommand.ADD || cmd == CniCommand.CHECK) && netns.isEmpty()) missing.add("CNI_NETNS");
+        if (cmd.isPerAttachment() && ifname.isEmpty()) missing.add("CNI_IFNAME");
+        if (!env.containsKey("CNI_PATH") && cmd != CniCommand.STATUS) missing.add("CNI_PATH");
+        if (!missing.isEmpty()) {
+            throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "required env variables " + missing + " missing");
+        }
+        // exec(2) cannot carry a NUL, jcnid's frames can: no path with one may reach a plugin (Path.of throws).
+        if (netns.indexOf('\0') >= 0) {
+            throw new CniException(ErrorCode.INVALID_ENVIRONMENT, "invalid CNI_NETNS", "the path contains a NUL character");
+        }
+        // As the reference's skel: the per-attachment names are checked for the commands that use them.
+        if (cmd.isPerAttachment()) {
+            Names.checkContainerId(containerId);
+            Names.checkInterfaceName(ifname);
+        }
+    }
+
+    /** The network configuration on stdin, decoded, with its name checked. */
+    private static Map<String, Object> parseConf(byte[] stdin) {
+        if (stdin == null || stdin.length == 0) {
+            throw new CniException(ErrorCode.DECODING_FAILURE, "error reading from stdin", "no network configuration given");
+        }
+        Map<String, Object> conf;
+        try {
+            conf = Json.parseObject(new String(stdin, StandardCharsets.UTF_8));
+        } catch (Json.JsonException e) {
+            throw new CniException(ErrorCode.DECODING_FAILURE, "failed to decode network configuration", e);
+        }
+        checkNetworkName(conf);
+        return conf;
+    }
+
+    /** Runs the request's command on the plugin; only ADD prints a result. */
+    private static Outcome dispatch(Plugin p, PluginRequest req, Phases phases) throws Exception {
+        if (phases != null) phases.enter(Phases.Phase.PLUGIN);
+        switch (req.command()) {
+            case ADD -> {
+                Result r = p.add(req);
+                if (phases != null) phases.enter(Phases.Phase.RESULT);
+                return new Outcome(Json.writePretty(r.withVersion(req.version().toString())), 0);
+            }
+            case DEL -> p.del(req);
+            case CHECK -> p.check(req);
+            case GC -> {
+                requireValidAttachments(req);
+                p.gc(req);
+            }
+            case STATUS -> p.status(req);
+            default -> throw new IllegalStateException();
+        }
+        return new Outcome("", 0);
     }
 
     /**

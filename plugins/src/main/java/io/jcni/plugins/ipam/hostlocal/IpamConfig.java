@@ -79,13 +79,7 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
         String cniVersion = Fields.string(net, "cniVersion", "");
         Map<String, Object> runtimeConfig = orEmpty(Fields.object(net, "runtimeConfig", ""));
 
-        // Requested addresses: CNI_ARGS, then args.cni.ips, then runtimeConfig.ips.
-        List<IpAddr> requested = new ArrayList<>(requestedByCniArgs(cniArgs));
-        Map<String, Object> args = orEmpty(Fields.object(net, "args", ""));
-        Map<String, Object> argsCni = orEmpty(Fields.object(args, "cni", "args"));
-        requested.addAll(parseIpList(Fields.stringList(argsCni, "ips", "args.cni"), ErrorCode.INVALID_NETWORK_CONFIG));
-        requested.addAll(parseIpList(Fields.stringList(runtimeConfig, "ips", "runtimeConfig"),
-                ErrorCode.INVALID_NETWORK_CONFIG));
+        List<IpAddr> requested = requestedAddresses(net, runtimeConfig, cniArgs);
 
         // Parse everything before validating anything, as Go's json.Unmarshal does.
         RangeInput legacy = RangeInput.parse(ipam, "ipam");
@@ -101,7 +95,27 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
         if (legacy.hasSubnet()) rangeSets.add(List.of(legacy));
         rangeSets.addAll(fromIpam);
         if (rangeSets.isEmpty()) throw Errors.config("no IP ranges specified");
+        List<RangeSet> canonical = canonicalize(rangeSets, cniVersion);
 
+        return new IpamConfig(name == null ? "" : name, cniVersion == null ? "" : cniVersion,
+                Fields.string(ipam, "type", "ipam"), canonical, routes, Fields.string(ipam, "dataDir", "ipam"),
+                Fields.string(ipam, "resolvConf", "ipam"), requested);
+    }
+
+    /** Requested addresses: CNI_ARGS, then args.cni.ips, then runtimeConfig.ips. */
+    private static List<IpAddr> requestedAddresses(Map<String, Object> net, Map<String, Object> runtimeConfig,
+                                                   CniArgs cniArgs) {
+        List<IpAddr> requested = new ArrayList<>(requestedByCniArgs(cniArgs));
+        Map<String, Object> args = orEmpty(Fields.object(net, "args", ""));
+        Map<String, Object> argsCni = orEmpty(Fields.object(args, "cni", "args"));
+        requested.addAll(parseIpList(Fields.stringList(argsCni, "ips", "args.cni"), ErrorCode.INVALID_NETWORK_CONFIG));
+        requested.addAll(parseIpList(Fields.stringList(runtimeConfig, "ips", "runtimeConfig"),
+                ErrorCode.INVALID_NETWORK_CONFIG));
+        return requested;
+    }
+
+    /** The range sets canonicalized, then checked: per-family counts against the version, no two overlapping. */
+    private static List<RangeSet> canonicalize(List<List<RangeInput>> rangeSets, String cniVersion) {
         List<RangeSet> canonical = new ArrayList<>(rangeSets.size());
         int numV4 = 0;
         int numV6 = 0;
@@ -134,9 +148,7 @@ public record IpamConfig(String name, String cniVersion, String type, List<Range
             }
         }
 
-        return new IpamConfig(name == null ? "" : name, cniVersion == null ? "" : cniVersion,
-                Fields.string(ipam, "type", "ipam"), canonical, routes, Fields.string(ipam, "dataDir", "ipam"),
-                Fields.string(ipam, "resolvConf", "ipam"), requested);
+        return canonical;
     }
 
     private static Map<String, Object> orEmpty(Map<String, Object> m) {

@@ -1,15 +1,9 @@
 package io.jcni.plugins.main.bridge;
 
 import static io.jcni.plugins.common.Kernel.kernel;
-import static io.jcni.plugins.common.Kernel.kernelIgnoring;
 
-import io.jcni.linux.Address;
-import io.jcni.linux.Errno;
-import io.jcni.linux.ErrnoException;
-import io.jcni.linux.Family;
 import io.jcni.linux.Link;
 import io.jcni.linux.Netns;
-import io.jcni.linux.NewLink;
 import io.jcni.linux.Rtnl;
 import io.jcni.plugins.common.ip.Iface;
 import io.jcni.plugins.common.nft.IpMasq;
@@ -77,7 +71,7 @@ public final class Bridge implements Plugin {
         MacSpoofCheck spoof = n.macSpoofChk() ? MacSpoofCheck.forAdd(req.conf()) : null;
 
         try (Rtnl host = Rtnl.open()) {
-            Link br = ensureBridge(host, n);
+            Link br = BridgeDevice.ensureBridge(host, n);
             Phase outer = req.phases().enter(Phase.NETNS);
             try (Netns cont = Namespaces.open(req.netns()); Rtnl crt = Rtnl.open(cont); Undo undo = new Undo(req.log())) {
                 req.phases().enter(outer);
@@ -101,43 +95,53 @@ public final class Bridge implements Plugin {
                         List.of(), List.of(), null);
 
                 if (ipam != null) {
-                    Result ipamResult = ipam.add(req);
-                    undo.add("IPAM cleanup", () -> ipam.del(req));
-                    result = result.withIps(ipamResult.ips()).withRoutes(ipamResult.routes()).withDns(ipamResult.dns());
-                    Gateways gws = calcGateways(result, n);
-                    result = gws.result();
-                    configureContainer(cont, crt, req, result, n);
-                    if (n.isGateway()) {
-                        gatewayFamily(host, n, gws.v4(), Sysctls.IPV4_FORWARD);
-                        gatewayFamily(host, n, gws.v6(), Sysctls.IPV6_FORWARD);
-                    }
-                    if (masq != null) {
-                        // Registered first: a setup that fails half-way leaves state to remove.
-                        undo.add("IP masquerade cleanup", () -> masq.teardown(req));
-                        Phase prev = req.phases().enter(Phase.NFT);
-                        try {
-                            masq.setup(req, result.ips());
-                        } finally {
-                            req.phases().enter(prev);
-                        }
-                    }
+                    result = configureAddresses(host, cont, crt, req, n, ipam, masq, undo, result);
                 } else if (!n.disableContainerInterface()) {
                     // Layer 2 only: the container end still has to be up.
                     crt.setUp(veth.container().index());
                 }
-
-                Link hostVeth = n.disableContainerInterface() ? host.link(veth.host().name()) : waitPortUp(host, veth.host().name());
-                // The host end's and the bridge's MACs may have changed since creation.
-                Link brNow = bridgeByName(host, n.bridge());
-                List<Result.Interface> ifs = new ArrayList<>(result.interfaces());
-                ifs.set(0, new Result.Interface(brNow.name(), brNow.mac().toString(), null));
-                ifs.set(1, new Result.Interface(hostVeth.name(), hostVeth.mac().toString(), null));
-                result = result.withInterfaces(ifs);
+                result = withCurrentMacs(host, n, veth, result);
                 if (n.dns() != null) result = result.withDns(n.dns());
                 undo.commit();
                 return result;
             }
         }
+    }
+
+    /** IPAM's addresses on the container end, the bridge as gateway and masquerading, each undone if a later step fails. */
+    private static Result configureAddresses(Rtnl host, Netns cont, Rtnl crt, PluginRequest req, BridgeConf n, Ipam ipam,
+                                             IpMasq masq, Undo undo, Result attached) throws Exception {
+        Result ipamResult = ipam.add(req);
+        undo.add("IPAM cleanup", () -> ipam.del(req));
+        Result result = attached.withIps(ipamResult.ips()).withRoutes(ipamResult.routes()).withDns(ipamResult.dns());
+        Gateways gws = calcGateways(result, n);
+        result = gws.result();
+        configureContainer(cont, crt, req, result, n);
+        if (n.isGateway()) {
+            BridgeDevice.gatewayFamily(host, n, gws.v4(), Sysctls.IPV4_FORWARD);
+            BridgeDevice.gatewayFamily(host, n, gws.v6(), Sysctls.IPV6_FORWARD);
+        }
+        if (masq != null) {
+            // Registered first: a setup that fails half-way leaves state to remove.
+            undo.add("IP masquerade cleanup", () -> masq.teardown(req));
+            Phase prev = req.phases().enter(Phase.NFT);
+            try {
+                masq.setup(req, result.ips());
+            } finally {
+                req.phases().enter(prev);
+            }
+        }
+        return result;
+    }
+
+    /** The result with the bridge's and the host end's MACs as they are now: both may have changed since creation. */
+    private static Result withCurrentMacs(Rtnl host, BridgeConf n, Veth veth, Result result) throws Exception {
+        Link hostVeth = n.disableContainerInterface() ? host.link(veth.host().name()) : waitPortUp(host, veth.host().name());
+        Link brNow = BridgeDevice.bridgeByName(host, n.bridge());
+        List<Result.Interface> ifs = new ArrayList<>(result.interfaces());
+        ifs.set(0, new Result.Interface(brNow.name(), brNow.mac().toString(), null));
+        ifs.set(1, new Result.Interface(hostVeth.name(), hostVeth.mac().toString(), null));
+        return result.withInterfaces(ifs);
     }
 
     /** DAD and ARP sysctls of the container interface, then its addresses and routes. */
@@ -225,78 +229,6 @@ public final class Bridge implements Plugin {
             if (n.isGateway()) (addr.isV6() ? v6 : v4).add(new Cidr(gateway, addr.prefix()));
         }
         return new Gateways(result.withIps(ips).withRoutes(routes), v4, v6);
-    }
-
-    /**
-     * Creates the bridge if missing, checks an existing link is one, sets it up (ensureBridge).
-     * Upstream sends the create, the "up" and (with promiscMode) the promisc request on every ADD;
-     * here a bridge that is already so costs one lookup: each of those requests takes the rtnl lock,
-     * which concurrent pods queue for.
-     */
-    static Link ensureBridge(Rtnl host, BridgeConf n) {
-        if (host.findLink(n.bridge()).isEmpty()) {
-            try {
-                host.addLink(NewLink.bridge(n.bridge()).mtu(n.mtu()));
-            } catch (ErrnoException e) {
-                if (!e.is(Errno.EEXIST)) { // EEXIST: a concurrent ADD made it
-                    throw new CniException(ErrorCode.INTERNAL, "failed to create bridge \"" + n.bridge() + "\"",
-                            "could not add \"" + n.bridge() + "\": " + e.getMessage(), e);
-                }
-            }
-        }
-        Link br = bridgeByName(host, n.bridge());
-        boolean changed = false;
-        if (n.promiscMode() && !br.promisc()) {
-            kernel("could not set promiscuous mode on \"" + n.bridge() + "\"", () -> host.setPromisc(br.index(), true));
-            changed = true;
-        }
-        // We want to own the routes for this interface.
-        String acceptRa = Sysctls.perIface("ipv6", n.bridge(), "accept_ra");
-        if (!"0".equals(Sysctls.tryGet(acceptRa))) Sysctls.trySet(acceptRa, "0");
-        if (!br.up()) {
-            host.setUp(br.index());
-            changed = true;
-        }
-        return changed ? host.link(br.index()) : br;
-    }
-
-    static Link bridgeByName(Rtnl host, String name) {
-        Link l = kernel("could not lookup \"" + name + "\"", () -> host.link(name));
-        if (!"bridge".equals(l.kind())) {
-            throw new CniException(ErrorCode.INTERNAL, "\"" + name + "\" already exists but is not a bridge");
-        }
-        return l;
-    }
-
-    /**
-     * Puts the gateway address on the bridge (ensureAddr). Another IPv4 address, or an overlapping
-     * IPv6 one, is an error unless {@code forceAddress}, which replaces it. Then the bridge's MAC is
-     * set to itself so it stops following the lowest port MAC.
-     */
-    /** One family's gateway addresses on the bridge, and forwarding on for that family when it has any. */
-    private static void gatewayFamily(Rtnl host, BridgeConf n, List<Cidr> gateways, String forwardingSysctl) {
-        for (Cidr gw : gateways) ensureAddr(host, n.bridge(), gw, n.forceAddress());
-        if (!gateways.isEmpty()) kernel("failed to enable forwarding", () -> Sysctls.echo1(forwardingSysctl));
-    }
-
-    static void ensureAddr(Rtnl host, String brName, Cidr gw, boolean forceAddress) {
-        Link br = host.link(brName);
-        Family fam = gw.isV6() ? Family.INET6 : Family.INET;
-        for (Address a : host.addresses(br.index(), fam)) {
-            Cidr have = a.prefix();
-            if (have.equals(gw)) return;
-            if (!gw.isV6() || have.contains(gw.address()) || gw.contains(have.address())) {
-                if (!forceAddress) {
-                    throw new CniException(ErrorCode.INTERNAL, "failed to set bridge addr",
-                            "\"" + brName + "\" already has an IP address different from " + gw);
-                }
-                kernel("could not remove IP address from \"" + brName + "\"",
-                        () -> host.deleteAddress(br.index(), a.address(), a.prefixLength()));
-            }
-        }
-        kernelIgnoring(Errno.EEXIST, "could not add IP address to \"" + brName + "\"",
-                () -> host.addAddress(br.index(), gw));
-        kernel("could not set bridge's mac", () -> host.setMac(br.index(), host.link(br.index()).mac()));
     }
 
     @Override

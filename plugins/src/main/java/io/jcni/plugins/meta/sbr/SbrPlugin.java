@@ -142,50 +142,12 @@ public final class SbrPlugin implements Plugin {
 
         int table = nextFree(used, FIRST_TABLE);
         for (Result.IpConfig ipc : ips) {
-            Cidr cidr = ipc.address();
-            rt.addRule(Rule.from(hostPrefix(ipc), table));
+            addTable(rt, ipc, table, link, linkRoutes, cfg);
             used.add(table);
-
-            IpAddr gw = cidr.isV6() ? cfg.gatewayV6() : cfg.gatewayV4();
-            if (gw == null) gw = ipc.gateway();
-            if (gw != null) {
-                Route viaGw = Route.defaultRoute(cidr.isV6() ? Family.INET6 : Family.INET).via(gw).dev(link.index()).table(table);
-                kernel("Failed to add default route to " + gw, () -> rt.addRoute(viaGw));
-            }
-            // The interface plugin put the interface's routes in the main table; copy the ones
-            // that belong to this address (or to no address in particular) into its table.
-            for (Route r : linkRoutes) {
-                boolean generic = r.src() == null && r.gateway() == null;
-                if (generic || contains(cidr, r.src()) || contains(cidr, r.gateway())) {
-                    try {
-                        rt.replaceRoute(r.table(table));
-                    } catch (ErrnoException e) {
-                        throw new CniException(ErrorCode.INTERNAL, "Failed to readd route", r + ": " + e.getMessage(), e);
-                    }
-                }
-            }
             table = nextFree(used, table + 1);
         }
-
         if (cfg.addSourceHints()) {
-            for (Result.IpConfig ipc : ips) {
-                Cidr cidr = ipc.address();
-                Route hint = Route.to(cidr.masked()).dev(link.index()).src(cidr.address())
-                        .table(Route.TABLE_MAIN).scope(Route.SCOPE_LINK);
-                try {
-                    rt.replaceRoute(hint);
-                } catch (ErrnoException e) {
-                    log.println("sbr: warning: failed to add subnet route with source hint: " + e.getMessage());
-                }
-            }
-            for (Route r : linkRoutes) {
-                if (r.scope() == Route.SCOPE_LINK) continue;
-                try {
-                    rt.deleteRoute(r);
-                } catch (ErrnoException e) {
-                    log.println("sbr: warning: failed to delete route " + r + ": " + e.getMessage());
-                }
-            }
+            addSourceHints(rt, ips, link, linkRoutes, log);
         } else {
             for (Route r : linkRoutes) {
                 try {
@@ -193,6 +155,52 @@ public final class SbrPlugin implements Plugin {
                 } catch (ErrnoException e) {
                     if (!e.is(Errno.ESRCH)) throw new CniException(ErrorCode.INTERNAL, "Failed to delete route", r + ": " + e.getMessage(), e);
                 }
+            }
+        }
+    }
+
+    /** One address's table: the rule sending its traffic there, the default route and its copies of the link's routes. */
+    private static void addTable(Rtnl rt, Result.IpConfig ipc, int table, Link link, List<Route> linkRoutes, Config cfg) {
+        Cidr cidr = ipc.address();
+        rt.addRule(Rule.from(hostPrefix(ipc), table));
+        IpAddr gw = cidr.isV6() ? cfg.gatewayV6() : cfg.gatewayV4();
+        if (gw == null) gw = ipc.gateway();
+        if (gw != null) {
+            Route viaGw = Route.defaultRoute(cidr.isV6() ? Family.INET6 : Family.INET).via(gw).dev(link.index()).table(table);
+            kernel("Failed to add default route to " + gw, () -> rt.addRoute(viaGw));
+        }
+        // The interface plugin put the interface's routes in the main table; copy the ones
+        // that belong to this address (or to no address in particular) into its table.
+        for (Route r : linkRoutes) {
+            boolean generic = r.src() == null && r.gateway() == null;
+            if (generic || contains(cidr, r.src()) || contains(cidr, r.gateway())) {
+                try {
+                    rt.replaceRoute(r.table(table));
+                } catch (ErrnoException e) {
+                    throw new CniException(ErrorCode.INTERNAL, "Failed to readd route", r + ": " + e.getMessage(), e);
+                }
+            }
+        }
+    }
+
+    /** addSourceHints: subnet routes with each address as source hint replace the link's non-link-scope routes in main. */
+    private static void addSourceHints(Rtnl rt, List<Result.IpConfig> ips, Link link, List<Route> linkRoutes, PrintStream log) {
+        for (Result.IpConfig ipc : ips) {
+            Cidr cidr = ipc.address();
+            Route hint = Route.to(cidr.masked()).dev(link.index()).src(cidr.address())
+                    .table(Route.TABLE_MAIN).scope(Route.SCOPE_LINK);
+            try {
+                rt.replaceRoute(hint);
+            } catch (ErrnoException e) {
+                log.println("sbr: warning: failed to add subnet route with source hint: " + e.getMessage());
+            }
+        }
+        for (Route r : linkRoutes) {
+            if (r.scope() == Route.SCOPE_LINK) continue;
+            try {
+                rt.deleteRoute(r);
+            } catch (ErrnoException e) {
+                log.println("sbr: warning: failed to delete route " + r + ": " + e.getMessage());
             }
         }
     }

@@ -1,0 +1,191 @@
+package io.jcni.overlay;
+
+import io.jcni.etcd.KeyValue;
+import io.jcni.etcd.WatchEvent;
+import io.jcni.types.Cidr;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The other hosts' leases, as read from {@code <prefix>/subnets/}: each judged against this host
+ * ({@link LeaseValidator}, kept per change in a {@link LeaseBook}), rejections logged once, and the
+ * accepted ones programmed into the dataplane by difference ({@link LeaseDiff}), O(1) kernel work
+ * per watch event.
+ */
+final class RemoteHosts {
+    private final AgentOptions opts;
+    private final HostFacts facts;
+    private final AgentLog log;
+    private final Object lock = new Object();
+    // Under lock: the remote leases programmed, every remote lease read (by key, in creation
+    // order) with what the validator found, the host facts they were checked against, what was logged.
+    private final Map<Cidr, Lease> programmed = new HashMap<>();
+    private final LeaseBook book = new LeaseBook();
+    private final Map<String, String> malformed = new HashMap<>();
+    private final Map<String, String> rejectionsLogged = new HashMap<>();
+    private final Set<Cidr> foreignRoutesLogged = new HashSet<>();
+    private LeaseValidator.Local checkedAgainst;
+
+    RemoteHosts(AgentOptions opts, HostFacts facts, AgentLog log) {
+        this.opts = opts;
+        this.facts = facts;
+        this.log = log;
+    }
+
+    /** A full list (in creation order) with the underlay's networks now: the book is built again and the whole difference programmed. */
+    void relist(List<KeyValue> byCreation, List<Cidr> underlayNets) {
+        synchronized (lock) {
+            facts.underlayNets = underlayNets;
+            book.clear();
+            malformed.clear();
+            checkedAgainst = facts.local();
+            for (KeyValue kv : byCreation) read(kv);
+            reconcileAll();
+            sweepNexthops();
+        }
+    }
+
+    /** Runs {@code change} to our own subnet under the lock; when it changed what this host is, every lease is judged again. */
+    void ownSubnetChanged(Runnable change) {
+        synchronized (lock) {
+            change.run();
+            if (checkedAgainst != null && !facts.local().equals(checkedAgainst)) { // our subnet is another now: judge every lease again
+                recheckAll();
+                reconcileAll();
+            }
+        }
+    }
+
+    /** One key changed: re-judge the leases it can conflict with (not the others) and program what changed for their subnets. */
+    void onEvent(WatchEvent ev) {
+        synchronized (lock) {
+            if (!facts.local().equals(checkedAgainst)) {
+                recheckAll();
+                if (ev.deleted()) remove(ev.kv().key());
+                else read(ev.kv());
+                reconcileAll();
+                return;
+            }
+            LeaseBook.Change ch = ev.deleted() ? remove(ev.kv().key()) : read(ev.kv());
+            if (ch != null) reconcile(ch);
+        }
+    }
+
+    private LeaseBook.Change remove(String key) {
+        malformed.remove(key);
+        return book.remove(key);
+    }
+
+    /**
+     * Records one key's lease (under lock), checked against this host; returns what changed.
+     * Not a subnet key, or our own: nothing (the keep-alive looks after ours).
+     */
+    private LeaseBook.Change read(KeyValue kv) {
+        Lease.SubnetKey keySubnets = Lease.parseKey(opts.etcdPrefix(), kv.key());
+        if (keySubnets == null || facts.isOwnKey(kv.key())) return null;
+        Lease l;
+        try {
+            l = Lease.parse(keySubnets, kv.value()).forNetwork(facts.cfg.ipv4(), facts.cfg.ipv6());
+        } catch (IllegalArgumentException e) {
+            LeaseBook.Change ch = book.remove(kv.key());
+            malformed.put(kv.key(), "malformed: " + e.getMessage());
+            ch.keys().add(kv.key());
+            return ch;
+        }
+        malformed.remove(kv.key());
+        var c = new LeaseValidator.Candidate(kv.key(), keySubnets.v4(), kv.createRevision(), l, keySubnets.v6());
+        return book.put(new LeaseValidator.Checked(c, LeaseValidator.problem(checkedAgainst, c)));
+    }
+
+    /** This host's facts changed (our subnet, the underlay): every lease is checked again, and our own key leaves the book. */
+    private void recheckAll() {
+        LeaseValidator.Local local = facts.local();
+        List<LeaseValidator.Checked> all = new ArrayList<>(book.all());
+        all.sort(Comparator.comparingLong(ch -> ch.candidate().createRevision()));
+        book.clear();
+        checkedAgainst = local;
+        for (LeaseValidator.Checked ch : all) {
+            if (!facts.isOwnKey(ch.candidate().key())) book.put(new LeaseValidator.Checked(ch.candidate(), LeaseValidator.problem(local, ch.candidate())));
+        }
+    }
+
+    /** Under lock, after a full list or a re-check: logs each new rejection once and programs the whole difference. */
+    private void reconcileAll() {
+        Map<String, String> rejected = new LinkedHashMap<>(malformed);
+        rejected.putAll(book.rejected());
+        LeaseValidator.newlyRejected(rejectionsLogged, rejected)
+                .forEach((key, why) -> log.log("ignoring a lease", "key=" + key + " reason=\"" + why + "\""));
+        Map<Cidr, Lease> wanted = new HashMap<>();
+        book.accepted().forEach((sn, ch) -> wanted.put(sn, ch.candidate().lease()));
+        apply(LeaseDiff.between(programmed, wanted));
+    }
+
+    /** Under lock, after a full list: nexthop objects of subnets that went while the agent was not running go, with their routes. */
+    private void sweepNexthops() {
+        try {
+            int gone = facts.dp.sweep(programmed.values());
+            if (gone > 0) log.log("removed stale nexthops", "count=" + gone);
+        } catch (RuntimeException e) {
+            log.log("removing stale nexthops failed", "error=\"" + e.getMessage() + "\"");
+        }
+    }
+
+    /** Under lock, after one change: the same, for the keys and subnets it touched only. */
+    private void reconcile(LeaseBook.Change ch) {
+        for (String key : ch.keys()) {
+            String why = malformed.containsKey(key) ? malformed.get(key) : book.rejected().get(key);
+            if (why == null) {
+                rejectionsLogged.remove(key);
+            } else if (!why.equals(rejectionsLogged.get(key))) {
+                rejectionsLogged.put(key, why);
+                log.log("ignoring a lease", "key=" + key + " reason=\"" + why + "\"");
+            }
+        }
+        Map<Cidr, Lease> have = new HashMap<>(), wanted = new HashMap<>();
+        for (Cidr sn : ch.subnets()) {
+            Lease h = programmed.get(sn);
+            if (h != null) have.put(sn, h);
+            LeaseValidator.Checked w = book.accepted().get(sn);
+            if (w != null) wanted.put(sn, w.candidate().lease());
+        }
+        apply(LeaseDiff.between(have, wanted));
+    }
+
+    private void apply(LeaseDiff d) {
+        for (Lease l : d.removes()) {
+            try {
+                facts.dp.remove(l);
+                programmed.remove(l.id());
+                log.log("removed remote", describe(l));
+            } catch (RuntimeException e) {
+                log.log("removing a remote failed", "subnet=" + l.id() + " error=\"" + e.getMessage() + "\"");
+            }
+        }
+        for (Lease l : d.adds()) {
+            try {
+                if (facts.dp.add(l)) {
+                    programmed.put(l.id(), l);
+                    foreignRoutesLogged.remove(l.id());
+                    log.log("added remote", describe(l));
+                } else if (foreignRoutesLogged.add(l.id())) {
+                    log.log("not adding a remote: a route jcni did not install holds its subnet", describe(l));
+                }
+            } catch (RuntimeException e) {
+                log.log("adding a remote failed", "subnet=" + l.id() + " error=\"" + e.getMessage() + "\"");
+            }
+        }
+    }
+
+    /** A remote lease for the log: its subnets and public addresses. */
+    private static String describe(Lease l) {
+        String s = l.hasV4() ? "subnet=" + l.subnet() + " public_ip=" + l.publicIp() : "";
+        if (l.hasV6()) s += (s.isEmpty() ? "" : " ") + "ipv6_subnet=" + l.ipv6Subnet() + " public_ipv6=" + l.publicIpv6();
+        return s;
+    }
+}
