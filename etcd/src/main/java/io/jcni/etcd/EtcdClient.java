@@ -18,9 +18,10 @@ import java.util.Optional;
 import java.util.function.Consumer;
 
 /**
- * An etcd v3 client over etcd's JSON gateway ({@code /v3/...}, keys and values base64) and
- * {@code java.net.http}: the handful of calls the overlay agent and the cluster-ipam plugin need.
- * Why not jetcd: see the module README (start-up cost and memory, measured).
+ * An etcd v3 client over etcd's JSON gateway ({@code /v3/...}, keys and values base64): the
+ * handful of calls the overlay agent and the cluster-ipam plugin need. The unary calls go over
+ * {@link GatewayHttp} (HTTP/1.1 on kept-alive sockets), the watch over {@code java.net.http}.
+ * Why not jetcd, and why the hand-written transport: see the module README (measured).
  *
  * <p>Endpoints are tried in order; the one that answered last is tried first next time. Every call
  * is bounded by {@code timeout}; a watch runs until its handle is closed or the stream ends.
@@ -30,8 +31,9 @@ public final class EtcdClient implements AutoCloseable {
     private final List<URI> endpoints;
     private final Duration timeout;
     private final EtcdSecurity security;
-    private HttpClient http; // built on first use: reading the TLS files can fail, and then every call says why
-    private javax.net.ssl.SSLContext sslContext; // the one http uses, for the handshake probe
+    private volatile GatewayHttp unary; // built on first use: reading the TLS files can fail, and then every call says why
+    private HttpClient watchHttp; // the watch's, built on its first use
+    private javax.net.ssl.SSLContext sslContext; // the one both use, for the handshake probe
     private volatile String token; // etcd's auth token once authenticated
     private volatile int preferred;
 
@@ -56,21 +58,41 @@ public final class EtcdClient implements AutoCloseable {
         this.security = security.validated();
     }
 
-    private synchronized HttpClient http() throws EtcdAuthException {
-        if (http != null) return http;
+    /** The unary calls' transport. */
+    private GatewayHttp unary() throws EtcdAuthException {
+        GatewayHttp u = unary;
+        if (u != null) return u;
+        synchronized (this) {
+            if (unary == null) {
+                javax.net.ssl.SSLContext ctx = tlsContext();
+                unary = new GatewayHttp(ctx == null ? null : ctx.getSocketFactory(), timeout);
+            }
+            return unary;
+        }
+    }
+
+    /** The watch's client: java.net.http, long-lived and rare, so its cost per call does not matter. */
+    private synchronized HttpClient watchHttp() throws EtcdAuthException {
+        if (watchHttp != null) return watchHttp;
         // HTTP/1.1: the gateway streams watch results as chunked JSON; no h2c upgrade dance.
         HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout);
+        javax.net.ssl.SSLContext ctx = tlsContext();
+        if (ctx != null) b.sslContext(ctx);
+        watchHttp = b.build();
+        return watchHttp;
+    }
+
+    /** The TLS context when TLS is asked for (files given or an https:// endpoint), else null. */
+    private synchronized javax.net.ssl.SSLContext tlsContext() throws EtcdAuthException {
+        if (sslContext != null) return sslContext;
         boolean tls = security.caFile() != null || security.hasClientCert() || endpoints.stream().anyMatch(u -> u.getScheme().equals("https"));
-        if (tls) {
-            try {
-                sslContext = TlsFiles.cached(security);
-                b.sslContext(sslContext);
-            } catch (EtcdAuthException e) {
-                throw new EtcdAuthException("etcd " + String.join(",", endpoints.stream().map(URI::toString).toList()) + ": " + e.getMessage(), e);
-            }
+        if (!tls) return null;
+        try {
+            sslContext = TlsFiles.cached(security);
+            return sslContext;
+        } catch (EtcdAuthException e) {
+            throw new EtcdAuthException("etcd " + String.join(",", endpoints.stream().map(URI::toString).toList()) + ": " + e.getMessage(), e);
         }
-        http = b.build();
-        return http;
     }
 
     /** Splits flanneld's {@code --etcd-endpoints} value (comma-separated). */
@@ -100,7 +122,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("key", b64(key));
         if (rangeEnd != null) body.put("range_end", b64(rangeEnd));
-        Map<String, Object> r = call("/v3/kv/range", body);
+        Map<String, Object> r = call("/v3/kv/range", body, IDEMPOTENT);
         List<KeyValue> kvs = new ArrayList<>();
         if (r.get("kvs") instanceof List<?> l) for (Object o : l) kvs.add(KeyValue.fromGateway(Json.asObject(o)));
         return new RangeResult(kvs, revision(r));
@@ -112,21 +134,21 @@ public final class EtcdClient implements AutoCloseable {
         body.put("key", b64(prefix));
         body.put("range_end", b64(prefixEnd(prefix)));
         body.put("keys_only", true);
-        Map<String, Object> r = call("/v3/kv/range", body);
+        Map<String, Object> r = call("/v3/kv/range", body, IDEMPOTENT);
         List<String> out = new ArrayList<>();
         if (r.get("kvs") instanceof List<?> l) for (Object o : l) out.add(unb64(Json.asObject(o).get("key")));
         return out;
     }
 
     public void put(String key, String value, long lease) throws IOException {
-        call("/v3/kv/put", putRequest(key, value, lease));
+        call("/v3/kv/put", putRequest(key, value, lease), IDEMPOTENT);
     }
 
     /** Deletes {@code key}; returns how many keys went (0 or 1). */
     public long delete(String key) throws IOException {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("key", b64(key));
-        return num(call("/v3/kv/deleterange", body).get("deleted"));
+        return num(call("/v3/kv/deleterange", body, CHANGES).get("deleted"));
     }
 
     /** Deletes every key under {@code prefix} (tests and tools). */
@@ -134,7 +156,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("key", b64(prefix));
         body.put("range_end", b64(prefixEnd(prefix)));
-        return num(call("/v3/kv/deleterange", body).get("deleted"));
+        return num(call("/v3/kv/deleterange", body, CHANGES).get("deleted"));
     }
 
     /** Creates {@code key} only if it does not exist (one transaction); true when it was created. */
@@ -152,7 +174,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("compare", cmp);
         body.put("success", puts);
-        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body, CHANGES).get("succeeded"));
     }
 
     /**
@@ -170,7 +192,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("compare", cmp);
         body.put("success", puts);
-        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body, CHANGES).get("succeeded"));
     }
 
     /** What {@link #createOrRead} did: created the keys, or else read the keys asked for (absent ones left out). */
@@ -195,7 +217,7 @@ public final class EtcdClient implements AutoCloseable {
         body.put("compare", cmp);
         body.put("success", puts);
         body.put("failure", reads);
-        Map<String, Object> r = call("/v3/kv/txn", body);
+        Map<String, Object> r = call("/v3/kv/txn", body, CHANGES);
         if (Boolean.TRUE.equals(r.get("succeeded"))) return new CreateOrRead(true, Map.of());
         return new CreateOrRead(false, rangeResponses(r));
     }
@@ -208,7 +230,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("compare", List.of());
         body.put("success", reads);
-        return rangeResponses(call("/v3/kv/txn", body));
+        return rangeResponses(call("/v3/kv/txn", body, IDEMPOTENT));
     }
 
     /** The keys read by the range operations of a transaction's answer. */
@@ -239,7 +261,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("compare", List.of(compare(revisionKey, "MOD", "mod_revision", modRevision), value));
         body.put("success", dels);
-        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body, CHANGES).get("succeeded"));
     }
 
     /** Deletes {@code key} only if it is still at {@code modRevision}; true on success. */
@@ -247,7 +269,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("compare", List.of(compare(key, "MOD", "mod_revision", modRevision)));
         body.put("success", List.of(Map.of("request_delete_range", Map.of("key", b64(key)))));
-        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body, CHANGES).get("succeeded"));
     }
 
     /** Deletes {@code keys} in one transaction if {@code guardKey} still holds {@code guardValue}; true on success. */
@@ -259,7 +281,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("compare", List.of(cmp));
         body.put("success", dels);
-        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body, CHANGES).get("succeeded"));
     }
 
     /** Overwrites {@code key} only if it is still at {@code modRevision} (compare-and-swap); true on success. */
@@ -276,7 +298,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("compare", List.of(cmp));
         body.put("success", List.of(Map.of("request_put", putRequest(key, value, lease))));
-        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body, CHANGES).get("succeeded"));
     }
 
     private static Map<String, Object> compare(String key, String target, String field, long v) {
@@ -300,7 +322,7 @@ public final class EtcdClient implements AutoCloseable {
 
     /** Grants a lease of {@code ttlSeconds}; returns its id. */
     public long grantLease(long ttlSeconds) throws IOException {
-        Map<String, Object> r = call("/v3/lease/grant", Map.of("TTL", Long.toString(ttlSeconds)));
+        Map<String, Object> r = call("/v3/lease/grant", Map.of("TTL", Long.toString(ttlSeconds)), CHANGES);
         long id = num(r.get("ID"));
         if (id == 0) throw new EtcdException("lease grant returned no ID: " + r.get("error"));
         return id;
@@ -308,7 +330,7 @@ public final class EtcdClient implements AutoCloseable {
 
     /** Renews a lease once; returns the TTL left, or 0 when the lease no longer exists. */
     public long keepAlive(long lease) throws IOException {
-        Map<String, Object> r = call("/v3/lease/keepalive", Map.of("ID", Long.toString(lease)));
+        Map<String, Object> r = call("/v3/lease/keepalive", Map.of("ID", Long.toString(lease)), IDEMPOTENT);
         Object result = r.get("result");
         return result instanceof Map<?, ?> m ? num(Json.asObject(m).get("TTL")) : 0;
     }
@@ -316,7 +338,7 @@ public final class EtcdClient implements AutoCloseable {
     /** Revokes a lease: every key attached to it goes at once. Unknown leases are no error. */
     public void revokeLease(long lease) throws IOException {
         try {
-            call("/v3/lease/revoke", Map.of("ID", Long.toString(lease)));
+            call("/v3/lease/revoke", Map.of("ID", Long.toString(lease)), IDEMPOTENT);
         } catch (EtcdException e) {
             if (!e.getMessage().contains("not found")) throw e;
         }
@@ -357,7 +379,7 @@ public final class EtcdClient implements AutoCloseable {
                         .header("Content-Type", "application/json")
                         .POST(HttpRequest.BodyPublishers.ofString(body));
                 if (auth != null) req.header("Authorization", auth);
-                resp = http().send(req.build(), HttpResponse.BodyHandlers.ofInputStream());
+                resp = watchHttp().send(req.build(), HttpResponse.BodyHandlers.ofInputStream());
             } catch (EtcdAuthException e) {
                 throw e;
             } catch (IOException e) {
@@ -404,14 +426,17 @@ public final class EtcdClient implements AutoCloseable {
 
     // ------------------------------------------------------------------ transport
 
-    private Map<String, Object> call(String path, Map<String, Object> body) throws IOException {
-        String json = Json.write(body);
+    /** Calls that change nothing when repeated (reads, a put of the same value, a renewal, a revocation). */
+    private static final boolean IDEMPOTENT = true, CHANGES = false;
+
+    private Map<String, Object> call(String path, Map<String, Object> body, boolean idempotent) throws IOException {
+        byte[] json = Json.write(body).getBytes(StandardCharsets.UTF_8);
         IOException last = null;
         List<URI> order = order();
         for (int i = 0; i < order.size(); i++) {
             URI ep = order.get(i);
             try {
-                return callOnce(ep, path, json, true);
+                return callOnce(ep, path, json, idempotent, true);
             } catch (EtcdException | EtcdAuthException e) {
                 throw e;
             } catch (IOException e) {
@@ -426,13 +451,9 @@ public final class EtcdClient implements AutoCloseable {
      * etcd rejects it (expired: simple tokens live 5 minutes by default; or etcd restarted) we
      * authenticate again and retry once, never more.
      */
-    private Map<String, Object> callOnce(URI ep, String path, String json, boolean mayReauth) throws IOException {
+    private Map<String, Object> callOnce(URI ep, String path, byte[] json, boolean idempotent, boolean mayReauth) throws IOException {
         String auth = ensureToken(ep);
-        HttpRequest.Builder req = HttpRequest.newBuilder(ep.resolve(path)).timeout(timeout)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(json));
-        if (auth != null) req.header("Authorization", auth);
-        Answer resp = send(ep, path, req.build());
+        GatewayHttp.Answer resp = send(ep, path, json, auth, idempotent);
         preferred = endpoints.indexOf(ep);
         Map<String, Object> r = parsed(ep, path, resp);
         if (resp.statusCode() != 200 || r.get("error") != null) {
@@ -442,7 +463,7 @@ public final class EtcdClient implements AutoCloseable {
                     throw new EtcdAuthException("etcd " + ep + " requires authentication (" + msg + "): give a user and password (--etcd-username, ipam.etcdUsername)");
                 }
                 token = null;
-                if (mayReauth) return callOnce(ep, path, json, false);
+                if (mayReauth) return callOnce(ep, path, json, idempotent, false);
             }
             if (String.valueOf(msg).contains("permission denied")) {
                 throw new EtcdAuthException("etcd " + ep + path + ": permission denied for user "
@@ -461,10 +482,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("name", security.username());
         body.put("password", security.password());
-        HttpRequest req = HttpRequest.newBuilder(ep.resolve("/v3/auth/authenticate")).timeout(timeout)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(Json.write(body))).build();
-        Answer resp = send(ep, "/v3/auth/authenticate", req);
+        GatewayHttp.Answer resp = send(ep, "/v3/auth/authenticate", Json.write(body).getBytes(StandardCharsets.UTF_8), null, IDEMPOTENT);
         Map<String, Object> r = parsed(ep, "/v3/auth/authenticate", resp);
         if (resp.statusCode() != 200 || r.get("error") != null || !(r.get("token") instanceof String tok) || tok.isEmpty()) {
             Object msg = r.getOrDefault("message", r.getOrDefault("error", "no token in the answer"));
@@ -478,7 +496,7 @@ public final class EtcdClient implements AutoCloseable {
      * The answer's JSON object: a plain-http answer from a TLS endpoint (or the reverse) is named as
      * such, anything that is not JSON as "unreadable answer" with its HTTP status.
      */
-    private Map<String, Object> parsed(URI ep, String path, Answer resp) throws IOException {
+    private Map<String, Object> parsed(URI ep, String path, GatewayHttp.Answer resp) throws IOException {
         IOException plain = plainHttpToTls(ep, resp.body());
         if (plain != null) throw plain;
         try {
@@ -487,9 +505,6 @@ public final class EtcdClient implements AutoCloseable {
             throw new EtcdException("etcd " + ep + path + ": HTTP " + resp.statusCode() + ": unreadable answer");
         }
     }
-
-    /** An answer's status and its body, read whole (at most {@link #MAX_ANSWER} bytes). */
-    private record Answer(int statusCode, String body) {}
 
     /**
      * The most of one answer (or one watch message) the client reads. An answer without end (a
@@ -500,21 +515,13 @@ public final class EtcdClient implements AutoCloseable {
      */
     static final int MAX_ANSWER = 16 << 20;
 
-    private Answer send(URI ep, String path, HttpRequest req) throws IOException {
+    private GatewayHttp.Answer send(URI ep, String path, byte[] json, String auth, boolean idempotent) throws IOException {
         try {
-            HttpResponse<InputStream> resp = http().send(req, HttpResponse.BodyHandlers.ofInputStream());
-            try (InputStream in = resp.body()) {
-                byte[] body = in.readNBytes(MAX_ANSWER + 1);
-                if (body.length > MAX_ANSWER) throw new EtcdException("etcd " + ep + path + ": answer over " + MAX_ANSWER + " bytes");
-                return new Answer(resp.statusCode(), new String(body, StandardCharsets.UTF_8));
-            }
+            return unary().post(ep, path, json, auth, idempotent);
         } catch (EtcdAuthException | EtcdException e) {
             throw e;
         } catch (IOException e) {
             throw explain(ep, path, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("etcd call interrupted");
         }
     }
 
@@ -572,13 +579,17 @@ public final class EtcdClient implements AutoCloseable {
         return out;
     }
 
+    /** Waits for the calls in flight, then closes the connections; later calls fail. */
     @Override
     public void close() {
-        HttpClient h;
+        GatewayHttp u;
+        HttpClient w;
         synchronized (this) {
-            h = http;
+            u = unary;
+            w = watchHttp;
         }
-        if (h != null) h.close();
+        if (u != null) u.close();
+        if (w != null) w.close();
     }
 
     /**
@@ -586,11 +597,14 @@ public final class EtcdClient implements AutoCloseable {
      * a caller that gave up on this client because a call hung past its deadline.
      */
     public void abort() {
-        HttpClient h;
+        GatewayHttp u;
+        HttpClient w;
         synchronized (this) {
-            h = http;
+            u = unary;
+            w = watchHttp;
         }
-        if (h != null) h.shutdownNow();
+        if (u != null) u.abort();
+        if (w != null) w.shutdownNow();
     }
 
     // ------------------------------------------------------------------ encoding
