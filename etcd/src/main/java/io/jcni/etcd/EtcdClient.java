@@ -11,10 +11,12 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 
 /**
@@ -202,24 +204,65 @@ public final class EtcdClient implements AutoCloseable {
      * One transaction: creates {@code kvs} if none of them and none of {@code mustBeAbsent}
      * exists, writing {@code alsoPut} with them whatever they hold; otherwise reads
      * {@code readOnFailure}, so the caller learns why it lost without another round trip.
+     * Concurrent calls on this client go to etcd together ({@link GroupCommit}), each with its own
+     * outcome, as if alone.
      */
     public CreateOrRead createOrRead(Map<String, String> kvs, List<String> mustBeAbsent, Map<String, String> alsoPut,
             List<String> readOnFailure) throws IOException {
         List<Object> cmp = new ArrayList<>(), puts = new ArrayList<>(), reads = new ArrayList<>();
+        Set<String> putKeys = new HashSet<>();
         for (Map.Entry<String, String> e : kvs.entrySet()) {
             cmp.add(compare(e.getKey(), "CREATE", "create_revision", 0));
             puts.add(Map.of("request_put", putRequest(e.getKey(), e.getValue(), 0)));
+            putKeys.add(e.getKey());
         }
         for (String k : mustBeAbsent) cmp.add(compare(k, "CREATE", "create_revision", 0));
-        for (Map.Entry<String, String> e : alsoPut.entrySet()) puts.add(Map.of("request_put", putRequest(e.getKey(), e.getValue(), 0)));
+        for (Map.Entry<String, String> e : alsoPut.entrySet()) {
+            puts.add(Map.of("request_put", putRequest(e.getKey(), e.getValue(), 0)));
+            putKeys.add(e.getKey());
+        }
         for (String k : readOnFailure) reads.add(Map.of("request_range", Map.of("key", b64(k))));
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("compare", cmp);
-        body.put("success", puts);
-        body.put("failure", reads);
-        Map<String, Object> r = call("/v3/kv/txn", body, CHANGES);
-        if (Boolean.TRUE.equals(r.get("succeeded"))) return new CreateOrRead(true, Map.of());
-        return new CreateOrRead(false, rangeResponses(r));
+        Map<String, Object> txn = new LinkedHashMap<>();
+        txn.put("compare", cmp);
+        txn.put("success", puts);
+        txn.put("failure", reads);
+        return createOrReads.submit(new TxnPart(txn, putKeys));
+    }
+
+    /** One createOrRead transaction (the gateway's TxnRequest) and the keys it puts. */
+    private record TxnPart(Map<String, Object> txn, Set<String> puts) implements GroupCommit.Part {}
+
+    private final GroupCommit<TxnPart, CreateOrRead> createOrReads = new GroupCommit<>(new GroupCommit.Sender<>() {
+        @Override
+        public CreateOrRead alone(TxnPart part) throws IOException {
+            return createOrRead(call("/v3/kv/txn", part.txn(), CHANGES));
+        }
+
+        @Override
+        public List<CreateOrRead> together(List<TxnPart> parts) throws IOException {
+            List<Object> nested = new ArrayList<>(parts.size());
+            for (TxnPart p : parts) nested.add(Map.of("request_txn", p.txn()));
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("compare", List.of());
+            body.put("success", nested);
+            Map<String, Object> r = call("/v3/kv/txn", body, CHANGES);
+            List<CreateOrRead> out = new ArrayList<>(parts.size());
+            List<?> responses = r.get("responses") instanceof List<?> l ? l : List.of();
+            if (responses.size() != parts.size()) {
+                throw new IOException("etcd answered " + responses.size() + " of " + parts.size() + " nested transactions");
+            }
+            for (Object o : responses) {
+                Object txn = Json.asObject(o).get("response_txn");
+                out.add(createOrRead(txn instanceof Map<?, ?> m ? Json.asObject(m) : Map.of()));
+            }
+            return out;
+        }
+    });
+
+    /** A createOrRead's outcome from its TxnResponse. */
+    private static CreateOrRead createOrRead(Map<String, Object> txnResponse) {
+        if (Boolean.TRUE.equals(txnResponse.get("succeeded"))) return new CreateOrRead(true, Map.of());
+        return new CreateOrRead(false, rangeResponses(txnResponse));
     }
 
     /** The values of {@code keys} (absent ones left out), read in one transaction at one revision. */

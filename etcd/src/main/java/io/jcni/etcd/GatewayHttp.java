@@ -16,7 +16,6 @@ import java.util.HashSet;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Supplier;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.SSLSocketFactory;
@@ -47,7 +46,7 @@ final class GatewayHttp implements AutoCloseable {
 
     private final SSLSocketFactory tls; // null: plain http
     private final int timeoutMs;
-    private final Map<String, ArrayDeque<Connection>> idle = new HashMap<>(); // by host:port; guarded by this
+    private final Map<String, ArrayDeque<Connection>> idle = new HashMap<>(); // by the endpoint's host:port; guarded by this
     private final Set<Connection> open = new HashSet<>(); // idle and in use, for abort(); guarded by this
     private int inFlight; // guarded by this
     private boolean closed; // guarded by this
@@ -67,7 +66,7 @@ final class GatewayHttp implements AutoCloseable {
      */
     Answer post(URI ep, String path, byte[] json, String authorization, boolean idempotent) throws IOException {
         byte[] request = request(ep, path, json, authorization);
-        String where = ep.getHost() + ":" + port(ep);
+        String where = ep.getRawAuthority();
         Connection c = borrow(where);
         try {
             if (c != null) {
@@ -115,7 +114,7 @@ final class GatewayHttp implements AutoCloseable {
         in.startAnswer();
         Answer a;
         try {
-            a = in.readAnswer(timeoutMs, () -> "etcd " + ep + path);
+            a = in.readAnswer(timeoutMs, ep, path);
         } catch (EtcdException tooLarge) {
             throw tooLarge;
         } catch (IOException e) {
@@ -164,8 +163,13 @@ final class GatewayHttp implements AutoCloseable {
     }
 
     private synchronized void giveBack(String where, Connection c) {
-        ArrayDeque<Connection> q = idle.computeIfAbsent(where, k -> new ArrayDeque<>());
-        if (closed || q.size() >= MAX_IDLE_PER_ENDPOINT) return; // closed by done(), as it is not idle
+        if (closed) return; // closed by done(), as it is not idle
+        ArrayDeque<Connection> q = idle.get(where);
+        if (q == null) {
+            q = new ArrayDeque<>();
+            idle.put(where, q);
+        }
+        if (q.size() >= MAX_IDLE_PER_ENDPOINT) return;
         c.idle = true;
         q.addLast(c);
     }
@@ -329,7 +333,7 @@ final class GatewayHttp implements AutoCloseable {
          * One whole answer: informational (1xx) answers skipped, the body by its length, chunked,
          * or up to the end of the stream. The headers must be complete within {@code timeoutMs}.
          */
-        Answer readAnswer(int timeoutMs, Supplier<String> where) throws IOException {
+        Answer readAnswer(int timeoutMs, URI ep, String path) throws IOException {
             long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
             int headBytes = 0;
             while (true) {
@@ -338,8 +342,9 @@ final class GatewayHttp implements AutoCloseable {
                 int code = statusCode(status);
                 long length = -1;
                 boolean chunked = false, close = status.startsWith("HTTP/1.0");
-                String header;
-                while (!(header = line(deadline, headBytes)).isEmpty()) {
+                while (true) {
+                    String header = line(deadline, headBytes);
+                    if (header.isEmpty()) break;
                     headBytes += header.length() + 2;
                     if (headBytes > MAX_HEAD) throw new IOException("answer headers over " + MAX_HEAD + " bytes");
                     int colon = header.indexOf(':');
@@ -361,10 +366,10 @@ final class GatewayHttp implements AutoCloseable {
                 timeout(0, timeoutMs);
                 byte[] body;
                 if (code == 204 || code == 304) body = new byte[0];
-                else if (chunked) body = chunked(where, timeoutMs);
-                else if (length >= 0) body = exactly(length, where);
+                else if (chunked) body = chunked(ep, path);
+                else if (length >= 0) body = exactly(length, ep, path);
                 else {
-                    body = toEnd(where);
+                    body = toEnd(ep, path);
                     close = true;
                 }
                 reusable = !close;
@@ -404,12 +409,12 @@ final class GatewayHttp implements AutoCloseable {
             return b.toString();
         }
 
-        private static EtcdException tooLarge(Supplier<String> where) {
-            return new EtcdException(where.get() + ": answer over " + EtcdClient.MAX_ANSWER + " bytes");
+        private static EtcdException tooLarge(URI ep, String path) {
+            return new EtcdException("etcd " + ep + path + ": answer over " + EtcdClient.MAX_ANSWER + " bytes");
         }
 
-        private byte[] exactly(long length, Supplier<String> where) throws IOException {
-            if (length > EtcdClient.MAX_ANSWER) throw tooLarge(where);
+        private byte[] exactly(long length, URI ep, String path) throws IOException {
+            if (length > EtcdClient.MAX_ANSWER) throw tooLarge(ep, path);
             byte[] out = new byte[(int) length];
             int n = 0;
             while (n < out.length) {
@@ -422,7 +427,7 @@ final class GatewayHttp implements AutoCloseable {
             return out;
         }
 
-        private byte[] chunked(Supplier<String> where, int timeoutMs) throws IOException {
+        private byte[] chunked(URI ep, String path) throws IOException {
             Body out = new Body();
             while (true) {
                 String sizeLine = line(0, 0);
@@ -436,7 +441,7 @@ final class GatewayHttp implements AutoCloseable {
                 }
                 if (size < 0) throw new IOException("bad chunk size: " + printable(sizeLine));
                 if (size == 0) break;
-                if (out.size + size > EtcdClient.MAX_ANSWER) throw tooLarge(where);
+                if (out.size + size > EtcdClient.MAX_ANSWER) throw tooLarge(ep, path);
                 long left = size;
                 while (left > 0) {
                     if (pos == lim) fill(true);
@@ -448,19 +453,20 @@ final class GatewayHttp implements AutoCloseable {
                 if (!line(0, 0).isEmpty()) throw new IOException("chunk not followed by CRLF");
             }
             int trailers = 0;
-            String t;
-            while (!(t = line(0, 0)).isEmpty()) { // trailers: ignored
+            while (true) { // trailers: ignored
+                String t = line(0, 0);
+                if (t.isEmpty()) break;
                 trailers += t.length() + 2;
                 if (trailers > MAX_HEAD) throw new IOException("answer trailers over " + MAX_HEAD + " bytes");
             }
             return out.bytes();
         }
 
-        private byte[] toEnd(Supplier<String> where) throws IOException {
+        private byte[] toEnd(URI ep, String path) throws IOException {
             Body out = new Body();
             while (true) {
                 if (pos == lim && !fill(false)) return out.bytes();
-                if (out.size + (lim - pos) > EtcdClient.MAX_ANSWER) throw tooLarge(where);
+                if (out.size + (lim - pos) > EtcdClient.MAX_ANSWER) throw tooLarge(ep, path);
                 out.add(buf, pos, lim - pos);
                 pos = lim;
             }

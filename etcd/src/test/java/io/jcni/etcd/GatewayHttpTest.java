@@ -28,6 +28,7 @@ import org.junit.jupiter.api.Test;
 
 /** The unary transport against a fake etcd on a loopback ServerSocket: parsing, keep-alive, the pool, stale connections. */
 class GatewayHttpTest {
+    private static final URI X = URI.create("http://x:1");
     private static final byte[] JSON = "{\"key\":\"L2E=\"}".getBytes(StandardCharsets.UTF_8);
 
     // ------------------------------------------------------------------ parsing, no sockets
@@ -41,7 +42,7 @@ class GatewayHttpTest {
     @Test
     void answerByContentLength() throws IOException {
         GatewayHttp.AnswerReader r = reader("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
-        GatewayHttp.Answer a = r.readAnswer(1000, () -> "t");
+        GatewayHttp.Answer a = r.readAnswer(1000, X, "/p");
         assertEquals(200, a.statusCode());
         assertEquals("{}", a.body());
         assertTrue(r.reusable());
@@ -51,7 +52,7 @@ class GatewayHttpTest {
     void chunkedAnswerWithExtensionsAndTrailersAfterAContinue() throws IOException {
         GatewayHttp.AnswerReader r = reader("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ntransfer-encoding: Chunked\r\n\r\n"
                 + "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: yes\r\n\r\n");
-        GatewayHttp.Answer a = r.readAnswer(1000, () -> "t");
+        GatewayHttp.Answer a = r.readAnswer(1000, X, "/p");
         assertEquals(200, a.statusCode());
         assertEquals("hello world", a.body());
         assertTrue(r.reusable());
@@ -61,7 +62,7 @@ class GatewayHttpTest {
     void goRefusalOfPlainHttpIsReadToTheEndAndEndsTheConnection() throws IOException {
         // what Go's TLS listener writes to a plain-http request, then it closes
         GatewayHttp.AnswerReader r = reader("HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n");
-        GatewayHttp.Answer a = r.readAnswer(1000, () -> "t");
+        GatewayHttp.Answer a = r.readAnswer(1000, X, "/p");
         assertEquals(400, a.statusCode());
         assertEquals("Client sent an HTTP request to an HTTPS server.\n", a.body());
         assertFalse(r.reusable());
@@ -70,14 +71,14 @@ class GatewayHttpTest {
     @Test
     void connectionCloseEndsTheConnection() throws IOException {
         GatewayHttp.AnswerReader r = reader("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}");
-        r.readAnswer(1000, () -> "t");
+        r.readAnswer(1000, X, "/p");
         assertFalse(r.reusable());
     }
 
     @Test
     void anAnswerOverTheLimitFailsBeforeItIsRead() {
         GatewayHttp.AnswerReader r = reader("HTTP/1.1 200 OK\r\nContent-Length: " + (EtcdClient.MAX_ANSWER + 1) + "\r\n\r\n{}");
-        EtcdException e = assertThrows(EtcdException.class, () -> r.readAnswer(1000, () -> "etcd http://x:1/v3/kv/range"));
+        EtcdException e = assertThrows(EtcdException.class, () -> r.readAnswer(1000, X, "/v3/kv/range"));
         assertEquals("etcd http://x:1/v3/kv/range: answer over " + EtcdClient.MAX_ANSWER + " bytes", e.getMessage());
     }
 
@@ -85,17 +86,17 @@ class GatewayHttpTest {
     void aChunkedAnswerOverTheLimitFails() {
         String hugeChunk = Integer.toHexString(EtcdClient.MAX_ANSWER) + "\r\n";
         GatewayHttp.AnswerReader r = reader("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n" + hugeChunk);
-        assertThrows(EtcdException.class, () -> r.readAnswer(1000, () -> "t"));
+        assertThrows(EtcdException.class, () -> r.readAnswer(1000, X, "/p"));
     }
 
     @Test
     void malformedAnswersAreIoErrors() {
-        assertThrows(IOException.class, () -> reader("SSH-2.0-OpenSSH\r\n\r\n").readAnswer(1000, () -> "t"));
-        assertThrows(IOException.class, () -> reader("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n").readAnswer(1000, () -> "t"));
-        assertThrows(IOException.class, () -> reader("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").readAnswer(1000, () -> "t"));
-        IOException eof = assertThrows(IOException.class, () -> reader("").readAnswer(1000, () -> "t"));
+        assertThrows(IOException.class, () -> reader("SSH-2.0-OpenSSH\r\n\r\n").readAnswer(1000, X, "/p"));
+        assertThrows(IOException.class, () -> reader("HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n").readAnswer(1000, X, "/p"));
+        assertThrows(IOException.class, () -> reader("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n").readAnswer(1000, X, "/p"));
+        IOException eof = assertThrows(IOException.class, () -> reader("").readAnswer(1000, X, "/p"));
         assertTrue(eof.getMessage().contains("EOF"), eof.getMessage()); // EtcdClient.explain's cue for the TLS probes
-        assertThrows(IOException.class, () -> reader("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}").readAnswer(1000, () -> "t"));
+        assertThrows(IOException.class, () -> reader("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}").readAnswer(1000, X, "/p"));
     }
 
     @Test
