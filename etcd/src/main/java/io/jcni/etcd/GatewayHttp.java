@@ -45,6 +45,7 @@ final class GatewayHttp implements AutoCloseable {
     static final int MAX_HEAD = 64 << 10;
 
     private final SSLSocketFactory tls; // null: plain http
+    private final String[] cipherSuites; // the factory's defaults, ChaCha20-Poly1305 first
     private final int timeoutMs;
     private final Map<String, ArrayDeque<Connection>> idle = new HashMap<>(); // by the endpoint's host:port; guarded by this
     private final Set<Connection> open = new HashSet<>(); // idle and in use, for abort(); guarded by this
@@ -54,6 +55,7 @@ final class GatewayHttp implements AutoCloseable {
     /** @param tls the socket factory of the client's SSLContext for https:// endpoints; null for http:// ones */
     GatewayHttp(SSLSocketFactory tls, Duration timeout) {
         this.tls = tls;
+        this.cipherSuites = tls == null ? null : chachaFirst(tls.getDefaultCipherSuites());
         this.timeoutMs = (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis()));
     }
 
@@ -125,6 +127,21 @@ final class GatewayHttp implements AutoCloseable {
         }
         if (in.reusable()) giveBack(where, c);
         return a;
+    }
+
+    /**
+     * {@code suites} with the ChaCha20-Poly1305 ones first, the rest in their order. The JVMs that
+     * make etcd calls (jcnid, a standalone plugin) run C1 only, and there AES-GCM has none of its
+     * intrinsics: 1.7 KB (one allocation's request and answer) took 250–430 µs to seal with it and
+     * 90 µs with ChaCha20-Poly1305 (module README). Go's TLS server (etcd) takes the client's
+     * preference between the two, and uses AES-GCM where the client or its own settings ask for it.
+     */
+    static String[] chachaFirst(String[] suites) {
+        String[] out = new String[suites.length];
+        int n = 0;
+        for (String s : suites) if (s.contains("CHACHA20")) out[n++] = s;
+        for (String s : suites) if (!s.contains("CHACHA20")) out[n++] = s;
+        return out;
     }
 
     private static int port(URI ep) {
@@ -204,6 +221,7 @@ final class GatewayHttp implements AutoCloseable {
                 SSLSocket t = (SSLSocket) tls.createSocket(raw, host, port, true);
                 SSLParameters p = t.getSSLParameters();
                 p.setEndpointIdentificationAlgorithm("HTTPS"); // etcd's certificate must name the host, as a browser checks
+                p.setCipherSuites(cipherSuites);
                 t.setSSLParameters(p);
                 s = t;
                 t.startHandshake();

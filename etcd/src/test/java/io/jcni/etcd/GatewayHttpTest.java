@@ -107,6 +107,14 @@ class GatewayHttpTest {
         assertThrows(IllegalArgumentException.class, () -> GatewayHttp.request(URI.create("http://h:1"), "/p", JSON, "a\r\nX: y"));
     }
 
+    @Test
+    void chachaSuitesGoFirstTheRestKeepTheirOrder() {
+        String[] jdk = {"TLS_AES_256_GCM_SHA384", "TLS_AES_128_GCM_SHA256", "TLS_CHACHA20_POLY1305_SHA256",
+            "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"};
+        assertEquals(List.of("TLS_CHACHA20_POLY1305_SHA256", "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "TLS_AES_256_GCM_SHA384",
+                "TLS_AES_128_GCM_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"), List.of(GatewayHttp.chachaFirst(jdk)));
+    }
+
     // ------------------------------------------------------------------ against a fake etcd
 
     /** How the fake ends its connections: etcd closing them (a restart), or a reset. */
