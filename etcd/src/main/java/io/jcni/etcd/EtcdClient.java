@@ -576,7 +576,10 @@ public final class EtcdClient implements AutoCloseable {
         String why = TlsFailure.describe(e, security);
         if (why != null) return new EtcdAuthException("etcd " + ep + ": " + why, e);
         String m = String.valueOf(e.getMessage());
-        boolean silentClose = m.contains("received no bytes") || m.contains("Connection reset") || m.contains("EOF");
+        // The peer closed without a word: before our request was read ("Broken pipe": with TLS 1.3 etcd
+        // checks our certificate after the handshake, and may close before our write) or after it.
+        boolean silentClose = m.contains("received no bytes") || m.contains("Connection reset") || m.contains("EOF")
+                || m.contains("Broken pipe");
         javax.net.ssl.SSLContext ctx;
         synchronized (this) {
             ctx = sslContext;
