@@ -585,7 +585,19 @@ public final class EtcdClient implements AutoCloseable {
             ctx = sslContext;
         }
         if (ep.getScheme().equals("https") && silentClose && ctx != null) {
-            String probed = TlsFailure.probeHandshake(ctx, ep.getHost(), ep.getPort() < 0 ? 443 : ep.getPort(), timeout, security);
+            TlsFiles.Noted noted = new TlsFiles.Noted();
+            javax.net.ssl.SSLContext probing = ctx;
+            try {
+                if (security.hasClientCert()) probing = TlsFiles.noting(security, noted);
+            } catch (EtcdAuthException unreadable) {
+                // the files changed since: probe with the context the call used
+            }
+            String probed = TlsFailure.probeHandshake(probing, ep.getHost(), ep.getPort() < 0 ? 443 : ep.getPort(), timeout, security);
+            String issuers = noted.unmatchedIssuers();
+            if (probed == null && issuers != null) {
+                probed = "TLS: etcd rejected our client certificate " + security.certFile() + ": it is not issued by a CA etcd trusts"
+                        + " (etcd asks for one issued by " + (issuers.isEmpty() ? "a CA it did not name" : issuers) + "; --trusted-ca-file)";
+            }
             if (probed != null) return new EtcdAuthException("etcd " + ep + ": " + probed, e);
         }
         if (ep.getScheme().equals("http") && silentClose
