@@ -11,16 +11,19 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * An etcd v3 client over etcd's JSON gateway ({@code /v3/...}, keys and values base64) and
- * {@code java.net.http}: the handful of calls the overlay agent and the cluster-ipam plugin need.
- * Why not jetcd: see the module README (start-up cost and memory, measured).
+ * An etcd v3 client over etcd's JSON gateway ({@code /v3/...}, keys and values base64): the
+ * handful of calls the overlay agent and the cluster-ipam plugin need. The unary calls go over
+ * {@link GatewayHttp} (HTTP/1.1 on kept-alive sockets), the watch over {@code java.net.http}.
+ * Why not jetcd, and why the hand-written transport: see the module README (measured).
  *
  * <p>Endpoints are tried in order; the one that answered last is tried first next time. Every call
  * is bounded by {@code timeout}; a watch runs until its handle is closed or the stream ends.
@@ -30,8 +33,9 @@ public final class EtcdClient implements AutoCloseable {
     private final List<URI> endpoints;
     private final Duration timeout;
     private final EtcdSecurity security;
-    private HttpClient http; // built on first use: reading the TLS files can fail, and then every call says why
-    private javax.net.ssl.SSLContext sslContext; // the one http uses, for the handshake probe
+    private volatile GatewayHttp unary; // built on first use: reading the TLS files can fail, and then every call says why
+    private HttpClient watchHttp; // the watch's, built on its first use
+    private javax.net.ssl.SSLContext sslContext; // the one both use, for the handshake probe
     private volatile String token; // etcd's auth token once authenticated
     private volatile int preferred;
 
@@ -56,21 +60,41 @@ public final class EtcdClient implements AutoCloseable {
         this.security = security.validated();
     }
 
-    private synchronized HttpClient http() throws EtcdAuthException {
-        if (http != null) return http;
+    /** The unary calls' transport. */
+    private GatewayHttp unary() throws EtcdAuthException {
+        GatewayHttp u = unary;
+        if (u != null) return u;
+        synchronized (this) {
+            if (unary == null) {
+                javax.net.ssl.SSLContext ctx = tlsContext();
+                unary = new GatewayHttp(ctx == null ? null : ctx.getSocketFactory(), timeout);
+            }
+            return unary;
+        }
+    }
+
+    /** The watch's client: java.net.http, long-lived and rare, so its cost per call does not matter. */
+    private synchronized HttpClient watchHttp() throws EtcdAuthException {
+        if (watchHttp != null) return watchHttp;
         // HTTP/1.1: the gateway streams watch results as chunked JSON; no h2c upgrade dance.
         HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout);
+        javax.net.ssl.SSLContext ctx = tlsContext();
+        if (ctx != null) b.sslContext(ctx);
+        watchHttp = b.build();
+        return watchHttp;
+    }
+
+    /** The TLS context when TLS is asked for (files given or an https:// endpoint), else null. */
+    private synchronized javax.net.ssl.SSLContext tlsContext() throws EtcdAuthException {
+        if (sslContext != null) return sslContext;
         boolean tls = security.caFile() != null || security.hasClientCert() || endpoints.stream().anyMatch(u -> u.getScheme().equals("https"));
-        if (tls) {
-            try {
-                sslContext = TlsFiles.cached(security);
-                b.sslContext(sslContext);
-            } catch (EtcdAuthException e) {
-                throw new EtcdAuthException("etcd " + String.join(",", endpoints.stream().map(URI::toString).toList()) + ": " + e.getMessage(), e);
-            }
+        if (!tls) return null;
+        try {
+            sslContext = TlsFiles.cached(security);
+            return sslContext;
+        } catch (EtcdAuthException e) {
+            throw new EtcdAuthException("etcd " + String.join(",", endpoints.stream().map(URI::toString).toList()) + ": " + e.getMessage(), e);
         }
-        http = b.build();
-        return http;
     }
 
     /** Splits flanneld's {@code --etcd-endpoints} value (comma-separated). */
@@ -100,7 +124,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("key", b64(key));
         if (rangeEnd != null) body.put("range_end", b64(rangeEnd));
-        Map<String, Object> r = call("/v3/kv/range", body);
+        Map<String, Object> r = call("/v3/kv/range", body, IDEMPOTENT);
         List<KeyValue> kvs = new ArrayList<>();
         if (r.get("kvs") instanceof List<?> l) for (Object o : l) kvs.add(KeyValue.fromGateway(Json.asObject(o)));
         return new RangeResult(kvs, revision(r));
@@ -112,21 +136,21 @@ public final class EtcdClient implements AutoCloseable {
         body.put("key", b64(prefix));
         body.put("range_end", b64(prefixEnd(prefix)));
         body.put("keys_only", true);
-        Map<String, Object> r = call("/v3/kv/range", body);
+        Map<String, Object> r = call("/v3/kv/range", body, IDEMPOTENT);
         List<String> out = new ArrayList<>();
         if (r.get("kvs") instanceof List<?> l) for (Object o : l) out.add(unb64(Json.asObject(o).get("key")));
         return out;
     }
 
     public void put(String key, String value, long lease) throws IOException {
-        call("/v3/kv/put", putRequest(key, value, lease));
+        call("/v3/kv/put", putRequest(key, value, lease), IDEMPOTENT);
     }
 
     /** Deletes {@code key}; returns how many keys went (0 or 1). */
     public long delete(String key) throws IOException {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("key", b64(key));
-        return num(call("/v3/kv/deleterange", body).get("deleted"));
+        return num(call("/v3/kv/deleterange", body, CHANGES).get("deleted"));
     }
 
     /** Deletes every key under {@code prefix} (tests and tools). */
@@ -134,7 +158,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("key", b64(prefix));
         body.put("range_end", b64(prefixEnd(prefix)));
-        return num(call("/v3/kv/deleterange", body).get("deleted"));
+        return num(call("/v3/kv/deleterange", body, CHANGES).get("deleted"));
     }
 
     /** Creates {@code key} only if it does not exist (one transaction); true when it was created. */
@@ -152,7 +176,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("compare", cmp);
         body.put("success", puts);
-        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body, CHANGES).get("succeeded"));
     }
 
     /**
@@ -170,7 +194,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("compare", cmp);
         body.put("success", puts);
-        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body, CHANGES).get("succeeded"));
     }
 
     /** What {@link #createOrRead} did: created the keys, or else read the keys asked for (absent ones left out). */
@@ -180,24 +204,65 @@ public final class EtcdClient implements AutoCloseable {
      * One transaction: creates {@code kvs} if none of them and none of {@code mustBeAbsent}
      * exists, writing {@code alsoPut} with them whatever they hold; otherwise reads
      * {@code readOnFailure}, so the caller learns why it lost without another round trip.
+     * Concurrent calls on this client go to etcd together ({@link GroupCommit}), each with its own
+     * outcome, as if alone.
      */
     public CreateOrRead createOrRead(Map<String, String> kvs, List<String> mustBeAbsent, Map<String, String> alsoPut,
             List<String> readOnFailure) throws IOException {
         List<Object> cmp = new ArrayList<>(), puts = new ArrayList<>(), reads = new ArrayList<>();
+        Set<String> putKeys = new HashSet<>();
         for (Map.Entry<String, String> e : kvs.entrySet()) {
             cmp.add(compare(e.getKey(), "CREATE", "create_revision", 0));
             puts.add(Map.of("request_put", putRequest(e.getKey(), e.getValue(), 0)));
+            putKeys.add(e.getKey());
         }
         for (String k : mustBeAbsent) cmp.add(compare(k, "CREATE", "create_revision", 0));
-        for (Map.Entry<String, String> e : alsoPut.entrySet()) puts.add(Map.of("request_put", putRequest(e.getKey(), e.getValue(), 0)));
+        for (Map.Entry<String, String> e : alsoPut.entrySet()) {
+            puts.add(Map.of("request_put", putRequest(e.getKey(), e.getValue(), 0)));
+            putKeys.add(e.getKey());
+        }
         for (String k : readOnFailure) reads.add(Map.of("request_range", Map.of("key", b64(k))));
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("compare", cmp);
-        body.put("success", puts);
-        body.put("failure", reads);
-        Map<String, Object> r = call("/v3/kv/txn", body);
-        if (Boolean.TRUE.equals(r.get("succeeded"))) return new CreateOrRead(true, Map.of());
-        return new CreateOrRead(false, rangeResponses(r));
+        Map<String, Object> txn = new LinkedHashMap<>();
+        txn.put("compare", cmp);
+        txn.put("success", puts);
+        txn.put("failure", reads);
+        return createOrReads.submit(new TxnPart(txn, putKeys));
+    }
+
+    /** One createOrRead transaction (the gateway's TxnRequest) and the keys it puts. */
+    private record TxnPart(Map<String, Object> txn, Set<String> puts) implements GroupCommit.Part {}
+
+    private final GroupCommit<TxnPart, CreateOrRead> createOrReads = new GroupCommit<>(new GroupCommit.Sender<>() {
+        @Override
+        public CreateOrRead alone(TxnPart part) throws IOException {
+            return createOrRead(call("/v3/kv/txn", part.txn(), CHANGES));
+        }
+
+        @Override
+        public List<CreateOrRead> together(List<TxnPart> parts) throws IOException {
+            List<Object> nested = new ArrayList<>(parts.size());
+            for (TxnPart p : parts) nested.add(Map.of("request_txn", p.txn()));
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("compare", List.of());
+            body.put("success", nested);
+            Map<String, Object> r = call("/v3/kv/txn", body, CHANGES);
+            List<CreateOrRead> out = new ArrayList<>(parts.size());
+            List<?> responses = r.get("responses") instanceof List<?> l ? l : List.of();
+            if (responses.size() != parts.size()) {
+                throw new IOException("etcd answered " + responses.size() + " of " + parts.size() + " nested transactions");
+            }
+            for (Object o : responses) {
+                Object txn = Json.asObject(o).get("response_txn");
+                out.add(createOrRead(txn instanceof Map<?, ?> m ? Json.asObject(m) : Map.of()));
+            }
+            return out;
+        }
+    });
+
+    /** A createOrRead's outcome from its TxnResponse. */
+    private static CreateOrRead createOrRead(Map<String, Object> txnResponse) {
+        if (Boolean.TRUE.equals(txnResponse.get("succeeded"))) return new CreateOrRead(true, Map.of());
+        return new CreateOrRead(false, rangeResponses(txnResponse));
     }
 
     /** The values of {@code keys} (absent ones left out), read in one transaction at one revision. */
@@ -208,7 +273,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("compare", List.of());
         body.put("success", reads);
-        return rangeResponses(call("/v3/kv/txn", body));
+        return rangeResponses(call("/v3/kv/txn", body, IDEMPOTENT));
     }
 
     /** The keys read by the range operations of a transaction's answer. */
@@ -239,7 +304,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("compare", List.of(compare(revisionKey, "MOD", "mod_revision", modRevision), value));
         body.put("success", dels);
-        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body, CHANGES).get("succeeded"));
     }
 
     /** Deletes {@code key} only if it is still at {@code modRevision}; true on success. */
@@ -247,7 +312,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("compare", List.of(compare(key, "MOD", "mod_revision", modRevision)));
         body.put("success", List.of(Map.of("request_delete_range", Map.of("key", b64(key)))));
-        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body, CHANGES).get("succeeded"));
     }
 
     /** Deletes {@code keys} in one transaction if {@code guardKey} still holds {@code guardValue}; true on success. */
@@ -259,7 +324,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("compare", List.of(cmp));
         body.put("success", dels);
-        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body, CHANGES).get("succeeded"));
     }
 
     /** Overwrites {@code key} only if it is still at {@code modRevision} (compare-and-swap); true on success. */
@@ -276,7 +341,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("compare", List.of(cmp));
         body.put("success", List.of(Map.of("request_put", putRequest(key, value, lease))));
-        return Boolean.TRUE.equals(call("/v3/kv/txn", body).get("succeeded"));
+        return Boolean.TRUE.equals(call("/v3/kv/txn", body, CHANGES).get("succeeded"));
     }
 
     private static Map<String, Object> compare(String key, String target, String field, long v) {
@@ -300,7 +365,7 @@ public final class EtcdClient implements AutoCloseable {
 
     /** Grants a lease of {@code ttlSeconds}; returns its id. */
     public long grantLease(long ttlSeconds) throws IOException {
-        Map<String, Object> r = call("/v3/lease/grant", Map.of("TTL", Long.toString(ttlSeconds)));
+        Map<String, Object> r = call("/v3/lease/grant", Map.of("TTL", Long.toString(ttlSeconds)), CHANGES);
         long id = num(r.get("ID"));
         if (id == 0) throw new EtcdException("lease grant returned no ID: " + r.get("error"));
         return id;
@@ -308,7 +373,7 @@ public final class EtcdClient implements AutoCloseable {
 
     /** Renews a lease once; returns the TTL left, or 0 when the lease no longer exists. */
     public long keepAlive(long lease) throws IOException {
-        Map<String, Object> r = call("/v3/lease/keepalive", Map.of("ID", Long.toString(lease)));
+        Map<String, Object> r = call("/v3/lease/keepalive", Map.of("ID", Long.toString(lease)), IDEMPOTENT);
         Object result = r.get("result");
         return result instanceof Map<?, ?> m ? num(Json.asObject(m).get("TTL")) : 0;
     }
@@ -316,7 +381,7 @@ public final class EtcdClient implements AutoCloseable {
     /** Revokes a lease: every key attached to it goes at once. Unknown leases are no error. */
     public void revokeLease(long lease) throws IOException {
         try {
-            call("/v3/lease/revoke", Map.of("ID", Long.toString(lease)));
+            call("/v3/lease/revoke", Map.of("ID", Long.toString(lease)), IDEMPOTENT);
         } catch (EtcdException e) {
             if (!e.getMessage().contains("not found")) throw e;
         }
@@ -357,7 +422,7 @@ public final class EtcdClient implements AutoCloseable {
                         .header("Content-Type", "application/json")
                         .POST(HttpRequest.BodyPublishers.ofString(body));
                 if (auth != null) req.header("Authorization", auth);
-                resp = http().send(req.build(), HttpResponse.BodyHandlers.ofInputStream());
+                resp = watchHttp().send(req.build(), HttpResponse.BodyHandlers.ofInputStream());
             } catch (EtcdAuthException e) {
                 throw e;
             } catch (IOException e) {
@@ -404,14 +469,17 @@ public final class EtcdClient implements AutoCloseable {
 
     // ------------------------------------------------------------------ transport
 
-    private Map<String, Object> call(String path, Map<String, Object> body) throws IOException {
-        String json = Json.write(body);
+    /** Calls that change nothing when repeated (reads, a put of the same value, a renewal, a revocation). */
+    private static final boolean IDEMPOTENT = true, CHANGES = false;
+
+    private Map<String, Object> call(String path, Map<String, Object> body, boolean idempotent) throws IOException {
+        byte[] json = Json.write(body).getBytes(StandardCharsets.UTF_8);
         IOException last = null;
         List<URI> order = order();
         for (int i = 0; i < order.size(); i++) {
             URI ep = order.get(i);
             try {
-                return callOnce(ep, path, json, true);
+                return callOnce(ep, path, json, idempotent, true);
             } catch (EtcdException | EtcdAuthException e) {
                 throw e;
             } catch (IOException e) {
@@ -426,13 +494,9 @@ public final class EtcdClient implements AutoCloseable {
      * etcd rejects it (expired: simple tokens live 5 minutes by default; or etcd restarted) we
      * authenticate again and retry once, never more.
      */
-    private Map<String, Object> callOnce(URI ep, String path, String json, boolean mayReauth) throws IOException {
+    private Map<String, Object> callOnce(URI ep, String path, byte[] json, boolean idempotent, boolean mayReauth) throws IOException {
         String auth = ensureToken(ep);
-        HttpRequest.Builder req = HttpRequest.newBuilder(ep.resolve(path)).timeout(timeout)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(json));
-        if (auth != null) req.header("Authorization", auth);
-        Answer resp = send(ep, path, req.build());
+        GatewayHttp.Answer resp = send(ep, path, json, auth, idempotent);
         preferred = endpoints.indexOf(ep);
         Map<String, Object> r = parsed(ep, path, resp);
         if (resp.statusCode() != 200 || r.get("error") != null) {
@@ -442,7 +506,7 @@ public final class EtcdClient implements AutoCloseable {
                     throw new EtcdAuthException("etcd " + ep + " requires authentication (" + msg + "): give a user and password (--etcd-username, ipam.etcdUsername)");
                 }
                 token = null;
-                if (mayReauth) return callOnce(ep, path, json, false);
+                if (mayReauth) return callOnce(ep, path, json, idempotent, false);
             }
             if (String.valueOf(msg).contains("permission denied")) {
                 throw new EtcdAuthException("etcd " + ep + path + ": permission denied for user "
@@ -461,10 +525,7 @@ public final class EtcdClient implements AutoCloseable {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("name", security.username());
         body.put("password", security.password());
-        HttpRequest req = HttpRequest.newBuilder(ep.resolve("/v3/auth/authenticate")).timeout(timeout)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(Json.write(body))).build();
-        Answer resp = send(ep, "/v3/auth/authenticate", req);
+        GatewayHttp.Answer resp = send(ep, "/v3/auth/authenticate", Json.write(body).getBytes(StandardCharsets.UTF_8), null, IDEMPOTENT);
         Map<String, Object> r = parsed(ep, "/v3/auth/authenticate", resp);
         if (resp.statusCode() != 200 || r.get("error") != null || !(r.get("token") instanceof String tok) || tok.isEmpty()) {
             Object msg = r.getOrDefault("message", r.getOrDefault("error", "no token in the answer"));
@@ -478,7 +539,7 @@ public final class EtcdClient implements AutoCloseable {
      * The answer's JSON object: a plain-http answer from a TLS endpoint (or the reverse) is named as
      * such, anything that is not JSON as "unreadable answer" with its HTTP status.
      */
-    private Map<String, Object> parsed(URI ep, String path, Answer resp) throws IOException {
+    private Map<String, Object> parsed(URI ep, String path, GatewayHttp.Answer resp) throws IOException {
         IOException plain = plainHttpToTls(ep, resp.body());
         if (plain != null) throw plain;
         try {
@@ -487,9 +548,6 @@ public final class EtcdClient implements AutoCloseable {
             throw new EtcdException("etcd " + ep + path + ": HTTP " + resp.statusCode() + ": unreadable answer");
         }
     }
-
-    /** An answer's status and its body, read whole (at most {@link #MAX_ANSWER} bytes). */
-    private record Answer(int statusCode, String body) {}
 
     /**
      * The most of one answer (or one watch message) the client reads. An answer without end (a
@@ -500,21 +558,13 @@ public final class EtcdClient implements AutoCloseable {
      */
     static final int MAX_ANSWER = 16 << 20;
 
-    private Answer send(URI ep, String path, HttpRequest req) throws IOException {
+    private GatewayHttp.Answer send(URI ep, String path, byte[] json, String auth, boolean idempotent) throws IOException {
         try {
-            HttpResponse<InputStream> resp = http().send(req, HttpResponse.BodyHandlers.ofInputStream());
-            try (InputStream in = resp.body()) {
-                byte[] body = in.readNBytes(MAX_ANSWER + 1);
-                if (body.length > MAX_ANSWER) throw new EtcdException("etcd " + ep + path + ": answer over " + MAX_ANSWER + " bytes");
-                return new Answer(resp.statusCode(), new String(body, StandardCharsets.UTF_8));
-            }
+            return unary().post(ep, path, json, auth, idempotent);
         } catch (EtcdAuthException | EtcdException e) {
             throw e;
         } catch (IOException e) {
             throw explain(ep, path, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("etcd call interrupted");
         }
     }
 
@@ -526,13 +576,28 @@ public final class EtcdClient implements AutoCloseable {
         String why = TlsFailure.describe(e, security);
         if (why != null) return new EtcdAuthException("etcd " + ep + ": " + why, e);
         String m = String.valueOf(e.getMessage());
-        boolean silentClose = m.contains("received no bytes") || m.contains("Connection reset") || m.contains("EOF");
+        // The peer closed without a word: before our request was read ("Broken pipe": with TLS 1.3 etcd
+        // checks our certificate after the handshake, and may close before our write) or after it.
+        boolean silentClose = m.contains("received no bytes") || m.contains("Connection reset") || m.contains("EOF")
+                || m.contains("Broken pipe");
         javax.net.ssl.SSLContext ctx;
         synchronized (this) {
             ctx = sslContext;
         }
         if (ep.getScheme().equals("https") && silentClose && ctx != null) {
-            String probed = TlsFailure.probeHandshake(ctx, ep.getHost(), ep.getPort() < 0 ? 443 : ep.getPort(), timeout, security);
+            TlsFiles.Noted noted = new TlsFiles.Noted();
+            javax.net.ssl.SSLContext probing = ctx;
+            try {
+                if (security.hasClientCert()) probing = TlsFiles.noting(security, noted);
+            } catch (EtcdAuthException unreadable) {
+                // the files changed since: probe with the context the call used
+            }
+            String probed = TlsFailure.probeHandshake(probing, ep.getHost(), ep.getPort() < 0 ? 443 : ep.getPort(), timeout, security);
+            String issuers = noted.unmatchedIssuers();
+            if (probed == null && issuers != null) {
+                probed = "TLS: etcd rejected our client certificate " + security.certFile() + ": it is not issued by a CA etcd trusts"
+                        + " (etcd asks for one issued by " + (issuers.isEmpty() ? "a CA it did not name" : issuers) + "; --trusted-ca-file)";
+            }
             if (probed != null) return new EtcdAuthException("etcd " + ep + ": " + probed, e);
         }
         if (ep.getScheme().equals("http") && silentClose
@@ -572,13 +637,17 @@ public final class EtcdClient implements AutoCloseable {
         return out;
     }
 
+    /** Waits for the calls in flight, then closes the connections; later calls fail. */
     @Override
     public void close() {
-        HttpClient h;
+        GatewayHttp u;
+        HttpClient w;
         synchronized (this) {
-            h = http;
+            u = unary;
+            w = watchHttp;
         }
-        if (h != null) h.close();
+        if (u != null) u.close();
+        if (w != null) w.close();
     }
 
     /**
@@ -586,11 +655,14 @@ public final class EtcdClient implements AutoCloseable {
      * a caller that gave up on this client because a call hung past its deadline.
      */
     public void abort() {
-        HttpClient h;
+        GatewayHttp u;
+        HttpClient w;
         synchronized (this) {
-            h = http;
+            u = unary;
+            w = watchHttp;
         }
-        if (h != null) h.shutdownNow();
+        if (u != null) u.abort();
+        if (w != null) w.shutdownNow();
     }
 
     // ------------------------------------------------------------------ encoding

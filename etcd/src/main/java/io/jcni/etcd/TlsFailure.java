@@ -40,6 +40,18 @@ final class TlsFailure {
      * handshake limited to TLS 1.2, where the check happens inside the handshake, gets the alert.
      */
     static String probeHandshake(javax.net.ssl.SSLContext ctx, String host, int port, java.time.Duration timeout, EtcdSecurity sec) {
+        // etcd (Go) refuses our certificate with an alert and closes while the rest of our flight may
+        // still be on its way: the close is then a reset, which can reach us before the alert does.
+        // So a handshake that ends in a bare reset or broken pipe is tried again, at most twice.
+        for (int attempt = 0; attempt < 3; attempt++) {
+            String[] verdict = probeOnce(ctx, host, port, timeout, sec);
+            if (verdict != null) return verdict[0];
+        }
+        return null;
+    }
+
+    /** {verdict} (its element null: no verdict), or null when the probe met a bare reset and may be tried again. */
+    private static String[] probeOnce(javax.net.ssl.SSLContext ctx, String host, int port, java.time.Duration timeout, EtcdSecurity sec) {
         int ms = (int) Math.min(Integer.MAX_VALUE, Math.max(1, timeout.toMillis()));
         try (java.net.Socket raw = new java.net.Socket()) {
             raw.connect(new java.net.InetSocketAddress(host, port), ms);
@@ -50,11 +62,14 @@ final class TlsFailure {
                 p.setEndpointIdentificationAlgorithm("HTTPS");
                 tls.setSSLParameters(p);
                 tls.startHandshake();
-                return null;
+                return new String[] {null};
             }
         } catch (java.io.IOException e) {
-            if (String.valueOf(e.getMessage()).contains("protocol_version")) return null; // a TLS 1.3-only etcd: no verdict
-            return describe(e, sec);
+            String m = String.valueOf(e.getMessage());
+            if (m.contains("protocol_version")) return new String[] {null}; // a TLS 1.3-only etcd: no verdict
+            String why = describe(e, sec);
+            if (why == null && e instanceof java.net.SocketException && (m.contains("reset") || m.contains("Broken pipe"))) return null;
+            return new String[] {why};
         }
     }
 

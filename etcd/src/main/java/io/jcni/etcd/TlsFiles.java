@@ -53,6 +53,31 @@ final class TlsFiles {
     }
 
     static SSLContext context(EtcdSecurity sec) throws EtcdAuthException {
+        return context(sec, null);
+    }
+
+    /**
+     * What a probe's key manager saw: whether etcd asked for a client certificate and none of ours
+     * was issued by a CA it named. The JDK then sends no certificate at all, and etcd closes the
+     * connection, often with a reset that overtakes its alert.
+     */
+    static final class Noted {
+        private final java.util.concurrent.atomic.AtomicBoolean asked = new java.util.concurrent.atomic.AtomicBoolean();
+        private final java.util.concurrent.atomic.AtomicBoolean chosen = new java.util.concurrent.atomic.AtomicBoolean();
+        private volatile String issuers = "";
+
+        /** The CAs etcd named, when it asked and none matched; null otherwise. */
+        String unmatchedIssuers() {
+            return asked.get() && !chosen.get() ? issuers : null;
+        }
+    }
+
+    /** {@link #context(EtcdSecurity)} whose key manager notes its choices in {@code noted} (the handshake probe's). */
+    static SSLContext noting(EtcdSecurity sec, Noted noted) throws EtcdAuthException {
+        return context(sec, noted);
+    }
+
+    private static SSLContext context(EtcdSecurity sec, Noted noted) throws EtcdAuthException {
         try {
             TrustManagerFactory tmf = null;
             if (sec.caFile() != null) {
@@ -86,8 +111,12 @@ final class TlsFiles {
                 kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
                 kmf.init(ks, none);
             }
+            javax.net.ssl.KeyManager[] kms = kmf == null ? null : kmf.getKeyManagers();
+            if (kms != null && noted != null && kms[0] instanceof javax.net.ssl.X509ExtendedKeyManager km) {
+                kms = new javax.net.ssl.KeyManager[] {new NotingKeyManager(km, noted)};
+            }
             SSLContext ctx = SSLContext.getInstance("TLS");
-            ctx.init(kmf == null ? null : kmf.getKeyManagers(), tmf == null ? null : tmf.getTrustManagers(), null);
+            ctx.init(kms, tmf == null ? null : tmf.getTrustManagers(), null);
             return ctx;
         } catch (GeneralSecurityException | IOException e) {
             if (e instanceof EtcdAuthException a) throw a;
@@ -118,6 +147,59 @@ final class TlsFiles {
             return Files.readString(file, java.nio.charset.StandardCharsets.US_ASCII);
         } catch (IOException e) {
             throw new EtcdAuthException(what + " " + file + ": cannot read: " + e, e);
+        }
+    }
+
+    /** Delegates, noting whether a client alias was asked for and whether one was found. */
+    private static final class NotingKeyManager extends javax.net.ssl.X509ExtendedKeyManager {
+        private final javax.net.ssl.X509ExtendedKeyManager km;
+        private final Noted noted;
+
+        NotingKeyManager(javax.net.ssl.X509ExtendedKeyManager km, Noted noted) {
+            this.km = km;
+            this.noted = noted;
+        }
+
+        private String note(String alias, java.security.Principal[] issuers) {
+            noted.asked.set(true);
+            if (alias != null) noted.chosen.set(true);
+            else if (issuers != null) noted.issuers = String.join("; ", java.util.Arrays.stream(issuers).map(java.security.Principal::getName).toList());
+            return alias;
+        }
+
+        @Override
+        public String chooseClientAlias(String[] keyType, java.security.Principal[] issuers, java.net.Socket socket) {
+            return note(km.chooseClientAlias(keyType, issuers, socket), issuers);
+        }
+
+        @Override
+        public String chooseEngineClientAlias(String[] keyType, java.security.Principal[] issuers, javax.net.ssl.SSLEngine engine) {
+            return note(km.chooseEngineClientAlias(keyType, issuers, engine), issuers);
+        }
+
+        @Override
+        public String[] getClientAliases(String keyType, java.security.Principal[] issuers) {
+            return km.getClientAliases(keyType, issuers);
+        }
+
+        @Override
+        public String[] getServerAliases(String keyType, java.security.Principal[] issuers) {
+            return km.getServerAliases(keyType, issuers);
+        }
+
+        @Override
+        public String chooseServerAlias(String keyType, java.security.Principal[] issuers, java.net.Socket socket) {
+            return km.chooseServerAlias(keyType, issuers, socket);
+        }
+
+        @Override
+        public X509Certificate[] getCertificateChain(String alias) {
+            return km.getCertificateChain(alias);
+        }
+
+        @Override
+        public PrivateKey getPrivateKey(String alias) {
+            return km.getPrivateKey(alias);
         }
     }
 

@@ -75,6 +75,12 @@ class ClusterIpamLabTest {
             assertEquals(valid.size(), owners.size(), "0 leaked: one allocation per existing attachment");
             assertEquals(valid.size(), keys(lab, "ips/").size());
             for (String k : owners) assertTrue(valid.contains(k.substring(k.indexOf("owners/") + 7, k.lastIndexOf('/'))), k);
+            // the host index too (its entries are written with the allocation, in its nested transaction
+            // when concurrent ADDs share a request): all of an attachment's keys or none, even killed
+            String hostname = Files.readString(Path.of("/proc/sys/kernel/hostname")).strip();
+            if (io.jcni.types.Names.isCniName(hostname)) {
+                assertEquals(valid.size(), keys(lab, "/lab-ipam/hosts/" + hostname + "/").size(), "one index entry per allocation");
+            }
         }
     }
 

@@ -52,9 +52,9 @@ final class Clients {
 
     private static boolean worthRepeating(IOException e) {
         if (e instanceof io.jcni.etcd.EtcdException || e instanceof io.jcni.etcd.EtcdAuthException) return false;
-        // A connect timeout is an HttpConnectTimeoutException caused by a ConnectException: the timeout decides.
+        // A connect or read timeout is a SocketTimeoutException, itself an InterruptedIOException: the timeout decides.
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.net.http.HttpTimeoutException) return true;
+            if (t instanceof java.net.SocketTimeoutException) return true;
             if (t instanceof java.net.ConnectException || t instanceof java.io.InterruptedIOException) return false;
         }
         return true;
