@@ -81,8 +81,8 @@ public final class ElementStore {
 
         /** Unique id, also the file path below att/ (each part one file name, hashed when too long). */
         String id() {
-            return StateFiles.enc(scope) + "/" + StateFiles.fileName(StateFiles.enc(network)) + "/"
-                    + StateFiles.fileName(StateFiles.enc(containerId) + "@" + StateFiles.enc(ifname));
+            return StateNames.enc(scope) + "/" + StateNames.fileName(StateNames.enc(network)) + "/"
+                    + StateNames.fileName(StateNames.enc(containerId) + "@" + StateNames.enc(ifname));
         }
 
         /** The element comment: readable, quote-free, at most 128 bytes. */
@@ -372,7 +372,7 @@ public final class ElementStore {
             @Override
             public boolean live(String ownerId, Element e) {
                 if (leaving.contains(ownerId)) return false;
-                StateFiles.AttRecord r = files.record(ownerId);
+                AttRecord r = files.record(ownerId);
                 if (r == null) return false;
                 for (Element x : r.elements()) if (x.set().equals(e.set()) && x.key().equals(e.key())) return true;
                 return false;
@@ -380,7 +380,7 @@ public final class ElementStore {
 
             @Override
             public String comment(String ownerId) {
-                StateFiles.AttRecord r = files.record(ownerId);
+                AttRecord r = files.record(ownerId);
                 return r == null ? null : r.owner().comment();
             }
         };
