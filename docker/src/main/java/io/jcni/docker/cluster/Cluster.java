@@ -12,33 +12,28 @@ import io.jcni.types.StateDoc;
 import io.jcni.linux.Rtnl;
 import io.jcni.types.DamagedStateException;
 import io.jcni.types.IpAddr;
-import java.io.IOException;
 import java.io.PrintStream;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Cluster networks on this host: the shared definitions, pools and publications in etcd
- * ({@link ClusterKeys}), and the VXLAN dataplane that follows them.
+ * ({@link ClusterKeys}; the definition and its VNI: {@link ClusterDefinitions}), and the VXLAN
+ * dataplane that follows them.
  *
  * <p>Three threads keep the dataplane true: a watch on the clusters' keys wakes the sync, the sync
  * compares each network's published peers with what this host programmed ({@link PeerDiff}) and
  * applies the difference (also every few seconds, so a missed event or a failed netlink call is
- * made good), and the lease keeper renews this host's lease, and when it has expired (etcd was
- * unreachable for longer than its TTL) takes a new one and publishes this host's members and
- * containers again. While etcd is unreachable nothing is taken from the kernel: running containers
+ * made good; these two are {@link DataplaneSync}), and the lease keeper renews this host's lease,
+ * and when it has expired (etcd was unreachable for longer than its TTL) takes a new one and
+ * publishes this host's members and containers again. While etcd is unreachable nothing is taken from the kernel: running containers
  * keep reaching each other, and calls that need etcd fail with the client's bounded timeout.
  */
 public final class Cluster implements ClusterMembership, SharedPools, AutoCloseable {
-    private static final long SYNC_EVERY_MILLIS = 3000;
-
     private final EtcdStore store;
     private final JcniIpam ipam;
     private final Underlay underlay;
@@ -47,28 +42,10 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
     private final java.time.Duration releaseGrace;
     private final PrintStream log;
     /** By cluster name: the networks of this host that are part of a cluster. */
-    private final Map<String, Member> members = new ConcurrentHashMap<>();
-    private final Object wake = new Object();
-    private boolean dirty;
+    private final Map<String, ClusterMember> members = new ConcurrentHashMap<>();
+    private final DataplaneSync dataplane;
     private volatile boolean closed;
-    private volatile AutoCloseable watchHandle;
     private final List<Thread> threads = new ArrayList<>();
-
-    private static final class Member {
-        final String name;
-        final DockerNetwork network;
-        final int vni;
-        final Set<Peer> programmed = new LinkedHashSet<>();
-        final Map<String, Peer> own = new ConcurrentHashMap<>();
-        final AbsentHosts absent;
-
-        Member(String name, DockerNetwork network, int vni, AbsentHosts absent) {
-            this.name = name;
-            this.network = network;
-            this.vni = vni;
-            this.absent = absent;
-        }
-    }
 
     /**
      * @param releaseGrace how long a host that owns addresses of a shared pool may be without its host key
@@ -82,6 +59,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
         this.ttlSeconds = ttlSeconds;
         this.releaseGrace = releaseGrace;
         this.log = log;
+        this.dataplane = new DataplaneSync(store, members, host, releaseGrace, this::note);
     }
 
     /** Takes this host's lease and starts the watch, sync and lease threads; etcd may be down now (they catch up). */
@@ -91,8 +69,8 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
         } catch (DriverException e) {
             note("lease error=\"" + e.getMessage() + "\" (retried)");
         }
-        threads.add(Thread.ofPlatform().daemon().name("jcnid-docker-cluster-sync").start(this::syncLoop));
-        threads.add(Thread.ofPlatform().daemon().name("jcnid-docker-cluster-watch").start(this::watchLoop));
+        threads.add(Thread.ofPlatform().daemon().name("jcnid-docker-cluster-sync").start(dataplane::syncLoop));
+        threads.add(Thread.ofPlatform().daemon().name("jcnid-docker-cluster-watch").start(dataplane::watchLoop));
         threads.add(Thread.ofPlatform().daemon().name("jcnid-docker-cluster-lease").start(this::leaseLoop));
     }
 
@@ -108,14 +86,14 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
     @Override
     public void join(DockerNetwork n) {
         String name = n.cluster();
-        Member already = members.get(name);
+        ClusterMember already = members.get(name);
         if (already != null && !already.network.id().equals(n.id())) {
             throw new DriverException("CreateNetwork: network " + already.network.id() + " of this host is cluster network " + name + " already");
         }
         List<DockerNetwork.Subnet> linked = new ArrayList<>();
         try {
             ClusterNetwork.Subnet v4 = link(n.subnet(false), name, linked), v6 = link(n.subnet(true), name, linked);
-            ClusterNetwork def = define(new ClusterNetwork(name, 0, v4, v6, n.internal()));
+            ClusterNetwork def = ClusterDefinitions.define(store, new ClusterNetwork(name, 0, v4, v6, n.internal()));
             for (boolean ipv6 : new boolean[] {false, true}) {
                 if (def.subnet(ipv6) == null) continue;
                 store.update(ClusterKeys.cluster(name), ClusterKeys.pool(ipv6), cur -> cur.orElseGet(() -> ClusterPool.initial(def, ipv6).toJson()));
@@ -124,9 +102,9 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
             try (Rtnl rt = Rtnl.open()) {
                 VxlanSegment.ensure(rt, n.bridge(), def.vni(), underlay, n.mtu());
             }
-            members.put(name, new Member(name, n, def.vni(), new AbsentHosts(host, releaseGrace)));
+            members.put(name, new ClusterMember(name, n, def.vni(), new AbsentHosts(host, releaseGrace)));
             note("cluster=" + name + " network=" + n.id() + " vni=" + def.vni() + " joined");
-            wake();
+            dataplane.wake();
         } catch (RuntimeException e) {
             for (DockerNetwork.Subnet s : linked) ipam.unlinkCluster(s.pool());
             throw e;
@@ -144,32 +122,6 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
         return new ClusterNetwork.Subnet(s.pool(), local.range(), s.gateway() == null ? null : s.gateway().address());
     }
 
-    /** The shared definition: created with a free VNI by the first host, and the same for every other one. */
-    private ClusterNetwork define(ClusterNetwork asked) {
-        String kind = ClusterKeys.cluster(asked.name());
-        Map<String, Object> doc = store.update(kind, ClusterKeys.NETWORK, cur -> {
-            if (cur.isEmpty()) return asked.withVni(reserveVni(asked.name())).toJson();
-            ClusterNetwork have = ClusterNetwork.fromJson(StateDoc.of(store.location(kind, ClusterKeys.NETWORK), cur.get()));
-            List<String> diff = have.differences(asked);
-            if (!diff.isEmpty()) {
-                throw new DriverException("CreateNetwork: cluster network " + asked.name() + " is defined differently on its other hosts: " + String.join(", ", diff));
-            }
-            return cur.get();
-        });
-        return ClusterNetwork.fromJson(StateDoc.of(store.location(kind, ClusterKeys.NETWORK), doc));
-    }
-
-    private int reserveVni(String name) {
-        for (int i = 0; i < 1000; i++) {
-            int vni = ClusterKeys.vniCandidate(name, i);
-            Map<String, Object> claim = Map.of("cluster", name);
-            if (store.putIfVersion(ClusterKeys.VNIS, Integer.toString(vni), claim, 0)) return vni;
-            Optional<Map<String, Object>> holder = store.get(ClusterKeys.VNIS, Integer.toString(vni));
-            if (holder.isPresent() && name.equals(holder.get().get("cluster"))) return vni;
-        }
-        throw new DriverException("CreateNetwork: no free VNI found for cluster network " + name);
-    }
-
     private Map<String, Object> hostDoc(DockerNetwork n) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("host", host);
@@ -181,7 +133,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
     @Override
     public void leave(DockerNetwork n) {
         String name = n.cluster();
-        Member m = members.remove(name);
+        ClusterMember m = members.remove(name);
         int vni = m == null ? -1 : m.vni;
         try {
             if (m != null) for (String ep : m.own.keySet()) store.delete(ClusterKeys.endpoints(name), ep);
@@ -189,12 +141,8 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
             if (store.keys(ClusterKeys.hosts(name)).isEmpty()) {
                 // The last host: the network goes from etcd (its VNI too). A host joining right now finds the
                 // definition gone and creates it again.
-                if (vni < 0) vni = store.get(ClusterKeys.cluster(name), ClusterKeys.NETWORK).map(d -> ((Number) d.get("vni")).intValue()).orElse(-1);
-                for (String ep : store.keys(ClusterKeys.endpoints(name))) store.delete(ClusterKeys.endpoints(name), ep);
-                store.delete(ClusterKeys.cluster(name), ClusterKeys.POOL);
-                store.delete(ClusterKeys.cluster(name), ClusterKeys.POOL6);
-                store.delete(ClusterKeys.cluster(name), ClusterKeys.NETWORK);
-                if (vni > 0) store.delete(ClusterKeys.VNIS, Integer.toString(vni));
+                if (vni < 0) vni = ClusterDefinitions.vni(store, name);
+                ClusterDefinitions.remove(store, name, vni);
                 note("cluster=" + name + " removed (last host)");
             }
         } catch (DriverException | DamagedStateException e) {
@@ -210,7 +158,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
 
     @Override
     public void publish(DockerNetwork n, Endpoint e) {
-        Member m = member("Join", n);
+        ClusterMember m = member("Join", n);
         Peer p = peer(e);
         try {
             store.putLeased(ClusterKeys.endpoints(m.name), e.id(), p.toJson());
@@ -233,7 +181,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
 
     @Override
     public void withdraw(DockerNetwork n, Endpoint e) {
-        Member m = members.get(n.cluster());
+        ClusterMember m = members.get(n.cluster());
         if (m != null) m.own.remove(e.id());
         try {
             store.delete(ClusterKeys.endpoints(n.cluster()), e.id());
@@ -252,7 +200,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
         try (Rtnl rt = Rtnl.open()) {
             VxlanSegment.ensure(rt, n.bridge(), def.vni(), underlay, n.mtu());
         }
-        Member m = new Member(name, n, def.vni(), new AbsentHosts(host, releaseGrace));
+        ClusterMember m = new ClusterMember(name, n, def.vni(), new AbsentHosts(host, releaseGrace));
         members.put(name, m);
         for (Endpoint e : running) {
             Peer p = peer(e);
@@ -260,14 +208,14 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
             m.own.put(e.id(), p);
         }
         reclaim(m);
-        wake();
+        dataplane.wake();
     }
 
     /**
      * After the host key is back: addresses of this host's containers that the other hosts released meanwhile
      * (this driver was down, or cut off from etcd, for longer than the lease TTL and the grace period) are taken again.
      */
-    private void reclaim(Member m) {
+    private void reclaim(ClusterMember m) {
         List<IpAddr> addresses = new ArrayList<>();
         for (Peer p : m.own.values()) addresses.addAll(p.addresses());
         List<IpAddr> conflicts = ClusterPool.reclaim(store, m.name, host, addresses);
@@ -276,8 +224,8 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
         }
     }
 
-    private Member member(String call, DockerNetwork n) {
-        Member m = members.get(n.cluster());
+    private ClusterMember member(String call, DockerNetwork n) {
+        ClusterMember m = members.get(n.cluster());
         if (m == null) throw new DriverException(call + ": cluster network " + n.cluster() + " is not joined on this host");
         return m;
     }
@@ -292,95 +240,6 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
     @Override
     public void give(String cluster, IpAddr address) {
         ClusterPool.give(store, cluster, address);
-    }
-
-    // ------------------------------------------------------------------ keeping the dataplane true
-
-    private void wake() {
-        synchronized (wake) {
-            dirty = true;
-            wake.notifyAll();
-        }
-    }
-
-    private void syncLoop() {
-        while (!closed) {
-            synchronized (wake) {
-                long until = System.nanoTime() + SYNC_EVERY_MILLIS * 1_000_000;
-                // Woken by the watch, or at the latest every SYNC_EVERY_MILLIS to make good what was missed.
-                for (long left = SYNC_EVERY_MILLIS; !dirty && !closed && left > 0; left = (until - System.nanoTime()) / 1_000_000) {
-                    try {
-                        wake.wait(left);
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                }
-                dirty = false;
-            }
-            for (Member m : List.copyOf(members.values())) {
-                try {
-                    sync(m);
-                    releaseDeadHosts(m);
-                } catch (RuntimeException e) {
-                    note("cluster=" + m.name + " sync error=\"" + e.getMessage() + "\" (retried)");
-                }
-            }
-        }
-    }
-
-    /** Makes the member's VXLAN device hold exactly the other hosts' published containers. */
-    private void sync(Member m) {
-        Map<String, Peer> published = store.load(ClusterKeys.endpoints(m.name), Peer::fromJson, Peer::endpointId, this::note);
-        PeerDiff d;
-        synchronized (m) {
-            d = PeerDiff.between(m.programmed, published.values(), host);
-            if (d.isEmpty() || members.get(m.name) != m) return;
-            try (Rtnl rt = Rtnl.open()) {
-                int index = VxlanSegment.device(rt, m.vni).orElseThrow(() -> new DriverException("the VXLAN device of cluster network " + m.name + " is gone"));
-                for (Peer p : d.remove()) {
-                    VxlanSegment.unprogram(rt, index, p);
-                    m.programmed.remove(p);
-                }
-                for (Peer p : d.add()) {
-                    VxlanSegment.program(rt, index, p);
-                    m.programmed.add(p);
-                }
-            }
-        }
-        note("cluster=" + m.name + " peers=" + m.programmed.size() + " added=" + d.add().size() + " removed=" + d.remove().size());
-    }
-
-    /** Gives back the shared pools' addresses of hosts whose lease has been gone for the grace period. */
-    private void releaseDeadHosts(Member m) {
-        Set<String> owners = ClusterPool.ownerHosts(store, m.name);
-        if (owners.isEmpty()) return;
-        Set<String> due = m.absent.due(owners, Set.copyOf(store.keys(ClusterKeys.hosts(m.name))), System.nanoTime());
-        if (due.isEmpty()) return;
-        List<IpAddr> released = ClusterPool.releaseOwners(store, m.name, due, () -> Set.copyOf(store.keys(ClusterKeys.hosts(m.name))));
-        if (!released.isEmpty()) {
-            note("cluster=" + m.name + " released=" + released.size() + " of hosts " + due + " (lease gone for " + releaseGrace.toSeconds() + " s)");
-        }
-    }
-
-    private void watchLoop() {
-        String prefix = store.etcdPrefix() + "/" + ClusterKeys.CLUSTERS + "/";
-        long backoff = 200;
-        while (!closed) {
-            try {
-                long rev = store.client().getPrefix(prefix).revision();
-                wake();
-                backoff = 200;
-                store.client().watch(prefix, rev + 1, ev -> wake(), h -> watchHandle = h);
-            } catch (IOException | RuntimeException e) {
-                if (closed) return;
-                try {
-                    Thread.sleep(backoff);
-                } catch (InterruptedException x) {
-                    return;
-                }
-                backoff = Math.min(backoff * 2, 5000);
-            }
-        }
     }
 
     private void leaseLoop() {
@@ -416,18 +275,18 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
     }
 
     private void republish() {
-        for (Member m : members.values()) {
+        for (ClusterMember m : members.values()) {
             store.putLeased(ClusterKeys.hosts(m.name), host, hostDoc(m.network));
             for (Peer p : m.own.values()) store.putLeased(ClusterKeys.endpoints(m.name), p.endpointId(), p.toJson());
             reclaim(m);
         }
-        wake();
+        dataplane.wake();
     }
 
     /** For status: cluster networks joined here and the remote containers programmed. */
     public String status() {
         int peers = 0;
-        for (Member m : members.values()) peers += m.programmed.size();
+        for (ClusterMember m : members.values()) peers += m.programmed.size();
         return "docker_cluster host " + host + " underlay " + underlay.name() + " clusters " + members.size() + " peers " + peers + "\n";
     }
 
@@ -438,14 +297,7 @@ public final class Cluster implements ClusterMembership, SharedPools, AutoClosea
     @Override
     public void close() {
         closed = true;
-        AutoCloseable h = watchHandle;
-        if (h != null) {
-            try {
-                h.close();
-            } catch (Exception ignored) {
-                // stopping anyway
-            }
-        }
+        dataplane.close();
         for (Thread t : threads) t.interrupt();
     }
 

@@ -23,7 +23,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
@@ -39,19 +38,13 @@ import java.util.function.Function;
  * network rm} never takes away a bridge, an address or a rule that was there before.
  */
 public final class CniNetworkDriver implements NetworkDriver {
-    static final String NETWORKS = "networks";
-    static final String ENDPOINTS = "endpoints";
-
-    private final StateStore store;
+    private final DriverRecords records;
     private final Attacher attacher;
     private final Function<String, Map<String, Object>> conflists;
     private final String scope;
     private final PrintStream log;
     private volatile String dataDir;
     private volatile ClusterMembership cluster;
-    private final Map<String, DockerNetwork> networks = new ConcurrentHashMap<>();
-    private final Map<String, Endpoint> endpoints = new ConcurrentHashMap<>();
-    private final Map<String, ReentrantLock> locks = new ConcurrentHashMap<>();
     /** Held around every check-then-record of networks (CreateNetwork) and their removal (DeleteNetwork). */
     private final ReentrantLock topology = new ReentrantLock();
     /** Held around every check-then-publish of host ports. */
@@ -63,14 +56,12 @@ public final class CniNetworkDriver implements NetworkDriver {
      */
     public CniNetworkDriver(StateStore store, Attacher attacher, Function<String, Map<String, Object>> conflists, String scope,
             PrintStream log) {
-        this.store = store;
         this.attacher = attacher;
         this.conflists = conflists;
         this.scope = scope;
         this.log = log;
         // A damaged document is moved aside and named in the log; the rest is served.
-        networks.putAll(store.load(NETWORKS, DockerNetwork::fromJson, DockerNetwork::id, this::note));
-        endpoints.putAll(store.load(ENDPOINTS, Endpoint::fromJson, Endpoint::id, this::note));
+        this.records = new DriverRecords(store, this::note);
     }
 
     /** Lets networks with {@code -o jcni.cluster=NAME} be created (jcnid with --etcd-endpoints). */
@@ -88,15 +79,8 @@ public final class CniNetworkDriver implements NetworkDriver {
     }
 
     /**
-     * How long after Join a missing sandbox is normal: dockerd calls Join before runc has created the
-     * namespace, so a driver restarted in that moment must not take the container's network away.
-     */
-    static final long JOIN_GRACE_MILLIS = 60_000;
-
-    /**
      * After a restart: an endpoint whose sandbox is gone (its container ended while the driver was
-     * down) gets its CNI DEL now, so no veth, address or port mapping outlives it. Endpoints joined
-     * less than {@link #JOIN_GRACE_MILLIS} ago are left to dockerd (their sandbox may be on its way).
+     * down) gets its CNI DEL now, so no veth, address or port mapping outlives it ({@link RestartReconcile}).
      *
      * @return how many attachments were cleaned up
      */
@@ -106,41 +90,7 @@ public final class CniNetworkDriver implements NetworkDriver {
 
     /** {@link #reconcile()} as if it were {@code nowMillis}. */
     public int reconcileAt(long nowMillis) {
-        int cleaned = 0;
-        for (DockerNetwork n : networks.values()) {
-            try {
-                if (n.linuxBridge() != null) attacher.openNetwork(n.linuxBridge(), n.internal(), n.masqueraded());
-            } catch (RuntimeException ex) {
-                note("reconcile network=" + n.id() + " error=\"" + ex.getMessage() + "\"");
-            }
-        }
-        ClusterMembership c = cluster;
-        for (DockerNetwork n : networks.values()) {
-            if (n.cluster() == null || c == null) continue;
-            List<Endpoint> running = endpoints.values().stream()
-                    .filter(e -> e.networkId().equals(n.id()) && e.joined() && attacher.sandboxExists(e.sandboxKey())).toList();
-            try {
-                c.resume(n, running);
-            } catch (RuntimeException ex) {
-                note("reconcile network=" + n.id() + " cluster=" + n.cluster() + " error=\"" + ex.getMessage() + "\"");
-            }
-        }
-        for (Endpoint e : List.copyOf(endpoints.values())) {
-            if (!e.joined() || attacher.sandboxExists(e.sandboxKey()) || nowMillis - e.joinedMillis() < JOIN_GRACE_MILLIS) continue;
-            ReentrantLock l = lock(e.networkId());
-            try {
-                DockerNetwork n = networks.get(e.networkId());
-                if (n != null) attacher.del(chain(n, e), runtime(e, ""), e.ifName());
-                save(e.left());
-                cleaned++;
-                note("reconcile endpoint=" + e.id() + " sandbox_gone=" + e.sandboxKey());
-            } catch (RuntimeException ex) {
-                note("reconcile endpoint=" + e.id() + " error=\"" + ex.getMessage() + "\"");
-            } finally {
-                l.unlock();
-            }
-        }
-        return cleaned;
+        return RestartReconcile.run(records, attacher, cluster, dataDir, nowMillis, this::note);
     }
 
     @Override
@@ -152,12 +102,12 @@ public final class CniNetworkDriver implements NetworkDriver {
     public void createNetwork(CreateNetwork r) {
         DockerNetwork n = DockerNetwork.fromCreate(r, conflists);
         topology.lock();
-        ReentrantLock l = lock(r.networkId());
+        ReentrantLock l = records.lock(r.networkId());
         try {
-            if (networks.containsKey(n.id())) return; // a repeated call: the network is there already
+            if (records.network(n.id()) != null) return; // a repeated call: the network is there already
             Optional<Attacher.HostLink> existing = n.linuxBridge() == null ? Optional.empty() : attacher.hostLink(n.linuxBridge());
-            Conflicts.checkBridge(n, networks.values(), existing);
-            Conflicts.checkSubnets(n, networks.values(), attacher.hostRoutes(), existing.isPresent());
+            Conflicts.checkBridge(n, records.networks(), existing);
+            Conflicts.checkSubnets(n, records.networks(), attacher.hostRoutes(), existing.isPresent());
             if (n.conflist() == null) {
                 DockerNetwork asked = n;
                 n = asked.withBridgeOwnership(existing.isEmpty(), existing.map(h -> Conflicts.lentAddresses(asked, h)).orElse(List.of()));
@@ -172,8 +122,7 @@ public final class CniNetworkDriver implements NetworkDriver {
                 c.join(n);
             }
             if (n.linuxBridge() != null) attacher.openNetwork(n.linuxBridge(), n.internal(), n.masqueraded());
-            store.put(NETWORKS, n.id(), n.toJson());
-            networks.put(n.id(), n);
+            records.save(n);
             if (existing.isPresent()) note("network=" + n.id() + " bridge=" + n.linuxBridge() + " existed: used, and left in place at removal");
         } finally {
             l.unlock();
@@ -184,25 +133,23 @@ public final class CniNetworkDriver implements NetworkDriver {
     @Override
     public void deleteNetwork(NetworkRef r) {
         topology.lock();
-        ReentrantLock l = lock(r.networkId());
+        ReentrantLock l = records.lock(r.networkId());
         try {
-            DockerNetwork n = networks.get(r.networkId());
+            DockerNetwork n = records.network(r.networkId());
             if (n == null) return;
-            for (Endpoint e : List.copyOf(endpoints.values())) {
+            for (Endpoint e : List.copyOf(records.endpoints())) {
                 if (!e.networkId().equals(n.id())) continue;
                 if (e.joined()) leaveLocked(n, e);
-                store.delete(ENDPOINTS, e.id());
-                endpoints.remove(e.id());
+                records.delete(e);
             }
             // The chain with a placeholder endpoint: GC needs only the plugins and the network name.
             Endpoint none = new Endpoint("gc", n.id(), null, null, "");
-            boolean shared = networks.values().stream().anyMatch(o -> !o.id().equals(n.id()) && n.linuxBridge() != null
+            boolean shared = records.networks().stream().anyMatch(o -> !o.id().equals(n.id()) && n.linuxBridge() != null
                     && n.linuxBridge().equals(o.linuxBridge()));
             if (n.cluster() != null && cluster != null) cluster.leave(n);
             attacher.removeNetwork(chain(n, none), new Attacher.Teardown(n.linuxBridge(), n.internal(), n.masqueraded(), !shared,
                     n.conflist() == null && n.ownsBridge() && !shared, n.lentAddresses()));
-            store.delete(NETWORKS, n.id());
-            networks.remove(n.id());
+            records.delete(n);
         } finally {
             l.unlock();
             topology.unlock();
@@ -220,9 +167,9 @@ public final class CniNetworkDriver implements NetworkDriver {
 
     @Override
     public void createEndpoint(CreateEndpoint r) {
-        ReentrantLock l = lock(r.networkId());
+        ReentrantLock l = records.lock(r.networkId());
         try {
-            DockerNetwork n = network("CreateEndpoint", r.networkId());
+            DockerNetwork n = records.network("CreateEndpoint", r.networkId());
             if (r.iface().address() == null && r.iface().addressV6() == null) {
                 throw new DriverException("CreateEndpoint: Interface has no Address: jcni uses the addresses of the network's IPAM driver");
             }
@@ -230,12 +177,12 @@ public final class CniNetworkDriver implements NetworkDriver {
             // On a cluster network every host must know a container's MAC: it follows from the (cluster-wide unique) address.
             if (mac.isEmpty() && n.cluster() != null && r.iface().address() != null) mac = io.jcni.docker.cluster.ClusterKeys.macFor(r.iface().address().address());
             Endpoint e = new Endpoint(r.endpointId(), r.networkId(), r.iface().address(), r.iface().addressV6(), mac);
-            Endpoint old = endpoints.get(e.id());
+            Endpoint old = records.endpoint(e.id());
             if (old != null) {
                 if (old.networkId().equals(e.networkId()) && java.util.Objects.equals(old.address(), e.address())) return;
                 throw new DriverException("CreateEndpoint: endpoint " + e.id() + " exists already with other settings");
             }
-            save(e);
+            records.save(e);
         } finally {
             l.unlock();
         }
@@ -243,7 +190,7 @@ public final class CniNetworkDriver implements NetworkDriver {
 
     @Override
     public Map<String, Object> endpointOperInfo(EndpointRef r) {
-        Endpoint e = endpoint("EndpointOperInfo", r);
+        Endpoint e = records.endpoint("EndpointOperInfo", r);
         Map<String, Object> v = new LinkedHashMap<>();
         if (!e.ports().isEmpty()) v.put("com.docker.network.portmap", new ArrayList<Object>(e.ports()));
         if (e.joined()) v.put("jcni.interface", e.ifName());
@@ -252,16 +199,15 @@ public final class CniNetworkDriver implements NetworkDriver {
 
     @Override
     public void deleteEndpoint(EndpointRef r) {
-        ReentrantLock l = lock(r.networkId());
+        ReentrantLock l = records.lock(r.networkId());
         try {
-            Endpoint e = endpoints.get(r.endpointId());
+            Endpoint e = records.endpoint(r.endpointId());
             if (e == null) return; // deleting twice is not an error
-            DockerNetwork n = networks.get(e.networkId());
+            DockerNetwork n = records.network(e.networkId());
             if (e.joined() && n != null) leaveLocked(n, e);
             // libnetwork may hand the interface back after Leave, so it is looked for once more here.
             attacher.dropInterface(srcName(e.id()), true);
-            store.delete(ENDPOINTS, e.id());
-            endpoints.remove(e.id());
+            records.delete(e);
         } finally {
             l.unlock();
         }
@@ -269,16 +215,16 @@ public final class CniNetworkDriver implements NetworkDriver {
 
     @Override
     public JoinAnswer join(Join r) {
-        ReentrantLock l = lock(r.networkId());
+        ReentrantLock l = records.lock(r.networkId());
         try {
-            DockerNetwork n = network("Join", r.networkId());
-            Endpoint e = endpoint("Join", new EndpointRef(r.networkId(), r.endpointId()));
+            DockerNetwork n = records.network("Join", r.networkId());
+            Endpoint e = records.endpoint("Join", new EndpointRef(r.networkId(), r.endpointId()));
             if (e.joined() && !e.sandboxKey().equals(r.sandboxKey())) {
                 throw new DriverException("Join: endpoint " + e.id() + " is already joined to " + e.sandboxKey());
             }
             if (!e.joined()) {
                 Endpoint joined = e.joinedAt(r.sandboxKey(), srcName(e.id()), System.currentTimeMillis());
-                save(joined); // first, so that a crash during ADD leaves a record for reconcile
+                records.save(joined); // first, so that a crash during ADD leaves a record for reconcile
                 try {
                     attacher.add(chain(n, joined), runtime(joined, ""), joined.ifName());
                     if (n.cluster() != null) membership("Join").publish(n, joined);
@@ -288,7 +234,7 @@ public final class CniNetworkDriver implements NetworkDriver {
                     } catch (RuntimeException ignored) {
                         // the ADD's error is the one to report
                     }
-                    save(e);
+                    records.save(e);
                     throw ex;
                 }
                 e = joined;
@@ -304,11 +250,11 @@ public final class CniNetworkDriver implements NetworkDriver {
 
     @Override
     public void leave(EndpointRef r) {
-        ReentrantLock l = lock(r.networkId());
+        ReentrantLock l = records.lock(r.networkId());
         try {
-            Endpoint e = endpoint("Leave", r);
+            Endpoint e = records.endpoint("Leave", r);
             if (!e.joined()) return;
-            leaveLocked(network("Leave", r.networkId()), e);
+            leaveLocked(records.network("Leave", r.networkId()), e);
         } finally {
             l.unlock();
         }
@@ -317,15 +263,15 @@ public final class CniNetworkDriver implements NetworkDriver {
     private void leaveLocked(DockerNetwork n, Endpoint e) {
         if (n.cluster() != null && cluster != null) cluster.withdraw(n, e);
         attacher.del(chain(n, e), runtime(e, ""), e.ifName());
-        save(e.left());
+        records.save(e.left());
     }
 
     @Override
     public void programExternalConnectivity(ProgramExternalConnectivity r) {
-        ReentrantLock l = lock(r.networkId());
+        ReentrantLock l = records.lock(r.networkId());
         try {
-            DockerNetwork n = network("ProgramExternalConnectivity", r.networkId());
-            Endpoint e = endpoint("ProgramExternalConnectivity", new EndpointRef(r.networkId(), r.endpointId()));
+            DockerNetwork n = records.network("ProgramExternalConnectivity", r.networkId());
+            Endpoint e = records.endpoint("ProgramExternalConnectivity", new EndpointRef(r.networkId(), r.endpointId()));
             if (!e.joined()) throw new DriverException("ProgramExternalConnectivity: endpoint " + e.id() + " is not joined");
             if (r.ports().isEmpty()) return;
             List<Map<String, Object>> mappings = new ArrayList<>();
@@ -346,12 +292,12 @@ public final class CniNetworkDriver implements NetworkDriver {
             ports.lock();
             try {
                 Map<String, List<PortBinding>> published = new LinkedHashMap<>();
-                for (Endpoint o : endpoints.values()) {
+                for (Endpoint o : records.endpoints()) {
                     if (!o.id().equals(e.id()) && !o.ports().isEmpty()) published.put(o.id(), o.bindings());
                 }
                 Conflicts.checkPorts(r.ports(), published);
                 attacher.publish(chain(n, e), runtime(e, e.sandboxKey()), mappings);
-                save(e.withPorts(raw));
+                records.save(e.withPorts(raw));
             } finally {
                 ports.unlock();
             }
@@ -362,13 +308,13 @@ public final class CniNetworkDriver implements NetworkDriver {
 
     @Override
     public void revokeExternalConnectivity(EndpointRef r) {
-        ReentrantLock l = lock(r.networkId());
+        ReentrantLock l = records.lock(r.networkId());
         try {
-            Endpoint e = endpoints.get(r.endpointId());
+            Endpoint e = records.endpoint(r.endpointId());
             if (e == null || !e.joined() || e.ports().isEmpty()) return;
-            DockerNetwork n = network("RevokeExternalConnectivity", r.networkId());
+            DockerNetwork n = records.network("RevokeExternalConnectivity", r.networkId());
             attacher.unpublish(chain(n, e), runtime(e, e.sandboxKey()));
-            save(e.withPorts(List.of()));
+            records.save(e.withPorts(List.of()));
         } finally {
             l.unlock();
         }
@@ -394,11 +340,11 @@ public final class CniNetworkDriver implements NetworkDriver {
 
     /** For tests and status. */
     public Map<String, DockerNetwork> networks() {
-        return Map.copyOf(networks);
+        return records.networksById();
     }
 
     public Map<String, Endpoint> endpoints() {
-        return Map.copyOf(endpoints);
+        return records.endpointsById();
     }
 
     /** The interface's name between ADD and libnetwork's move into the sandbox: unique per endpoint, 14 characters. */
@@ -406,33 +352,8 @@ public final class CniNetworkDriver implements NetworkDriver {
         return "jcv" + endpointId.substring(0, Math.min(11, endpointId.length()));
     }
 
-    private static RuntimeConf runtime(Endpoint e, String netns) {
+    static RuntimeConf runtime(Endpoint e, String netns) {
         return new RuntimeConf(e.id(), netns, e.ifName(), List.of(Map.entry("IgnoreUnknown", "1")), Map.of());
-    }
-
-    private DockerNetwork network(String call, String id) {
-        DockerNetwork n = networks.get(id);
-        if (n == null) throw new DriverException(call + ": no network " + id + " in the jcni driver");
-        return n;
-    }
-
-    private Endpoint endpoint(String call, EndpointRef r) {
-        Endpoint e = endpoints.get(r.endpointId());
-        if (e == null || !e.networkId().equals(r.networkId())) {
-            throw new DriverException(call + ": no endpoint " + r.endpointId() + " in network " + r.networkId());
-        }
-        return e;
-    }
-
-    private void save(Endpoint e) {
-        store.put(ENDPOINTS, e.id(), e.toJson());
-        endpoints.put(e.id(), e);
-    }
-
-    private ReentrantLock lock(String networkId) {
-        ReentrantLock l = locks.computeIfAbsent(networkId, k -> new ReentrantLock());
-        l.lock();
-        return l;
     }
 
     private void note(String s) {

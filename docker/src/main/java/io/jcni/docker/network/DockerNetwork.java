@@ -91,6 +91,37 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
      */
     public static DockerNetwork fromCreate(NetworkCalls.CreateNetwork r, java.util.function.Function<String, Map<String, Object>> conflists) {
         Map<String, Object> generic = r.options().get(OPT_GENERIC) instanceof Map<?, ?> m ? Json.asObject(m) : Map.of();
+        Map<String, String> opts = stringOptions(generic);
+        boolean internal = flag(r.options(), generic, OPT_INTERNAL);
+        boolean ipv6 = flag(r.options(), generic, OPT_IPV6) || !r.ipv6().isEmpty();
+        List<Subnet> subnets = new ArrayList<>();
+        for (NetworkCalls.IpamData d : r.ipv4()) subnets.add(new Subnet(d.pool(), d.gateway()));
+        for (NetworkCalls.IpamData d : r.ipv6()) subnets.add(new Subnet(d.pool(), d.gateway()));
+        if (subnets.isEmpty()) throw new DriverException("CreateNetwork: no IPv4Data: the network needs a pool from an IPAM driver");
+
+        int mtu = mtu(opts);
+        String bridge = opts.getOrDefault(OPT_BRIDGE, defaultBridge(r.networkId()));
+        if (!bridge.matches("[A-Za-z0-9_.-]{1,15}")) {
+            throw new DriverException("CreateNetwork: " + OPT_BRIDGE + " is not an interface name (1-15 letters, digits, '_', '.', '-'): " + bridge);
+        }
+        Map<String, Long> bandwidth = bandwidth(opts);
+        String cluster = opts.get(OPT_CLUSTER);
+        if (cluster != null) checkCluster(r, opts, ipv6, cluster);
+        if (opts.containsKey(OPT_CONFLIST)) {
+            if (opts.containsKey(OPT_PLUGINS)) throw new DriverException("CreateNetwork: give " + OPT_PLUGINS + " or " + OPT_CONFLIST + ", not both");
+            if (!bandwidth.isEmpty()) throw new DriverException("CreateNetwork: " + OPT_BANDWIDTH + "* options are for generated chains; write them into the conflist");
+            Map<String, Object> list = conflists.apply(opts.get(OPT_CONFLIST));
+            return new DockerNetwork(r.networkId(), List.of(), list, bridge, mtu, internal, ipv6, subnets, Map.of(), false, List.of(), null);
+        }
+        List<String> plugins = opts.containsKey(OPT_PLUGINS) ? plugins(opts.get(OPT_PLUGINS)) : DEFAULT_PLUGINS;
+        if (!bandwidth.isEmpty() && !plugins.contains("bandwidth")) {
+            throw new DriverException("CreateNetwork: " + OPT_BANDWIDTH + "* needs bandwidth in " + OPT_PLUGINS + " (e.g. bridge,portmap,bandwidth)");
+        }
+        return new DockerNetwork(r.networkId(), List.copyOf(plugins), null, bridge, mtu, internal, ipv6, subnets, bandwidth, true, List.of(), cluster);
+    }
+
+    /** The generic options that are strings; jcni's own must be strings, and be ones jcni knows. */
+    private static Map<String, String> stringOptions(Map<String, Object> generic) {
         Map<String, String> opts = new LinkedHashMap<>();
         for (Map.Entry<String, Object> e : generic.entrySet()) {
             if (e.getValue() instanceof String s) opts.put(e.getKey(), s);
@@ -103,61 +134,46 @@ public record DockerNetwork(String id, List<String> plugins, Map<String, Object>
                         + OPT_CLUSTER + " and " + OPT_BANDWIDTH + "{" + String.join(",", BANDWIDTH_KEYS) + "})");
             }
         }
-        boolean internal = flag(r.options(), generic, OPT_INTERNAL);
-        boolean ipv6 = flag(r.options(), generic, OPT_IPV6) || !r.ipv6().isEmpty();
-        List<Subnet> subnets = new ArrayList<>();
-        for (NetworkCalls.IpamData d : r.ipv4()) subnets.add(new Subnet(d.pool(), d.gateway()));
-        for (NetworkCalls.IpamData d : r.ipv6()) subnets.add(new Subnet(d.pool(), d.gateway()));
-        if (subnets.isEmpty()) throw new DriverException("CreateNetwork: no IPv4Data: the network needs a pool from an IPAM driver");
+        return opts;
+    }
 
-        int mtu = 0;
-        if (opts.containsKey(OPT_MTU)) {
-            try {
-                mtu = Integer.parseInt(opts.get(OPT_MTU));
-                if (mtu < 68 || mtu > 65535) throw new NumberFormatException();
-            } catch (NumberFormatException e) {
-                throw new DriverException("CreateNetwork: " + OPT_MTU + " must be a number in [68, 65535]: " + opts.get(OPT_MTU));
-            }
+    /** {@value #OPT_MTU}, or 0 (the default) when not given. */
+    private static int mtu(Map<String, String> opts) {
+        if (!opts.containsKey(OPT_MTU)) return 0;
+        try {
+            int mtu = Integer.parseInt(opts.get(OPT_MTU));
+            if (mtu < 68 || mtu > 65535) throw new NumberFormatException();
+            return mtu;
+        } catch (NumberFormatException e) {
+            throw new DriverException("CreateNetwork: " + OPT_MTU + " must be a number in [68, 65535]: " + opts.get(OPT_MTU));
         }
-        String bridge = opts.getOrDefault(OPT_BRIDGE, defaultBridge(r.networkId()));
-        if (!bridge.matches("[A-Za-z0-9_.-]{1,15}")) {
-            throw new DriverException("CreateNetwork: " + OPT_BRIDGE + " is not an interface name (1-15 letters, digits, '_', '.', '-'): " + bridge);
+    }
+
+    /** What a network joining cluster network {@code cluster} must be: a generated chain, one subnet per family. */
+    private static void checkCluster(NetworkCalls.CreateNetwork r, Map<String, String> opts, boolean ipv6, String cluster) {
+        if (!io.jcni.docker.cluster.ClusterKeys.NAME.matcher(cluster).matches()) {
+            throw new DriverException("CreateNetwork: " + OPT_CLUSTER + " is 1-64 letters, digits, '_', '.' or '-': " + cluster);
         }
-        Map<String, Long> bandwidth = bandwidth(opts);
-        String cluster = opts.get(OPT_CLUSTER);
-        if (cluster != null) {
-            if (!io.jcni.docker.cluster.ClusterKeys.NAME.matcher(cluster).matches()) {
-                throw new DriverException("CreateNetwork: " + OPT_CLUSTER + " is 1-64 letters, digits, '_', '.' or '-': " + cluster);
-            }
-            if (opts.containsKey(OPT_CONFLIST)) throw new DriverException("CreateNetwork: a cluster network's chain is generated; " + OPT_CONFLIST + " cannot join a cluster");
-            if (r.ipv4().size() != 1 || r.ipv6().size() > 1) {
-                throw new DriverException("CreateNetwork: a cluster network has one IPv4 subnet, and with --ipv6 one IPv6 subnet");
-            }
-            if (ipv6 && r.ipv6().isEmpty()) throw new DriverException("CreateNetwork: --ipv6 on a cluster network needs an IPv6 pool (--subnet)");
+        if (opts.containsKey(OPT_CONFLIST)) throw new DriverException("CreateNetwork: a cluster network's chain is generated; " + OPT_CONFLIST + " cannot join a cluster");
+        if (r.ipv4().size() != 1 || r.ipv6().size() > 1) {
+            throw new DriverException("CreateNetwork: a cluster network has one IPv4 subnet, and with --ipv6 one IPv6 subnet");
         }
-        if (opts.containsKey(OPT_CONFLIST)) {
-            if (opts.containsKey(OPT_PLUGINS)) throw new DriverException("CreateNetwork: give " + OPT_PLUGINS + " or " + OPT_CONFLIST + ", not both");
-            if (!bandwidth.isEmpty()) throw new DriverException("CreateNetwork: " + OPT_BANDWIDTH + "* options are for generated chains; write them into the conflist");
-            Map<String, Object> list = conflists.apply(opts.get(OPT_CONFLIST));
-            return new DockerNetwork(r.networkId(), List.of(), list, bridge, mtu, internal, ipv6, subnets, Map.of(), false, List.of(), null);
+        if (ipv6 && r.ipv6().isEmpty()) throw new DriverException("CreateNetwork: --ipv6 on a cluster network needs an IPv6 pool (--subnet)");
+    }
+
+    /** The chain {@value #OPT_PLUGINS} names: bridge first, then distinct plugins of {@link #CHAINED}. */
+    private static List<String> plugins(String option) {
+        List<String> plugins = new ArrayList<>();
+        for (String p : option.split(",")) if (!p.isBlank()) plugins.add(p.strip());
+        if (plugins.isEmpty() || !plugins.getFirst().equals("bridge")) {
+            throw new DriverException("CreateNetwork: " + OPT_PLUGINS + " must start with bridge: " + option);
         }
-        List<String> plugins = DEFAULT_PLUGINS;
-        if (opts.containsKey(OPT_PLUGINS)) {
-            plugins = new ArrayList<>();
-            for (String p : opts.get(OPT_PLUGINS).split(",")) if (!p.isBlank()) plugins.add(p.strip());
-            if (plugins.isEmpty() || !plugins.getFirst().equals("bridge")) {
-                throw new DriverException("CreateNetwork: " + OPT_PLUGINS + " must start with bridge: " + opts.get(OPT_PLUGINS));
-            }
-            for (String p : plugins.subList(1, plugins.size())) {
-                if (!CHAINED.contains(p)) throw new DriverException("CreateNetwork: " + OPT_PLUGINS + ": " + p + " cannot be chained here (use "
-                        + String.join(", ", new java.util.TreeSet<>(CHAINED)) + ")");
-            }
-            if (new java.util.HashSet<>(plugins).size() != plugins.size()) throw new DriverException("CreateNetwork: " + OPT_PLUGINS + " names a plugin twice");
+        for (String p : plugins.subList(1, plugins.size())) {
+            if (!CHAINED.contains(p)) throw new DriverException("CreateNetwork: " + OPT_PLUGINS + ": " + p + " cannot be chained here (use "
+                    + String.join(", ", new java.util.TreeSet<>(CHAINED)) + ")");
         }
-        if (!bandwidth.isEmpty() && !plugins.contains("bandwidth")) {
-            throw new DriverException("CreateNetwork: " + OPT_BANDWIDTH + "* needs bandwidth in " + OPT_PLUGINS + " (e.g. bridge,portmap,bandwidth)");
-        }
-        return new DockerNetwork(r.networkId(), List.copyOf(plugins), null, bridge, mtu, internal, ipv6, subnets, bandwidth, true, List.of(), cluster);
+        if (new java.util.HashSet<>(plugins).size() != plugins.size()) throw new DriverException("CreateNetwork: " + OPT_PLUGINS + " names a plugin twice");
+        return plugins;
     }
 
     /** The jcni.bandwidth.* options: whole numbers, a rate always with its burst (as the plugin requires). */

@@ -2,21 +2,16 @@ package io.jcni.plugins.common.nft;
 
 import io.jcni.linux.Flock;
 import io.jcni.linux.nft.Nft;
-import io.jcni.linux.nft.NftBatch;
-import io.jcni.linux.nft.NftException;
 import io.jcni.types.Attachment;
 import io.jcni.types.CniException;
 import io.jcni.types.DamagedStateException;
 import io.jcni.types.ErrorCode;
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Function;
@@ -81,8 +76,8 @@ public final class ElementStore {
 
         /** Unique id, also the file path below att/ (each part one file name, hashed when too long). */
         String id() {
-            return StateFiles.enc(scope) + "/" + StateFiles.fileName(StateFiles.enc(network)) + "/"
-                    + StateFiles.fileName(StateFiles.enc(containerId) + "@" + StateFiles.enc(ifname));
+            return StateNames.enc(scope) + "/" + StateNames.fileName(StateNames.enc(network)) + "/"
+                    + StateNames.fileName(StateNames.enc(containerId) + "@" + StateNames.enc(ifname));
         }
 
         /** The element comment: readable, quote-free, at most 128 bytes. */
@@ -130,6 +125,7 @@ public final class ElementStore {
     private final StateFiles files;
     private final StructureCache structures;
     private final ElementTransactions transactions;
+    private final ElementClaims claims;
     private boolean cookieChecked;
 
     /** Elements of {@value #TABLE}. */
@@ -158,6 +154,7 @@ public final class ElementStore {
         this.files = new StateFiles(base.resolve(Long.toString(nft.netnsInode())), table, Objects.requireNonNull(log));
         this.structures = new StructureCache(nft, files);
         this.transactions = new ElementTransactions(nft, table, structures);
+        this.claims = new ElementClaims(table, files, transactions);
     }
 
     /** {@code table}'s store in {@code nft}'s namespace, under {@code dataDir} (null: {@link #DEFAULT_BASE}). */
@@ -189,38 +186,15 @@ public final class ElementStore {
     /**
      * Makes {@code owner} claim exactly {@code elements}: it holds each key nobody else claims (its
      * element goes into nftables), and waits for each key another attachment claimed first; it gives
-     * up what it claimed before and no longer wants (see {@link Ownership}). {@code skeleton} is the
-     * feature's table structure, applied in the same transaction (it must be idempotent: {@code add}
-     * for sets and chains, {@code flush} before re-adding rules); it is given every element the
-     * transaction touches.
+     * up what it claimed before and no longer wants (see {@link Ownership}; the order of records and
+     * transaction: {@link ElementClaims}). {@code skeleton} is the feature's table structure, applied
+     * in the same transaction (it must be idempotent: {@code add} for sets and chains, {@code flush}
+     * before re-adding rules); it is given every element the transaction touches.
      */
     public void put(Owner owner, Function<List<Element>, String> skeleton, List<Element> elements) {
-        checkDistinct(elements);
+        ElementClaims.checkDistinct(elements);
         try (Flock lock = lock()) {
-            List<Element> before = recorded(owner);
-            Ownership.Plan plan = Ownership.put(owner.id(), owner.comment(), before, elements, claims(Set.of()));
-            if (elements.isEmpty() && plan.claims().isEmpty()) return;
-            Set<Element> wanted = new HashSet<>();
-            for (Element e : elements) wanted.add(Ownership.keyOf(e));
-            // Intent first: if we die after nft, the records still name every element we may hold.
-            List<Element> union = new ArrayList<>(elements);
-            for (Element e : before) if (!union.contains(e)) union.add(e);
-            Map<Element, KeyClaims> claimsBefore = new LinkedHashMap<>();
-            for (Element k : wanted) claimsBefore.put(k, files.readClaims(k));
-            files.write(owner, union);
-            plan.claims().forEach((k, c) -> { if (wanted.contains(k)) files.writeClaims(k, c); });
-            try {
-                if (plan.changesNftables()) apply(skeleton, elements, plan);
-            } catch (NftException e) {
-                // nft applied nothing (one transaction): put the records back as they were, so a
-                // refused ADD leaves no record naming elements that were never added.
-                claimsBefore.forEach(files::writeClaims);
-                if (before.isEmpty()) files.deleteAttFile(owner);
-                else files.write(owner, before);
-                throw e;
-            }
-            plan.claims().forEach((k, c) -> { if (!wanted.contains(k)) files.writeClaims(k, c); });
-            files.write(owner, elements);
+            claims.put(owner, skeleton, elements);
         }
     }
 
@@ -231,7 +205,7 @@ public final class ElementStore {
      */
     public List<Element> remove(Owner owner, Function<List<Element>, String> skeleton) {
         try (Flock lock = lock()) {
-            return removeLocked(owner, skeleton, Set.of());
+            return claims.remove(owner, skeleton, Set.of());
         }
     }
 
@@ -244,26 +218,7 @@ public final class ElementStore {
             // Without the lock (CHECK): the key records alone; the next DEL or ADD moves the record aside.
             recorded = files.claimedBy(owner.id());
         }
-        return claimed(owner, recorded);
-    }
-
-    /**
-     * Under the lock: the elements {@code owner}'s record lists; when the record is damaged, those
-     * the key records say it claims, and the record is moved aside and reported ({@link StateFiles#recover}).
-     */
-    private List<Element> recorded(Owner owner) {
-        try {
-            return files.read(owner);
-        } catch (DamagedStateException e) {
-            return files.recover(owner, e);
-        }
-    }
-
-    /** Those of {@code recorded} (the elements {@code owner}'s record lists) whose key records list it as a claimant. */
-    private List<Element> claimed(Owner owner, List<Element> recorded) {
-        List<Element> out = new ArrayList<>();
-        for (Element e : recorded) if (files.readClaims(e).claimedBy(owner.id())) out.add(e);
-        return out;
+        return claims.claimed(owner, recorded);
     }
 
     /** Those of {@code want} that {@code owner} does not hold per its state (CHECK: empty when all are set up). */
@@ -310,7 +265,7 @@ public final class ElementStore {
                           Function<List<Element>, String> skeleton) {
         List<Owner> removed;
         try (Flock lock = lock()) {
-            removed = ElementGc.orphans(files, scope, network, keep, (o, leaving) -> removeLocked(o, skeleton, leaving));
+            removed = ElementGc.orphans(files, scope, network, keep, (o, leaving) -> claims.remove(o, skeleton, leaving));
         }
         ElementGc.deadNamespaces(files.dir());
         return removed;
@@ -328,71 +283,6 @@ public final class ElementStore {
      */
     public boolean inForce(String skeleton) {
         return structures.inForce(Skeleton.parse(table, skeleton));
-    }
-
-    /** Releases {@code owner}'s claims; no key goes to an owner in {@code leaving} (those GC removes too). */
-    private List<Element> removeLocked(Owner owner, Function<List<Element>, String> skeleton, Set<String> leaving) {
-        List<Element> recorded = recorded(owner);
-        List<Element> mine = claimed(owner, recorded);
-        Ownership.Plan plan = Ownership.release(owner.id(), mine, claims(leaving));
-        if (plan.changesNftables()) apply(skeleton, mine, plan);
-        plan.claims().forEach(files::writeClaims);
-        // An ADD killed while it wrote a key record leaves that record's temporary file, also for
-        // a key it never came to claim; its record names the key (intent first): one unlink per
-        // recorded key, before the record that names them goes.
-        for (Element e : recorded) files.deleteKeyTemporary(e);
-        files.deleteAttFile(owner);
-        return mine;
-    }
-
-    /**
-     * Sends {@code plan}'s changes in one transaction with the structure {@code skeleton} gives for
-     * {@code elements} and the elements the plan changes; if nft says a key holds another value, the
-     * same changes as after a crash past the transaction are tried ({@link ElementTransactions#apply}).
-     */
-    private void apply(Function<List<Element>, String> skeleton, List<Element> elements, Ownership.Plan plan) {
-        List<Element> touched = new ArrayList<>(elements);
-        for (Element e : plan.remove()) if (!touched.contains(e)) touched.add(e);
-        for (ElementTransactions.Put p : plan.puts()) if (!touched.contains(p.element())) touched.add(p.element());
-        Skeleton skel = Skeleton.parse(table, skeleton.apply(touched));
-        NftBatch batch = ElementTransactions.batch(table, skel, plan.remove(), plan.puts());
-        Ownership.Plan applied = plan.assumingApplied();
-        boolean differs = !applied.puts().equals(plan.puts());
-        transactions.apply(skel, batch, differs ? ElementTransactions.batch(table, skel, applied.remove(), applied.puts()) : null);
-    }
-
-    /** The claims on disk; a claimant is live while its record lists the key and it is not in {@code leaving}. */
-    private Ownership.Claims claims(Set<String> leaving) {
-        return new Ownership.Claims() {
-            @Override
-            public KeyClaims of(Element e) {
-                return files.readClaims(e);
-            }
-
-            @Override
-            public boolean live(String ownerId, Element e) {
-                if (leaving.contains(ownerId)) return false;
-                StateFiles.AttRecord r = files.record(ownerId);
-                if (r == null) return false;
-                for (Element x : r.elements()) if (x.set().equals(e.set()) && x.key().equals(e.key())) return true;
-                return false;
-            }
-
-            @Override
-            public String comment(String ownerId) {
-                StateFiles.AttRecord r = files.record(ownerId);
-                return r == null ? null : r.owner().comment();
-            }
-        };
-    }
-
-    private static void checkDistinct(List<Element> elements) {
-        Set<String> seen = new LinkedHashSet<>();
-        for (Element e : elements) {
-            if (!seen.add(e.set() + "\0" + e.key())) {
-                throw new IllegalArgumentException("element " + e.key() + " of " + e.set() + " given twice");
-            }
-        }
     }
 
     private Flock lock() {

@@ -5,10 +5,7 @@ import io.jcni.linux.Flock;
 import io.jcni.plugins.common.nft.ElementStore.Element;
 import io.jcni.plugins.common.nft.ElementStore.Owner;
 import io.jcni.types.DamagedStateException;
-import io.jcni.types.Json;
-import io.jcni.types.Names;
 import io.jcni.types.StateDoc;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -19,9 +16,7 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.stream.Stream;
 
 /**
@@ -39,10 +34,6 @@ final class StateFiles {
     static final String COOKIE_FILE = "netns-cookie";
     /** Records which structures are in force ({@link StructureCache}). */
     static final String SKELETONS_FILE = "skeletons";
-    /** Longest file name used as is: NAME_MAX is 255 bytes, and a temporary name adds up to {@link AtomicFile#MAX_TEMPORARY_EXTRA} while writing. */
-    static final int MAX_FILE_NAME = 200;
-    /** Marks a hashed name ({@link Names#shortened}); {@link #enc} never produces it. */
-    static final char HASH_MARK = '~';
 
     private final Path dir;
     private final String table;
@@ -125,11 +116,8 @@ final class StateFiles {
     List<Element> read(Owner o) {
         Path f = attFile(o);
         String s = readOrNull(f, StandardCharsets.UTF_8);
-        return s == null ? List.of() : elements(StateDoc.parse(f.toString(), s));
+        return s == null ? List.of() : AttRecord.elements(StateDoc.parse(f.toString(), s));
     }
-
-    /** An attachment's record: who it is and the elements it lists. */
-    record AttRecord(Owner owner, List<Element> elements) {}
 
     /** The record of the attachment with {@code ownerId} ({@code Owner#id()}), or null when there is none or it is damaged. */
     AttRecord record(String ownerId) {
@@ -139,21 +127,10 @@ final class StateFiles {
         try {
             StateDoc d = StateDoc.parse(f.toString(), s);
             Owner o = new Owner(d.string("scope"), d.string("network"), d.string("containerId"), d.string("ifname"));
-            return new AttRecord(o, elements(d));
+            return new AttRecord(o, AttRecord.elements(d));
         } catch (DamagedStateException e) {
             return null; // no claimant we can name: its own DEL or GC reports the file
         }
-    }
-
-    private static List<Element> elements(StateDoc record) {
-        List<Element> out = new ArrayList<>();
-        List<List<String>> els = record.stringLists("elements");
-        for (int i = 0; i < els.size(); i++) {
-            List<String> t = els.get(i);
-            if (t.size() < 2 || t.size() > 3) throw record.damaged("elements[" + i + "]", "expected [set, key] or [set, key, value]");
-            out.add(new Element(t.get(0), t.get(1), t.size() > 2 ? t.get(2) : null));
-        }
-        return out;
     }
 
     /**
@@ -189,17 +166,17 @@ final class StateFiles {
         try (DirectoryStream<Path> sets = Files.newDirectoryStream(keys, Files::isDirectory)) {
             for (Path setDir : sets) {
                 String name = setDir.getFileName().toString();
-                if (name.indexOf(HASH_MARK) >= 0) continue;
-                String set = dec(name);
+                if (name.indexOf(StateNames.HASH_MARK) >= 0) continue;
+                String set = StateNames.dec(name);
                 // Sets of TABLE have no prefix (and set names no space); another table's carry its name.
                 if (prefix.isEmpty() ? set.indexOf(' ') >= 0 : !set.startsWith(prefix)) continue;
                 set = set.substring(prefix.length());
                 try (DirectoryStream<Path> files = Files.newDirectoryStream(setDir)) {
                     for (Path f : files) {
                         String n = f.getFileName().toString();
-                        if (isTemporary(n) || n.indexOf(HASH_MARK) >= 0) continue;
+                        if (isTemporary(n) || n.indexOf(StateNames.HASH_MARK) >= 0) continue;
                         for (KeyClaims.Claim c : KeyClaims.parse(readOrNull(f, StandardCharsets.UTF_8)).claims()) {
-                            if (c.ownerId().equals(ownerId)) out.add(new Element(set, dec(n), c.value()));
+                            if (c.ownerId().equals(ownerId)) out.add(new Element(set, StateNames.dec(n), c.value()));
                         }
                     }
                 }
@@ -212,19 +189,7 @@ final class StateFiles {
     }
 
     void write(Owner o, List<Element> elements) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("scope", o.scope());
-        m.put("network", o.network());
-        m.put("containerId", o.containerId());
-        m.put("ifname", o.ifname());
-        List<Object> els = new ArrayList<>();
-        for (Element e : elements) {
-            List<Object> t = new ArrayList<>(List.of(e.set(), e.key()));
-            if (e.value() != null) t.add(e.value());
-            els.add(t);
-        }
-        m.put("elements", els);
-        atomicWrite(attFile(o), Json.write(m));
+        atomicWrite(attFile(o), AttRecord.json(o, elements));
     }
 
     void deleteAttFile(Owner o) {
@@ -239,7 +204,7 @@ final class StateFiles {
         try (DirectoryStream<Path> scopes = Files.newDirectoryStream(att, Files::isDirectory)) {
             for (Path scope : scopes) {
                 try (DirectoryStream<Path> nets = Files.newDirectoryStream(scope, Files::isDirectory)) {
-                    for (Path net : nets) out.addAll(owners(dec(scope.getFileName().toString()), dec(net.getFileName().toString())));
+                    for (Path net : nets) out.addAll(owners(StateNames.dec(scope.getFileName().toString()), StateNames.dec(net.getFileName().toString())));
                 }
             }
         } catch (IOException e) {
@@ -250,14 +215,14 @@ final class StateFiles {
 
     /** The attachments of {@code scope} in {@code network} with a record. */
     List<Owner> owners(String scope, String network) {
-        Path d = dir.resolve("att").resolve(enc(scope)).resolve(fileName(enc(network)));
+        Path d = dir.resolve("att").resolve(StateNames.enc(scope)).resolve(StateNames.fileName(StateNames.enc(network)));
         List<Owner> out = new ArrayList<>();
         if (!Files.isDirectory(d)) return out;
         try (DirectoryStream<Path> ds = Files.newDirectoryStream(d)) {
             for (Path p : ds) {
                 String n = p.getFileName().toString();
                 if (isTemporary(n)) continue;
-                if (n.indexOf(HASH_MARK) >= 0) {
+                if (n.indexOf(StateNames.HASH_MARK) >= 0) {
                     // A hashed name: the owner is only in the file (written with it).
                     Owner o = ownerIn(p, scope, network);
                     if (o != null) out.add(o);
@@ -265,7 +230,7 @@ final class StateFiles {
                 }
                 int at = n.indexOf('@');
                 if (at < 0) continue;
-                out.add(new Owner(scope, network, dec(n.substring(0, at)), dec(n.substring(at + 1))));
+                out.add(new Owner(scope, network, StateNames.dec(n.substring(0, at)), StateNames.dec(n.substring(at + 1))));
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -292,7 +257,7 @@ final class StateFiles {
     Path keyFile(Element e) {
         // Sets of TABLE keep their historical directory; another table's are prefixed with its name.
         String set = table.equals(ElementStore.TABLE) ? e.set() : table + " " + e.set();
-        return dir.resolve("key").resolve(fileName(enc(set))).resolve(fileName(enc(e.key())));
+        return dir.resolve("key").resolve(StateNames.fileName(StateNames.enc(set))).resolve(StateNames.fileName(StateNames.enc(e.key())));
     }
 
     /** The claims of {@code e}'s key ({@link KeyClaims#NONE} when nobody claims it). */
@@ -393,47 +358,5 @@ final class StateFiles {
     /** A temporary file of {@link AtomicFile}, or one ending in ".tmp" as earlier versions wrote them. */
     static boolean isTemporary(String fileName) {
         return fileName.endsWith(".tmp") || AtomicFile.isTemporary(fileName);
-    }
-
-    // ---- names
-
-    /** %-encodes everything but [A-Za-z0-9_-] and non-leading dots, so any string is one safe file name. */
-    static String enc(String s) {
-        StringBuilder b = new StringBuilder();
-        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
-        for (int i = 0; i < bytes.length; i++) {
-            int c = bytes[i] & 0xff;
-            boolean plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
-                    || c == '-' || (c == '.' && i > 0);
-            if (plain) b.append((char) c);
-            else b.append('%').append(Character.toUpperCase(Character.forDigit(c >> 4, 16)))
-                    .append(Character.toUpperCase(Character.forDigit(c & 15, 16)));
-        }
-        if (b.isEmpty()) b.append("%");
-        return b.toString();
-    }
-
-    static String dec(String s) {
-        if (s.equals("%")) return "";
-        ByteArrayOutputStream out = new ByteArrayOutputStream();
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '%' && i + 2 < s.length()) {
-                out.write(Integer.parseInt(s.substring(i + 1, i + 3), 16));
-                i += 2;
-            } else {
-                out.write(c);
-            }
-        }
-        return out.toString(StandardCharsets.UTF_8);
-    }
-
-    /**
-     * {@code encoded} (an {@link #enc} result) as one file name: as is when short enough, else its
-     * first characters, {@value #HASH_MARK} and its SHA-256, so long container IDs and network
-     * names (which the reference accepts) still get a file of their own.
-     */
-    static String fileName(String encoded) {
-        return Names.shortened(encoded, MAX_FILE_NAME);
     }
 }

@@ -12,8 +12,8 @@ class ElementStoreTest {
     @Test
     void namesRoundTripAndAreSafe() {
         for (String s : new String[] {"", ".", "..", "a/b", "net-1.x", "é\"\\ @%", "tcp . 8080"}) {
-            String e = StateFiles.enc(s);
-            assertEquals(s, StateFiles.dec(e));
+            String e = StateNames.enc(s);
+            assertEquals(s, StateNames.dec(e));
             assertEquals(-1, e.indexOf('/'), e);
             assertEquals(false, e.equals(".") || e.equals(".."), e);
         }
@@ -21,14 +21,14 @@ class ElementStoreTest {
 
     @Test
     void longNamesBecomeHashedFileNamesThatFitNameMax() {
-        String shortName = StateFiles.enc("c1@eth0");
-        assertEquals(shortName, StateFiles.fileName(shortName));
-        String longName = StateFiles.enc("c".repeat(4096)) + "@eth0";
-        String f = StateFiles.fileName(longName);
+        String shortName = StateNames.enc("c1@eth0");
+        assertEquals(shortName, StateNames.fileName(shortName));
+        String longName = StateNames.enc("c".repeat(4096)) + "@eth0";
+        String f = StateNames.fileName(longName);
         assertEquals(true, f.length() + io.jcni.common.AtomicFile.MAX_TEMPORARY_EXTRA <= 255, f);
-        assertEquals(f, StateFiles.fileName(longName));
-        assertEquals(false, f.equals(StateFiles.fileName(StateFiles.enc("c".repeat(4096)) + "@eth1")));
-        assertEquals(-1, StateFiles.enc("~x").indexOf(StateFiles.HASH_MARK), "the hash mark never comes from enc");
+        assertEquals(f, StateNames.fileName(longName));
+        assertEquals(false, f.equals(StateNames.fileName(StateNames.enc("c".repeat(4096)) + "@eth1")));
+        assertEquals(-1, StateNames.enc("~x").indexOf(StateNames.HASH_MARK), "the hash mark never comes from enc");
     }
 
     @Test
