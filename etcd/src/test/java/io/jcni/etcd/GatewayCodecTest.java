@@ -13,11 +13,11 @@ import org.junit.jupiter.api.Test;
 class GatewayCodecTest {
     @Test
     void prefixEndAndBase64() {
-        assertEquals("/coreos.com/network/subnets0", EtcdClient.prefixEnd("/coreos.com/network/subnets/"));
-        assertEquals("L2E=", EtcdClient.b64("/a"));
-        assertEquals("/a", EtcdClient.unb64("L2E="));
-        assertEquals(0, EtcdClient.num(null), "proto3 leaves zero out");
-        assertEquals(7587868419453475000L, EtcdClient.num("7587868419453475000"));
+        assertEquals("/coreos.com/network/subnets0", GatewayCodec.prefixEnd("/coreos.com/network/subnets/"));
+        assertEquals("L2E=", GatewayCodec.b64("/a"));
+        assertEquals("/a", GatewayCodec.unb64("L2E="));
+        assertEquals(0, GatewayCodec.num(null), "proto3 leaves zero out");
+        assertEquals(7587868419453475000L, GatewayCodec.num("7587868419453475000"));
     }
 
     @Test

@@ -33,15 +33,15 @@ class GatewayHttpTest {
 
     // ------------------------------------------------------------------ parsing, no sockets
 
-    private static GatewayHttp.AnswerReader reader(String wire) {
-        GatewayHttp.AnswerReader r = new GatewayHttp.AnswerReader(new ByteArrayInputStream(wire.getBytes(StandardCharsets.ISO_8859_1)), null);
+    private static AnswerReader reader(String wire) {
+        AnswerReader r = new AnswerReader(new ByteArrayInputStream(wire.getBytes(StandardCharsets.ISO_8859_1)), null);
         r.startAnswer();
         return r;
     }
 
     @Test
     void answerByContentLength() throws IOException {
-        GatewayHttp.AnswerReader r = reader("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
+        AnswerReader r = reader("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}");
         GatewayHttp.Answer a = r.readAnswer(1000, X, "/p");
         assertEquals(200, a.statusCode());
         assertEquals("{}", a.body());
@@ -50,7 +50,7 @@ class GatewayHttpTest {
 
     @Test
     void chunkedAnswerWithExtensionsAndTrailersAfterAContinue() throws IOException {
-        GatewayHttp.AnswerReader r = reader("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ntransfer-encoding: Chunked\r\n\r\n"
+        AnswerReader r = reader("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\ntransfer-encoding: Chunked\r\n\r\n"
                 + "5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: yes\r\n\r\n");
         GatewayHttp.Answer a = r.readAnswer(1000, X, "/p");
         assertEquals(200, a.statusCode());
@@ -61,7 +61,7 @@ class GatewayHttpTest {
     @Test
     void goRefusalOfPlainHttpIsReadToTheEndAndEndsTheConnection() throws IOException {
         // what Go's TLS listener writes to a plain-http request, then it closes
-        GatewayHttp.AnswerReader r = reader("HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n");
+        AnswerReader r = reader("HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n");
         GatewayHttp.Answer a = r.readAnswer(1000, X, "/p");
         assertEquals(400, a.statusCode());
         assertEquals("Client sent an HTTP request to an HTTPS server.\n", a.body());
@@ -70,14 +70,14 @@ class GatewayHttpTest {
 
     @Test
     void connectionCloseEndsTheConnection() throws IOException {
-        GatewayHttp.AnswerReader r = reader("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}");
+        AnswerReader r = reader("HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}");
         r.readAnswer(1000, X, "/p");
         assertFalse(r.reusable());
     }
 
     @Test
     void anAnswerOverTheLimitFailsBeforeItIsRead() {
-        GatewayHttp.AnswerReader r = reader("HTTP/1.1 200 OK\r\nContent-Length: " + (EtcdClient.MAX_ANSWER + 1) + "\r\n\r\n{}");
+        AnswerReader r = reader("HTTP/1.1 200 OK\r\nContent-Length: " + (EtcdClient.MAX_ANSWER + 1) + "\r\n\r\n{}");
         EtcdException e = assertThrows(EtcdException.class, () -> r.readAnswer(1000, X, "/v3/kv/range"));
         assertEquals("etcd http://x:1/v3/kv/range: answer over " + EtcdClient.MAX_ANSWER + " bytes", e.getMessage());
     }
@@ -85,7 +85,7 @@ class GatewayHttpTest {
     @Test
     void aChunkedAnswerOverTheLimitFails() {
         String hugeChunk = Integer.toHexString(EtcdClient.MAX_ANSWER) + "\r\n";
-        GatewayHttp.AnswerReader r = reader("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n" + hugeChunk);
+        AnswerReader r = reader("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n" + hugeChunk);
         assertThrows(EtcdException.class, () -> r.readAnswer(1000, X, "/p"));
     }
 

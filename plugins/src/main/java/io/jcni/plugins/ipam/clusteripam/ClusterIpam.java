@@ -135,32 +135,44 @@ public final class ClusterIpam implements Plugin {
                 for (int i = 0; i < n; i++) if (picks[i] != null) done[i] = picks[i];
                 return List.of(done);
             }
-            boolean raced = false;
-            for (int i = 0; i < n; i++) {
-                if (picks[i] == null) continue;
-                for (ClusterIpamConfig.Range r : sets.get(i).ranges()) {
-                    String ownerKey = Allocations.ownerKey(cfg.etcdPrefix(), r.subnet(), me);
-                    KeyValue owner = outcome.read().get(ownerKey);
-                    if (owner == null) continue;
-                    IpAddr ip = IpAddr.tryParse(owner.value());
-                    // No transaction can succeed while the key is there (each requires it absent), so
-                    // retrying would only spin until "contention": name the key instead.
-                    if (ip == null) throw damagedOwner(ownerKey, owner.value());
-                    done[i] = new Allocated(r, ip);
-                }
-                IpAddr pick = picks[i].ip();
-                if (outcome.read().containsKey(Allocations.ipKey(cfg.etcdPrefix(), picks[i].range().subnet(), pick))) {
-                    known.get(i).add(pick);
-                    misses[i]++;
-                    raced |= listed[i]; // taken since we listed: another host won the same address
-                } else {
-                    TakenAddresses.unclaim(cfg, sets.get(i), pick);
-                }
-            }
-            if (raced) pause(attempt);
+            if (learnFromLoss(cfg, me, outcome.read(), picks, done, known, misses, listed)) pause(attempt);
         }
         throw new CniException(ErrorCode.TRY_AGAIN_LATER,
                 "cluster-ipam: no address after " + cfg.retries() + " attempts (too much contention in " + describe(cfg) + ")");
+    }
+
+    /**
+     * What a lost attempt's reads tell, set by set: the attachment's addresses already there go to
+     * {@code done}; a guessed address found taken joins {@code known} and counts a miss, one not
+     * taken is given back to this process's free addresses. True when an address taken was one
+     * listed as free: another host won the same address, and the next attempt waits a little.
+     */
+    private static boolean learnFromLoss(ClusterIpamConfig cfg, Attachment me, Map<String, KeyValue> read, Allocated[] picks,
+            Allocated[] done, List<Set<IpAddr>> known, int[] misses, boolean[] listed) {
+        List<ClusterIpamConfig.RangeSet> sets = cfg.rangeSets();
+        boolean raced = false;
+        for (int i = 0; i < picks.length; i++) {
+            if (picks[i] == null) continue;
+            for (ClusterIpamConfig.Range r : sets.get(i).ranges()) {
+                String ownerKey = Allocations.ownerKey(cfg.etcdPrefix(), r.subnet(), me);
+                KeyValue owner = read.get(ownerKey);
+                if (owner == null) continue;
+                IpAddr ip = IpAddr.tryParse(owner.value());
+                // No transaction can succeed while the key is there (each requires it absent), so
+                // retrying would only spin until "contention": name the key instead.
+                if (ip == null) throw damagedOwner(ownerKey, owner.value());
+                done[i] = new Allocated(r, ip);
+            }
+            IpAddr pick = picks[i].ip();
+            if (read.containsKey(Allocations.ipKey(cfg.etcdPrefix(), picks[i].range().subnet(), pick))) {
+                known.get(i).add(pick);
+                misses[i]++;
+                raced |= listed[i]; // taken since we listed: another host won the same address
+            } else {
+                TakenAddresses.unclaim(cfg, sets.get(i), pick);
+            }
+        }
+        return raced;
     }
 
     /**
