@@ -131,8 +131,8 @@ class HostileLeaseLabTest {
     }
 
     /**
-     * Host 1 talks to etcd through a proxy that then holds every response body: the keep-alive
-     * call parks inside the HTTP client (its timeout ends with the headers). The watchdog notices,
+     * Host 1 talks to etcd through a proxy that then trickles every response body and stops: the
+     * keep-alive call parks inside the HTTP client (each read returns within its timeout). The watchdog notices,
      * the lease expires meanwhile (host 2 drops host 1's route), and once etcd answers again host 1
      * leases the same subnet and keeps it. Then etcd is frozen (SIGSTOP) past the lease TTL and
      * thawed: every host has its lease back, same subnets, pods talk.

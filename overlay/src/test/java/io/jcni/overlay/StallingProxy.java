@@ -13,9 +13,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A TCP proxy to etcd listening on 127.0.0.1 inside a host's namespace, which can be told to
- * stall: from then on each response's headers pass and its body does not, the one failure
- * {@code java.net.http}'s request timeout does not cover (it ends with the headers), so the caller
- * waits forever unless something else gives up on it. When the stall ends, new connections flow
+ * stall: from then on each response's headers pass and its body trickles (a byte every 300 ms,
+ * what was read with the headers, then nothing), the failure a client's per-read timeout does not
+ * cover (nor {@code java.net.http}'s request timeout, which ends with the headers), so the caller
+ * waits forever unless something times the whole call. When the stall ends, new connections flow
  * normally; held ones stay held, open and silent, until the proxy closes (as a hung peer would).
  * Or it can be told to flood: each response becomes an endless body, which a client that reads
  * answers into memory pays for with an OutOfMemoryError.
@@ -66,7 +67,7 @@ final class StallingProxy implements AutoCloseable {
         }
     }
 
-    /** Copies {@code from} to {@code to}; for responses, holds everything after a header block while stalling. */
+    /** Copies {@code from} to {@code to}; for responses, trickles and then holds what follows a header block while stalling. */
     private void pump(SocketChannel from, SocketChannel to, boolean responses) {
         ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
         try {
@@ -81,9 +82,18 @@ final class StallingProxy implements AutoCloseable {
                 if (responses && stalling.get()) {
                     int end = headerEnd(buf);
                     if (end >= 0) {
+                        int all = buf.limit();
                         buf.limit(end);
                         while (buf.hasRemaining()) to.write(buf);
-                        while (!closed) Thread.sleep(50); // the body never comes
+                        // The body trickles, a byte every 300 ms: each read of the client returns well
+                        // inside its read timeout, so only a deadline on the whole call (the agent's
+                        // watchdog) can tell that the call will not end. Then nothing more comes.
+                        buf.limit(all);
+                        while (!closed && buf.hasRemaining()) {
+                            to.write(ByteBuffer.wrap(new byte[] {buf.get()}));
+                            Thread.sleep(300);
+                        }
+                        while (!closed) Thread.sleep(50);
                         break;
                     }
                 }
