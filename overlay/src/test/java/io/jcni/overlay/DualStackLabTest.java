@@ -72,8 +72,15 @@ class DualStackLabTest {
                 String link = Lab.sh("ip", "-d", "-n", lab.host(1), "link", "show", "flannel-v6.1");
                 assertTrue(link.contains("vxlan id 1") && link.contains("local " + Lab.hostIp6(1)) && link.contains("mtu " + wantMtu), link);
             }
-            String route6 = Lab.sh("ip", "-n", lab.host(1), "-6", "route", "show", subnet6(envs.get(2)).toString());
-            assertTrue(route6.contains(device6Check != null ? "dev flannel-v6.1" : "via " + Lab.hostIp6(2) + " dev eth0"), route6);
+            // host 2's lease reaches host 1 through its watch, which may lag host 2's subnet.env: wait for the route
+            String want6 = device6Check != null ? "dev flannel-v6.1" : "via " + Lab.hostIp6(2) + " dev eth0";
+            String subnet6Of2 = subnet6(envs.get(2)).toString();
+            try {
+                Lab.waitFor("host 1's IPv6 route to host 2's subnet " + subnet6Of2 + " (" + want6 + ")", Duration.ofSeconds(20),
+                        () -> Lab.sh("ip", "-n", lab.host(1), "-6", "route", "show", subnet6Of2).contains(want6));
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "\nroutes: " + Lab.sh("ip", "-n", lab.host(1), "-6", "route") + "\n" + lab.log(1), e);
+            }
             int mtu = mtu(envs.get(1));
             for (int from = 1; from <= HOSTS; from++) {
                 for (int to = 1; to <= HOSTS; to++) {
