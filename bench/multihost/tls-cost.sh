@@ -5,19 +5,21 @@
 # Each run is ipam.sh -w: N hosts, each one JVM (IpamLoad, jcnid's JVM options, 16 in flight),
 # WARMUP allocations first, then all hosts start COUNT/N measured allocations together.
 # Per run: allocations/s, the generators' CPU per allocation (their steady state, summed), etcd's
-# CPU per allocation, etcd's requests per allocation (Txn + Range, /metrics), duplicates, errors.
+# CPU per allocation, etcd's requests per allocation (Txn and Range, /metrics), the bytes a generator
+# wrote and read per allocation (its sockets, TLS records included), duplicates, errors.
 # At the end the median of each for plain and for TLS, and TLS/plain for the rate and for the total
 # CPU per allocation (generators + etcd). The goal is judged on the CPU ratio (bench/multihost/README.md):
 # on 2 cores the rate is total CPU per allocation, and CPU time hardly moves with other load.
 # -P DIR: profiles of the last pair's measured part into DIR: a JFR recording of host 1's generator
 # (-XX:StartFlightRecording) and, from each etcd (--enable-pprof), a CPU profile of PSECS seconds
 # (-S, default 10; make the measured part last that long with -c).
+# -r RANGE: the pool (HOSTS * (WARMUP + COUNT/HOSTS) addresses must fit; /20 holds 4,094).
 # -J OPTS: more JVM options for the generators (e.g. -Djavax.net.debug=ssl:handshake).
 # Needs root. Build first: mvn -B -ntp -q -pl overlay -am package -DskipTests
-# Usage: bench/multihost/tls-cost.sh [-n HOSTS(5)] [-c COUNT(1000)] [-k PAIRS(3)] [-w WARMUP(300)] [-P DIR] [-S PSECS] [-J OPTS]
+# Usage: bench/multihost/tls-cost.sh [-n HOSTS(5)] [-c COUNT(1000)] [-k PAIRS(3)] [-w WARMUP(300)] [-r RANGE(10.72.0.0/20)] [-P DIR] [-S PSECS] [-J OPTS]
 set -euo pipefail
 HOSTS=5 COUNT=1000 PAIRS=3 WARMUP=300 RANGE=10.72.0.0/20 PROFILE="" PSECS=10 JOPTS=""
-while getopts n:c:k:w:P:S:J: o; do case $o in n) HOSTS=$OPTARG ;; c) COUNT=$OPTARG ;; k) PAIRS=$OPTARG ;; w) WARMUP=$OPTARG ;;
+while getopts n:c:k:w:r:P:S:J: o; do case $o in n) HOSTS=$OPTARG ;; c) COUNT=$OPTARG ;; k) PAIRS=$OPTARG ;; w) WARMUP=$OPTARG ;; r) RANGE=$OPTARG ;;
   P) PROFILE=$OPTARG ;; S) PSECS=$OPTARG ;; J) JOPTS=$OPTARG ;; *) exit 2 ;; esac; done
 [ "$WARMUP" -gt 0 ] || { echo "tls-cost.sh: -w must be > 0 (the figures are of warm JVMs)" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -40,7 +42,7 @@ metric() {
   mapfile -t f < <(tls_flags "$1")
   in_lab curl -sS "${f[@]}" "${URL[$1]}/metrics" | awk -v n="$2" -v f="${3:-}" '$1 ~ "^" n "({|$)" && index($1, f) {s += $2} END {printf "%.0f", s}'
 }
-requests() { echo $(($(metric "$1" grpc_server_handled_total 'grpc_method="Txn"') + $(metric "$1" grpc_server_handled_total 'grpc_method="Range"'))); }
+requests() { echo "$(metric "$1" grpc_server_handled_total 'grpc_method="Txn"') $(metric "$1" grpc_server_handled_total 'grpc_method="Range"')"; }
 host() { echo "jt-$SFX-h$1"; }
 
 netns "$LAB"
@@ -71,7 +73,7 @@ for i in $(seq 1 "$HOSTS"); do
   ip -n "$h" link set eth0 up
 done
 echo "TLS cost: $PAIRS pairs plain/TLS, $HOSTS hosts, $COUNT allocations a run after $WARMUP warm-up a host: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "run  kind   alloc/s  gen-cpu/alloc  etcd-cpu/alloc  total-cpu/alloc  requests/alloc  dup  err  load"
+echo "run  kind   alloc/s  gen-cpu/alloc  etcd-cpu/alloc  total-cpu/alloc  txn/range per alloc  bytes w/r  dup  err  load"
 
 # one_run KIND N PROFILE_THIS: prints the run's row, appends "rate gen etcd total" to $WORK/KIND.fig
 one_run() {
@@ -81,7 +83,7 @@ one_run() {
   rm -f "$WORK/go" "$WORK"/ipam*.out
   for i in $(seq 1 "$HOSTS"); do
     jfr=""
-    [ "$prof" = yes ] && [ "$i" = 1 ] && jfr="-XX:StartFlightRecording=filename=$PROFILE/gen-$k.jfr,settings=profile"
+    [ "$prof" = yes ] && [ "$i" = 1 ] && jfr="-XX:StartFlightRecording=filename=$PROFILE/gen-$k.jfr,settings=profile,jdk.ExecutionSample#period=1ms -Xlog:jfr+startup=warning"
     # shellcheck disable=SC2086 # JAVA and JOPTS are option lists
     nsenter --net=/var/run/netns/"$(host "$i")" $JAVA $JOPTS $jfr -Djcni.ipam.extra="$extra" -Djcni.ipam.warmup="$WARMUP" \
       -Djcni.ipam.go="$WORK/go" -Djcni.ipam.phases=true -cp "$CP" \
@@ -90,8 +92,8 @@ one_run() {
     pids+=($!)
   done
   for _ in $(seq 6000); do [ "$(cat "$WORK"/ipam*.out | grep -c '^# warm')" -ge "$HOSTS" ] && break; sleep 0.1; done
-  local rq0 ec0 s e ec1 rq1 pp=""
-  rq0=$(requests "$k")
+  local tx0 rg0 ec0 s e ec1 tx1 rg1 pp=""
+  read -r tx0 rg0 <<<"$(requests "$k")"
   ec0=$(cpu_ms "${PID[$k]}")
   s=$(now)
   touch "$WORK/go"
@@ -103,20 +105,21 @@ one_run() {
   for p in "${pids[@]}"; do wait "$p"; done
   e=$(now)
   ec1=$(cpu_ms "${PID[$k]}")
-  rq1=$(requests "$k")
+  read -r tx1 rg1 <<<"$(requests "$k")"
   [ -z "$pp" ] || wait "$pp"
-  local ok warm all uniq err gs
+  local ok warm all uniq err gs io
   ok=$(cat "$WORK"/ipam*.out | grep -c '^OK' || true)
   warm=$(cat "$WORK"/ipam*.out | grep -c '^OK [^ ]*-warm-' || true)
   all=$(cat "$WORK"/ipam*.out | awk '/^OK/{c++} END {print c + 0}')
   uniq=$(cat "$WORK"/ipam*.out | awk '/^OK/{print $3}' | sort -u | wc -l)
-  err=$(cat "$WORK"/ipam*.out | grep -vc '^OK\|^#' || true)
-  grep -hv '^OK\|^#' "$WORK"/ipam*.out | cut -c1-200 | head -3 >&2 || true
+  err=$(cat "$WORK"/ipam*.out | grep -c "^ERR" || true)
+  grep -h "^ERR" "$WORK"/ipam*.out | cut -c1-200 | head -3 >&2 || true
   gs=$(grep -h '^#' "$WORK"/ipam*.out | sed -n 's/.*, cpu \([0-9]*\) ms = .*/\1/p' | awk '{s += $1} END {print s + 0}')
-  awk -v run="$n" -v k="$k" -v m="$((ok - warm))" -v s="$s" -v e="$e" -v gs="$gs" -v ec="$((ec1 - ec0))" -v rq="$((rq1 - rq0))" \
+  io=$(grep -h '^#' "$WORK"/ipam*.out | sed -n 's/.* wrote \([0-9]*\) read \([0-9]*\) bytes.*/\1 \2/p' | awk '{w += $1; r += $2; c++} END {printf "%d/%d", w / c, r / c}')
+  awk -v run="$n" -v k="$k" -v io="$io" -v m="$((ok - warm))" -v s="$s" -v e="$e" -v gs="$gs" -v ec="$((ec1 - ec0))" -v tx="$((tx1 - tx0))" -v rg="$((rg1 - rg0))" \
     -v dup="$((all - uniq))" -v err="$err" -v load="$(cut -d' ' -f1 /proc/loadavg)" -v fig="$WORK/$k.fig" 'BEGIN {
       d = m ? m : 1; r = m / ((e - s) / 1e9)
-      printf "%-4s %-5s %8.0f %11.2f ms %12.2f ms %13.2f ms %15.3f %4d %4d  %s\n", run, k, r, gs / d, ec / d, (gs + ec) / d, rq / d, dup, err, load
+      printf "%-4s %-5s %8.0f %11.2f ms %12.2f ms %13.2f ms %7.3f/%.3f %11s %4d %4d  %s\n", run, k, r, gs / d, ec / d, (gs + ec) / d, tx / d, rg / d, io, dup, err, load
       printf "%.1f %.3f %.3f %.3f\n", r, gs / d, ec / d, (gs + ec) / d >> fig }'
 }
 
