@@ -182,14 +182,17 @@ public final class ClusterIpam implements Plugin {
     private static IpAddr guess(EtcdClient etcd, ClusterIpamConfig cfg, ClusterIpamConfig.RangeSet set, Set<IpAddr> known, boolean list,
             RandomGenerator random) throws IOException {
         if (list) {
-            Set<IpAddr> used = new HashSet<>();
-            for (ClusterIpamConfig.Range r : set.ranges()) {
-                for (String k : etcd.keys(Allocations.rangeDir(cfg.etcdPrefix(), r.subnet()) + "ips/")) {
-                    IpAddr a = Allocations.ipOf(cfg.etcdPrefix(), r.subnet(), k);
-                    if (a != null) used.add(a);
+            Set<IpAddr> used = SharedListing.taken(cfg.etcdEndpoints() + " " + TakenAddresses.key(cfg, set), () -> {
+                Set<IpAddr> taken = new HashSet<>();
+                for (ClusterIpamConfig.Range r : set.ranges()) {
+                    for (String k : etcd.keys(Allocations.rangeDir(cfg.etcdPrefix(), r.subnet()) + "ips/")) {
+                        IpAddr a = Allocations.ipOf(cfg.etcdPrefix(), r.subnet(), k);
+                        if (a != null) taken.add(a);
+                    }
                 }
-            }
-            known.clear();
+                return taken;
+            });
+            // The call's own misses stay known: a shared listing may have started before one of them.
             known.addAll(used);
             TakenAddresses.replace(cfg, set, used);
             return Allocations.pickFree(cfg, set, known::contains, random).orElse(null);
