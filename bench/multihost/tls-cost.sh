@@ -64,14 +64,7 @@ for k in plain tls; do
   for _ in $(seq 100); do ctl "$k" endpoint health >/dev/null 2>&1 && break; sleep 0.2; done
   ctl "$k" endpoint health >/dev/null 2>&1 || { echo "etcd $k did not start:" >&2; tail -5 "$WORK/etcd-$k.log" >&2; exit 1; }
 done
-for i in $(seq 1 "$HOSTS"); do
-  h=$(host "$i")
-  netns "$h"
-  ip -n "$LAB" link add "h$i" type veth peer name eth0 netns "$h"
-  ip -n "$LAB" link set "h$i" master ul up
-  ip -n "$h" addr add "192.168.78.$((10 + i))/24" dev eth0
-  ip -n "$h" link set eth0 up
-done
+lab_host_nses "$HOSTS"
 echo "TLS cost: $PAIRS pairs plain/TLS, $HOSTS hosts, $COUNT allocations a run after $WARMUP warm-up a host: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "run  kind   alloc/s  gen-cpu/alloc  etcd-cpu/alloc  total-cpu/alloc  txn/range per alloc  bytes w/r  dup  err  load"
 
