@@ -47,14 +47,7 @@ nsenter --net=/var/run/netns/"$LAB" etcd --name b --data-dir "$WORK/etcd" --list
 PIDS+=($!)
 ETCD_PID=$!
 for _ in $(seq 100); do ctl endpoint health >/dev/null 2>&1 && break; sleep 0.2; done
-for i in $(seq 1 "$HOSTS"); do
-  h=$(host "$i")
-  netns "$h"
-  ip -n "$LAB" link add "h$i" type veth peer name eth0 netns "$h"
-  ip -n "$LAB" link set "h$i" master ul up
-  ip -n "$h" addr add "192.168.78.$((10 + i))/24" dev eth0
-  ip -n "$h" link set eth0 up
-done
+lab_host_nses "$HOSTS"
 echo "cluster-ipam from $HOSTS hosts, $COUNT allocations in $RANGE, $RUNS runs (etcd TLS: $TLS, warm-up $WARMUP a host): $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for run in $(seq 1 "$RUNS"); do
   ctl del --prefix /lab-ipam >/dev/null

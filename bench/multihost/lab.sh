@@ -38,6 +38,20 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 in_lab() { nsenter --net=/var/run/netns/"$LAB" "$@"; }
 netns() { ip netns add "$1"; NSES+=("$1"); ip -n "$1" link set lo up; }
 
+# lab_host_nses N: N host namespaces (named by the caller's `host I`), each with eth0 on the lab's bridge
+# ul at 192.168.78.(10+I)/24 (ipam.sh and tls-cost.sh, whose hosts run only load generators).
+lab_host_nses() {
+  local i h
+  for i in $(seq 1 "$1"); do
+    h=$(host "$i")
+    netns "$h"
+    ip -n "$LAB" link add "h$i" type veth peer name eth0 netns "$h"
+    ip -n "$LAB" link set "h$i" master ul up
+    ip -n "$h" addr add "192.168.78.$((10 + i))/24" dev eth0
+    ip -n "$h" link set eth0 up
+  done
+}
+
 # lab_pki DIR IP: a CA, etcd's server certificate for IP and a client certificate without CN (the
 # etcd README: etcd's gateway refuses a CN once auth is on), EC P-256, made with openssl in DIR; sets
 # ETCD_TLS (etcd's flags), CLIENT_TLS (etcdctl's and curl's) and IPAM_TLS (cluster-ipam's keys, as

@@ -132,6 +132,39 @@ public final class Allocations {
         return Optional.empty();
     }
 
+    /** The addresses of a window: an IPv4 /24, whose ip keys share one key prefix. */
+    public static final int WINDOW = 256;
+
+    /**
+     * The key prefix that the ip keys of the IPv4 /24 around {@code ip} in {@code range}, and no
+     * other ip keys, start with: dotted decimal ends each byte with a dot, so {@code ips/10.70.3.}
+     * is not a prefix of {@code ips/10.70.31.5}. Null for IPv6, whose text form has no such prefix.
+     */
+    public static String windowPrefix(String prefix, Cidr range, IpAddr ip) {
+        if (ip.isV6()) return null;
+        String s = ip.toString();
+        return rangeDir(prefix, range) + "ips/" + s.substring(0, s.lastIndexOf('.') + 1);
+    }
+
+    /**
+     * A free address of the IPv4 /24 around {@code ip}, within {@code r}, walking it from a random
+     * point; empty when {@code taken}, the excludes and the range's own rules leave none.
+     */
+    public static Optional<IpAddr> pickFreeInWindow(ClusterIpamConfig cfg, ClusterIpamConfig.Range r, IpAddr ip, Predicate<IpAddr> taken,
+            RandomGenerator random) {
+        if (ip.isV6()) return Optional.empty();
+        long base = ip.toBigInteger().longValue() & ~(WINDOW - 1L);
+        long first = Math.max(base, r.first().toBigInteger().longValue());
+        long last = Math.min(base + WINDOW - 1, r.last().toBigInteger().longValue());
+        if (first > last) return Optional.empty();
+        long n = last - first + 1, start = random.nextLong(n);
+        for (long k = 0; k < n; k++) {
+            IpAddr a = IpAddr.fromBigInteger(BigInteger.valueOf(first + (start + k) % n), false);
+            if (cfg.excludedBy(a) == null && cfg.allocatable(r, a) && !taken.test(a)) return Optional.of(a);
+        }
+        return Optional.empty();
+    }
+
     /** The same, avoiding the addresses in {@code used}. */
     public static Optional<IpAddr> pickFree(ClusterIpamConfig cfg, ClusterIpamConfig.RangeSet set, Collection<IpAddr> used,
             RandomGenerator random) {

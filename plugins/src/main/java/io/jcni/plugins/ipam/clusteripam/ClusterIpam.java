@@ -182,20 +182,61 @@ public final class ClusterIpam implements Plugin {
     private static IpAddr guess(EtcdClient etcd, ClusterIpamConfig cfg, ClusterIpamConfig.RangeSet set, Set<IpAddr> known, boolean list,
             RandomGenerator random) throws IOException {
         if (list) {
-            Set<IpAddr> used = new HashSet<>();
-            for (ClusterIpamConfig.Range r : set.ranges()) {
-                for (String k : etcd.keys(Allocations.rangeDir(cfg.etcdPrefix(), r.subnet()) + "ips/")) {
-                    IpAddr a = Allocations.ipOf(cfg.etcdPrefix(), r.subnet(), k);
-                    if (a != null) used.add(a);
+            IpAddr inWindow = listWindows(etcd, cfg, set, known, random);
+            if (inWindow != null) return inWindow;
+            Set<IpAddr> used = SharedListing.taken(cfg.etcdEndpoints() + " " + TakenAddresses.key(cfg, set), () -> {
+                Set<IpAddr> taken = new HashSet<>();
+                for (ClusterIpamConfig.Range r : set.ranges()) {
+                    for (String k : etcd.keys(Allocations.rangeDir(cfg.etcdPrefix(), r.subnet()) + "ips/")) {
+                        IpAddr a = Allocations.ipOf(cfg.etcdPrefix(), r.subnet(), k);
+                        if (a != null) taken.add(a);
+                    }
                 }
-            }
-            known.clear();
+                return taken;
+            });
+            // The call's own misses stay known: a shared listing may have started before one of them.
             known.addAll(used);
             TakenAddresses.replace(cfg, set, used);
             return Allocations.pickFree(cfg, set, known::contains, random).orElse(null);
         }
         Set<IpAddr> process = TakenAddresses.of(cfg, set);
         return Allocations.pickFree(cfg, set, a -> known.contains(a) || process.contains(a), random).orElse(null);
+    }
+
+    /** Windows of a set listed, one after another, before the whole set is. */
+    private static final int WINDOWS_BEFORE_LISTING_ALL = 3;
+
+    /**
+     * A free address found by listing only the IPv4 /24 around a free-looking guess
+     * ({@link Allocations#windowPrefix}: at most 256 keys) instead of the whole set: a listing of a
+     * large, busy range is thousands of keys that etcd writes as JSON and the client reads (and,
+     * over TLS, decrypts), for one address. What a window shows taken joins {@code known} and this
+     * process's taken addresses. Null when the guess is IPv6 or in a range no larger than a window,
+     * or when {@value #WINDOWS_BEFORE_LISTING_ALL} windows held nothing free: then the whole set is listed.
+     */
+    private static IpAddr listWindows(EtcdClient etcd, ClusterIpamConfig cfg, ClusterIpamConfig.RangeSet set, Set<IpAddr> known,
+            RandomGenerator random) throws IOException {
+        for (int w = 0; w < WINDOWS_BEFORE_LISTING_ALL; w++) {
+            Set<IpAddr> process = TakenAddresses.of(cfg, set);
+            IpAddr guess = Allocations.pickFree(cfg, set, a -> known.contains(a) || process.contains(a), random).orElse(null);
+            if (guess == null || guess.isV6()) return null;
+            ClusterIpamConfig.Range r = set.rangeOf(guess);
+            if (r.last().toBigInteger().subtract(r.first().toBigInteger()).longValue() < Allocations.WINDOW) return null;
+            String window = Allocations.windowPrefix(cfg.etcdPrefix(), r.subnet(), guess);
+            Set<IpAddr> taken = SharedListing.taken(cfg.etcdEndpoints() + " " + window, () -> {
+                Set<IpAddr> t = new HashSet<>();
+                for (String k : etcd.keys(window)) {
+                    IpAddr a = Allocations.ipOf(cfg.etcdPrefix(), r.subnet(), k);
+                    if (a != null) t.add(a);
+                }
+                return t;
+            });
+            known.addAll(taken);
+            for (IpAddr a : taken) TakenAddresses.claim(cfg, set, a);
+            IpAddr free = Allocations.pickFreeInWindow(cfg, r, guess, a -> known.contains(a) || process.contains(a), random).orElse(null);
+            if (free != null) return free;
+        }
+        return null;
     }
 
     private static void pause(int attempt) throws java.io.InterruptedIOException {

@@ -45,7 +45,8 @@ final class TakenAddresses {
         for (ClusterIpamConfig.RangeSet set : cfg.rangeSets()) if (set.rangeOf(ip) != null) unclaim(cfg, set, ip);
     }
 
-    private static String key(ClusterIpamConfig cfg, ClusterIpamConfig.RangeSet set) {
+    /** The set's identity in this process: the etcd prefix and its ranges. */
+    static String key(ClusterIpamConfig cfg, ClusterIpamConfig.RangeSet set) {
         StringBuilder b = new StringBuilder(cfg.etcdPrefix());
         for (ClusterIpamConfig.Range r : set.ranges()) b.append(' ').append(r.subnet()).append(' ').append(r.first()).append('-').append(r.last());
         return b.toString();
