@@ -24,15 +24,12 @@ done
 [[ "$R" =~ ^[0-9]+$ && "$R" -le 200 ]] || { echo "cluster.sh: -r at most 200" >&2; exit 2; }
 [[ "$C" =~ ^[0-9]+$ && "$C" -le 1000 ]] || { echo "cluster.sh: -c at most 1000 (the range holds 1,022)" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=../multihost/lab.sh
+. "$HERE/../multihost/lab.sh" # ROOT, scripts/env.sh, bench/lib/jcni-bench.sh
 cd "$ROOT"
-# shellcheck source=../../scripts/env.sh
-. scripts/env.sh
-. bench/lib/jcni-bench.sh
 need_packages docker.io busybox-static curl iproute2 iputils-ping util-linux etcd-server etcd-client
 [ "$(id -u)" -eq 0 ] || { echo "bench/docker: needs root" >&2; exit 1; }
 ls docker/target/jcni-docker-*.jar >/dev/null 2>&1 || { echo "bench/docker: build first: mvn -B -ntp -q -DskipTests package" >&2; exit 1; }
-. bench/multihost/lab.sh
 multihost_lab jcni-bench-dcl jdc
 
 ETCD_IP=192.168.79.1 ETCD=http://192.168.79.1:2379

@@ -12,13 +12,9 @@ set -euo pipefail
 LEASES=1000
 while getopts l: o; do case $o in l) LEASES=$OPTARG ;; *) exit 2 ;; esac; done
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-# shellcheck source=../../scripts/env.sh
-. "$ROOT/scripts/env.sh"
-need_packages etcd-server etcd-client curl iproute2 python3
-. "$ROOT/bench/lib/jcni-bench.sh"
+# shellcheck source=lab.sh
 . "$HERE/lab.sh"
-multihost_lab jcni-ds jd
+multihost_lab jcni-ds jd etcd-server etcd-client curl iproute2 python3
 H1=jd-$SFX-h1
 ETCD=http://192.168.79.1:2379
 PREFIX=/jcni-bench6-$SFX/network

@@ -19,13 +19,9 @@ HOSTS=5 COUNT=1000 RANGE=10.72.0.0/20 RUNS=3 WARMUP=0 TLS=no
 while getopts n:c:r:k:w:t o; do case $o in n) HOSTS=$OPTARG ;; c) COUNT=$OPTARG ;; r) RANGE=$OPTARG ;; k) RUNS=$OPTARG ;;
   w) WARMUP=$OPTARG ;; t) TLS=yes ;; *) exit 2 ;; esac; done
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-# shellcheck source=../../scripts/env.sh
-. "$ROOT/scripts/env.sh"
-need_packages etcd-server etcd-client iproute2 curl openssl
-. "$ROOT/bench/lib/jcni-bench.sh"
+# shellcheck source=lab.sh
 . "$HERE/lab.sh"
-multihost_lab jcni-ipam ji
+multihost_lab jcni-ipam ji etcd-server etcd-client iproute2 curl openssl
 ETCD=http://192.168.78.1:2379
 ETCD_TLS=() CLIENT_TLS=() IPAM_TLS=""
 if [ "$TLS" = yes ]; then ETCD=https://192.168.78.1:2379; lab_pki "$WORK/pki" 192.168.78.1; fi

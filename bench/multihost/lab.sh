@@ -1,12 +1,21 @@
-# Shared by the bench/multihost scripts; source it after scripts/env.sh and bench/lib/jcni-bench.sh.
-# multihost_lab WORK_PREFIX NAME_PREFIX sets CP (the built modules' classes and overlay's test classes,
+# Shared by the bench/multihost scripts: each sources it first (`. "$HERE/lab.sh"`); it sets ROOT and
+# brings in scripts/env.sh and bench/lib/jcni-bench.sh.
+# multihost_lab WORK_PREFIX NAME_PREFIX PACKAGE... checks the Debian packages the script needs, and sets CP
+# (the built modules' classes and overlay's test classes,
 # where the IpamLoad load generator is), JAVA (java with jcnid's JVM options from common's Launcher:
 # the agents and the load generators are long-lived JVMs making many calls, as jcnid is), SFX (a
 # random id), LAB (the lab netns's name), WORK (a temporary directory), and the exit trap that kills
 # every pid in PIDS, deletes every netns in NSES and removes WORK. Nothing here touches the root
 # namespace. The small measures below are the scripts' common vocabulary.
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=../../scripts/env.sh
+. "$ROOT/scripts/env.sh"
+# shellcheck source=../lib/jcni-bench.sh
+. "$ROOT/bench/lib/jcni-bench.sh"
+
 multihost_lab() {
   local m
+  need_packages "${@:3}"
   CP=""
   for m in overlay daemon plugins runtime etcd linux types common; do
     [ -d "$ROOT/$m/target/classes" ] || { echo "build first: mvn -B -ntp -q -pl overlay -am package -DskipTests" >&2; exit 1; }

@@ -22,13 +22,9 @@ HOSTS=5 LEASES=1000 ROUNDS=9 TLS=no
 while getopts n:l:r:t o; do case $o in n) HOSTS=$OPTARG ;; l) LEASES=$OPTARG ;; r) ROUNDS=$OPTARG ;; t) TLS=yes ;; *) exit 2 ;; esac; done
 [[ "$LEASES" =~ ^[0-9]+$ && "$LEASES" -ge 10 && "$LEASES" -le 10000 ]] || { echo "run.sh: -l 10..10000" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-# shellcheck source=../../scripts/env.sh
-. "$ROOT/scripts/env.sh"
-. "$ROOT/bench/lib/jcni-bench.sh"
-need_packages etcd-server etcd-client curl iproute2 iputils-ping python3 openssl
+# shellcheck source=lab.sh
 . "$HERE/lab.sh"
-multihost_lab jcni-mh jb
+multihost_lab jcni-mh jb etcd-server etcd-client curl iproute2 iputils-ping python3 openssl
 ETCD=http://192.168.77.1:2379
 [ "$TLS" = yes ] && ETCD=https://192.168.77.1:2379
 PREFIX=/jcni-bench-$SFX/network

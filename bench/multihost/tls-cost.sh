@@ -24,13 +24,9 @@ while getopts n:c:k:w:r:P:S:J: o; do case $o in n) HOSTS=$OPTARG ;; c) COUNT=$OP
   P) PROFILE=$OPTARG ;; S) PSECS=$OPTARG ;; J) JOPTS=$OPTARG ;; *) exit 2 ;; esac; done
 [ "$WARMUP" -gt 0 ] || { echo "tls-cost.sh: -w must be > 0 (the figures are of warm JVMs)" >&2; exit 2; }
 HERE=$(cd "$(dirname "$0")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-# shellcheck source=../../scripts/env.sh
-. "$ROOT/scripts/env.sh"
-need_packages etcd-server etcd-client iproute2 curl openssl
-. "$ROOT/bench/lib/jcni-bench.sh"
+# shellcheck source=lab.sh
 . "$HERE/lab.sh"
-multihost_lab jcni-tlscost jt
+multihost_lab jcni-tlscost jt etcd-server etcd-client iproute2 curl openssl
 [ -z "$PROFILE" ] || mkdir -p "$PROFILE"
 IP=192.168.78.1
 lab_pki "$WORK/pki" $IP
