@@ -177,7 +177,9 @@ public final class ClusterIpam implements Plugin {
 
     /**
      * A free-looking address of the set, avoiding {@code known} and this process's taken addresses;
-     * with {@code list}, the set's address keys are read first and replace both. Null when none is left.
+     * with {@code list}, address keys are read first ({@link #listWindows}, then, if those hold nothing
+     * free, the whole set): what they show taken joins {@code known}, and a whole listing replaces this
+     * process's taken addresses. Null when none is left.
      */
     private static IpAddr guess(EtcdClient etcd, ClusterIpamConfig cfg, ClusterIpamConfig.RangeSet set, Set<IpAddr> known, boolean list,
             RandomGenerator random) throws IOException {
@@ -186,12 +188,7 @@ public final class ClusterIpam implements Plugin {
             if (inWindow != null) return inWindow;
             Set<IpAddr> used = SharedListing.taken(cfg.etcdEndpoints() + " " + TakenAddresses.key(cfg, set), () -> {
                 Set<IpAddr> taken = new HashSet<>();
-                for (ClusterIpamConfig.Range r : set.ranges()) {
-                    for (String k : etcd.keys(Allocations.rangeDir(cfg.etcdPrefix(), r.subnet()) + "ips/")) {
-                        IpAddr a = Allocations.ipOf(cfg.etcdPrefix(), r.subnet(), k);
-                        if (a != null) taken.add(a);
-                    }
-                }
+                for (ClusterIpamConfig.Range r : set.ranges()) addTaken(etcd, cfg, r, Allocations.rangeDir(cfg.etcdPrefix(), r.subnet()) + "ips/", taken);
                 return taken;
             });
             // The call's own misses stay known: a shared listing may have started before one of them.
@@ -223,20 +220,23 @@ public final class ClusterIpam implements Plugin {
             ClusterIpamConfig.Range r = set.rangeOf(guess);
             if (r.last().toBigInteger().subtract(r.first().toBigInteger()).longValue() < Allocations.WINDOW) return null;
             String window = Allocations.windowPrefix(cfg.etcdPrefix(), r.subnet(), guess);
-            Set<IpAddr> taken = SharedListing.taken(cfg.etcdEndpoints() + " " + window, () -> {
-                Set<IpAddr> t = new HashSet<>();
-                for (String k : etcd.keys(window)) {
-                    IpAddr a = Allocations.ipOf(cfg.etcdPrefix(), r.subnet(), k);
-                    if (a != null) t.add(a);
-                }
-                return t;
-            });
+            Set<IpAddr> taken = SharedListing.taken(cfg.etcdEndpoints() + " " + window, () -> addTaken(etcd, cfg, r, window, new HashSet<>()));
             known.addAll(taken);
             for (IpAddr a : taken) TakenAddresses.claim(cfg, set, a);
             IpAddr free = Allocations.pickFreeInWindow(cfg, r, guess, a -> known.contains(a) || process.contains(a), random).orElse(null);
             if (free != null) return free;
         }
         return null;
+    }
+
+    /** Adds to {@code into} the addresses of range {@code r} whose ip keys start with {@code keyPrefix}; returns {@code into}. */
+    private static Set<IpAddr> addTaken(EtcdClient etcd, ClusterIpamConfig cfg, ClusterIpamConfig.Range r, String keyPrefix, Set<IpAddr> into)
+            throws IOException {
+        for (String k : etcd.keys(keyPrefix)) {
+            IpAddr a = Allocations.ipOf(cfg.etcdPrefix(), r.subnet(), k);
+            if (a != null) into.add(a);
+        }
+        return into;
     }
 
     private static void pause(int attempt) throws java.io.InterruptedIOException {
