@@ -43,7 +43,7 @@ ip -n "$H1" addr add 192.168.79.11/24 dev eth0
 ip -n "$H1" -6 addr add fd79::11/64 dev eth0 nodad
 ip -n "$H1" link set eth0 up
 # jcnid's production JVM options (common/Launcher.jvmOptions, Kind.DAEMON)
-nsenter --net=/var/run/netns/"$H1" $JAVA -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/jcnid.sock" \
+nsenter --net=/var/run/netns/"$H1" "${JAVA[@]}" -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/jcnid.sock" \
   --overlay --etcd-endpoints $ETCD --etcd-prefix "$PREFIX" --iface eth0 --subnet-file "$WORK/subnet.env" --subnet-lease-ttl 10 >"$WORK/jcnid.log" 2>&1 &
 AGENT=$!
 PIDS+=($AGENT)

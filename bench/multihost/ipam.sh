@@ -53,7 +53,7 @@ for run in $(seq 1 "$RUNS"); do
   s=$(now)
   rm -f "$WORK/go"
   for i in $(seq 1 "$HOSTS"); do
-    nsenter --net=/var/run/netns/"$(host "$i")" $JAVA -Djcni.ipam.extra="$IPAM_TLS" -Djcni.ipam.warmup="$WARMUP" -Djcni.ipam.go="$WORK/go" -Djcni.ipam.phases=true -cp "$CP" \
+    nsenter --net=/var/run/netns/"$(host "$i")" "${JAVA[@]}" -Djcni.ipam.extra="$IPAM_TLS" -Djcni.ipam.warmup="$WARMUP" -Djcni.ipam.go="$WORK/go" -Djcni.ipam.phases=true -cp "$CP" \
       io.jcni.overlay.IpamLoad add $ETCD "$RANGE" "r$run-h$i" $((COUNT / HOSTS)) 16 >"$WORK/ipam$i.out" 2>&1 &
     PIDS+=($!)
     pids+=($!)
@@ -85,7 +85,7 @@ for run in $(seq 1 "$RUNS"); do
     'BEGIN {n = n ? n : 1; printf "   per allocation: generators cpu %.2f ms in their steady state (%.2f ms over their whole run), etcd cpu %.2f ms; etcd Txn %.2f, Range %.2f, WAL fsyncs %.2f, gRPC bytes in %.0f out %.0f; steady states summed: %d/s\n", gs / n, gen / n, ec / n, tx / n, rg / n, fs / n, rb / n, sb / n, st}'
 done
 s=$(now)
-nsenter --net=/var/run/netns/"$(host 1)" $JAVA -Djcni.ipam.phases=true -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD "${RANGE%%,*}" hl "$COUNT" 16 "$WORK/host-local" >"$WORK/hl.out" 2>"$WORK/hl.err"
+nsenter --net=/var/run/netns/"$(host 1)" "${JAVA[@]}" -Djcni.ipam.phases=true -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD "${RANGE%%,*}" hl "$COUNT" 16 "$WORK/host-local" >"$WORK/hl.out" 2>"$WORK/hl.err"
 e=$(now)
 hl=$(grep -c '^OK' "$WORK/hl.out" || true)
 echo "host-local, same harness, one host: $hl allocations = $(rate "$hl" "$s" "$e")/s"

@@ -2,7 +2,7 @@
 # brings in scripts/env.sh and bench/lib/jcni-bench.sh.
 # multihost_lab WORK_PREFIX NAME_PREFIX PACKAGE... checks the Debian packages the script needs, and sets CP
 # (the built modules' classes and overlay's test classes,
-# where the IpamLoad load generator is), JAVA (java with jcnid's JVM options from common's Launcher:
+# where the IpamLoad load generator is), JAVA (an array: java with jcnid's JVM options from common's Launcher:
 # the agents and the load generators are long-lived JVMs making many calls, as jcnid is), SFX (a
 # random id), LAB (the lab netns's name), WORK (a temporary directory), and the exit trap that kills
 # every pid in PIDS, deletes every netns in NSES and removes WORK. Nothing here touches the root
@@ -23,7 +23,7 @@ multihost_lab() {
   done
   CP="${CP#:}:$ROOT/overlay/target/test-classes"
   bench_jvm_options daemon
-  JAVA="$JAVA_HOME/bin/java ${JVM_OPTIONS[*]}"
+  JAVA=("$JAVA_HOME/bin/java" "${JVM_OPTIONS[@]}") # an array: jcnid's options hold * patterns, never to be globbed
   SFX=$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')
   LAB=$2-$SFX-lab
   WORK=$(mktemp -d "/tmp/$1.XXXXXX")

@@ -65,7 +65,7 @@ add_host() { # add_host I
   ip -n "$h" addr add "192.168.77.$((10 + $1))/24" dev eth0
   ip -n "$h" link set eth0 up
   mkdir -p "$WORK/$h"
-  nsenter --net=/var/run/netns/"$h" $JAVA -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/$h/jcnid.sock" \
+  nsenter --net=/var/run/netns/"$h" "${JAVA[@]}" -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/$h/jcnid.sock" \
     --overlay --etcd-endpoints $ETCD --etcd-prefix "$PREFIX" --iface eth0 --subnet-file "$WORK/$h/subnet.env" \
     --subnet-lease-ttl 10 "${AGENT_TLS[@]}" >"$WORK/$h/jcnid.log" 2>&1 &
   PIDS+=($!)
@@ -143,7 +143,7 @@ echo "   the agent's 'removed remote' line after etcd's answer to the delete: me
 ipam_pids=()
 s=$(now)
 for i in $(seq 1 "$HOSTS"); do
-  nsenter --net=/var/run/netns/"$(host "$i")" $JAVA -Djcni.ipam.extra="$IPAM_TLS" -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD 10.72.0.0/20 "b$i" $((1000 / HOSTS)) 16 >"$WORK/ipam$i.out" 2>&1 &
+  nsenter --net=/var/run/netns/"$(host "$i")" "${JAVA[@]}" -Djcni.ipam.extra="$IPAM_TLS" -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD 10.72.0.0/20 "b$i" $((1000 / HOSTS)) 16 >"$WORK/ipam$i.out" 2>&1 &
   PIDS+=($!)
   ipam_pids+=($!)
 done
@@ -153,7 +153,7 @@ ok=$(cat "$WORK"/ipam*.out | grep -c '^OK' || true)
 uniq=$(cat "$WORK"/ipam*.out | awk '/^OK/{print $3}' | sort -u | wc -l)
 echo "3. cluster-ipam: $ok allocations from $HOSTS hosts in $(ms "$s" "$e") ms (JVM start included) = $(awk -v n="$ok" -v a="$s" -v b="$e" 'BEGIN{printf "%.0f", n/((b-a)/1e9)}')/s; distinct addresses: $uniq (duplicates: $((ok - uniq)))"
 s=$(now)
-nsenter --net=/var/run/netns/"$(host 1)" $JAVA -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD 10.73.0.0/20 hl 1000 16 "$WORK/host-local" >"$WORK/hl.out" 2>&1
+nsenter --net=/var/run/netns/"$(host 1)" "${JAVA[@]}" -cp "$CP" io.jcni.overlay.IpamLoad add $ETCD 10.73.0.0/20 hl 1000 16 "$WORK/host-local" >"$WORK/hl.out" 2>&1
 e=$(now)
 hl=$(grep -c '^OK' "$WORK/hl.out" || true)
 echo "   host-local, same JVM harness, one host: $hl allocations in $(ms "$s" "$e") ms = $(awk -v n="$hl" -v a="$s" -v b="$e" 'BEGIN{printf "%.0f", n/((b-a)/1e9)}')/s"

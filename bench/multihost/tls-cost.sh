@@ -74,8 +74,8 @@ one_run() {
   for i in $(seq 1 "$HOSTS"); do
     jfr=""
     [ "$prof" = yes ] && [ "$i" = 1 ] && jfr="-XX:StartFlightRecording=filename=$PROFILE/gen-$k.jfr,settings=profile,jdk.ExecutionSample#period=1ms -Xlog:jfr+startup=warning"
-    # shellcheck disable=SC2086 # JAVA and JOPTS are option lists
-    nsenter --net=/var/run/netns/"$(host "$i")" $JAVA $JOPTS $jfr -Djcni.ipam.extra="$extra" -Djcni.ipam.warmup="$WARMUP" \
+    # shellcheck disable=SC2086 # JOPTS and jfr are option lists
+    nsenter --net=/var/run/netns/"$(host "$i")" "${JAVA[@]}" $JOPTS $jfr -Djcni.ipam.extra="$extra" -Djcni.ipam.warmup="$WARMUP" \
       -Djcni.ipam.go="$WORK/go" -Djcni.ipam.phases=true -cp "$CP" \
       io.jcni.overlay.IpamLoad add "${URL[$k]}" "$RANGE" "r$n$k-h$i" $((COUNT / HOSTS)) 16 >"$WORK/ipam$i.out" 2>&1 &
     PIDS+=($!)

@@ -27,6 +27,23 @@ public final class Launcher {
     public static final String DAEMON_HEAP_LIMIT = "-Xmx128m";
     /** Crash-only on OutOfMemoryError: exit at once, never half alive; the service manager restarts it. */
     public static final String EXIT_ON_OOM = "-XX:+ExitOnOutOfMemoryError";
+    /** When C1 compiles a plugin's methods: later than by default (why: {@link #jvmOptions}). */
+    public static final String PLUGIN_COMPILE_THRESHOLD = "-XX:CompileThresholdScaling=10";
+
+    /**
+     * jcnid compiles its etcd client and the JDK's TLS and crypto code after 20 calls instead of
+     * 200: a request runs them less than once (group commit sends several allocations in one etcd
+     * request, one TLS record each way), so at the default threshold the record layer and the
+     * cipher's setup were still interpreted after a thousand allocations; compiled sooner, TLS
+     * cost cluster-ipam 4 % of its allocations/s instead of 11-16 % (bench/multihost/README.md).
+     * Only these packages: compiling everything sooner made a cold jcnid's first pods slower on a
+     * loaded machine (docs/performance.md). {@code quiet}: the JVM would print each command on stdout.
+     */
+    public static final List<String> DAEMON_COMPILE_SOONER = List.of("-XX:CompileCommand=quiet",
+            "-XX:CompileCommand=CompileThresholdScaling,io.jcni.etcd.*::*,0.1",
+            "-XX:CompileCommand=CompileThresholdScaling,sun.security.*::*,0.1",
+            "-XX:CompileCommand=CompileThresholdScaling,com.sun.crypto.provider.*::*,0.1",
+            "-XX:CompileCommand=CompileThresholdScaling,javax.crypto.*::*,0.1");
 
     /**
      * The JVM options of {@code kind}; with {@code nativeLib}, where the JNI library is (else it is
@@ -46,7 +63,9 @@ public final class Launcher {
             // A plugin call is over before most of what C1 would compile pays off; compiling it cost
             // a third of a standalone call's CPU time on a 2-core machine (242 -> 162 ms per ADD+DEL,
             // docs/performance.md), and a long loop is still compiled, only later.
-            o.add("-XX:CompileThresholdScaling=10");
+            o.add(PLUGIN_COMPILE_THRESHOLD);
+        } else {
+            o.addAll(DAEMON_COMPILE_SOONER);
         }
         o.add("-XX:+UseSerialGC");
         if (kind == Kind.PLUGIN) {

@@ -18,6 +18,10 @@ class LauncherTest {
         }
         assertTrue(plugin.indexOf("-Xlog:disable") < plugin.indexOf("-Xlog:all=warning:stderr"), "warnings are turned on after everything is off");
         assertTrue(plugin.contains("-XX:CompileThresholdScaling=10"));
+        assertFalse(String.join(" ", plugin).contains("CompileCommand"));
+        assertTrue(daemon.containsAll(Launcher.DAEMON_COMPILE_SOONER) && !daemon.contains("-XX:CompileThresholdScaling=10"));
+        assertTrue(daemon.indexOf("-XX:CompileCommand=quiet") < daemon.indexOf("-XX:CompileCommand=CompileThresholdScaling,io.jcni.etcd.*::*,0.1"),
+                "quiet first: the JVM prints each command on stdout otherwise");
         assertTrue(daemon.contains("-Xmn12m"));
         assertEquals("-Djcni.native.lib=/opt/jcni/lib/libjcni.so", plugin.getLast());
         assertFalse(String.join(" ", daemon).contains("jcni.native.lib"));

@@ -224,11 +224,15 @@ public final class DaemonControl {
 
     /**
      * The detached daemon's JVM flags: this JVM's, plus the heap limit and the exit on
-     * OutOfMemoryError where they are missing ({@code jcni daemon start} runs in the jcni command's
-     * JVM, whose flags are made for short runs).
+     * OutOfMemoryError where they are missing, and the daemon's compile thresholds instead of a
+     * plugin's ({@code jcni daemon start} runs in the jcni command's JVM, whose flags are made for
+     * short runs: with them jcnid would compile ten times later than by default, not sooner).
      */
     static List<String> childJvmFlags(List<String> own) {
         List<String> flags = new ArrayList<>(own);
+        if (flags.remove(io.jcni.common.Launcher.PLUGIN_COMPILE_THRESHOLD) && flags.stream().noneMatch(f -> f.startsWith("-XX:CompileCommand"))) {
+            flags.addAll(io.jcni.common.Launcher.DAEMON_COMPILE_SOONER);
+        }
         if (flags.stream().noneMatch(f -> f.startsWith("-Xmx") || f.startsWith("-XX:MaxHeapSize="))) flags.add(HEAP_LIMIT);
         if (flags.stream().noneMatch(f -> f.contains("OutOfMemoryError"))) flags.add(EXIT_ON_OOM);
         return flags;

@@ -19,6 +19,17 @@ class DaemonControlTest {
     }
 
     @Test
+    void aDetachedJcnidCompilesAsTheDaemonLauncherSaysNotAsTheCommandThatStartedIt() {
+        List<String> command = io.jcni.common.Launcher.jvmOptions(io.jcni.common.Launcher.Kind.PLUGIN, null);
+        List<String> child = DaemonControl.childJvmFlags(command);
+        assertTrue(child.containsAll(io.jcni.common.Launcher.DAEMON_COMPILE_SOONER), child.toString());
+        assertFalse(child.contains("-XX:CompileThresholdScaling=10"), child.toString());
+        // An admin's own threshold stays.
+        assertEquals(List.of("-XX:CompileThresholdScaling=2", "-Xmx128m", "-XX:+ExitOnOutOfMemoryError"),
+                DaemonControl.childJvmFlags(List.of("-XX:CompileThresholdScaling=2")));
+    }
+
+    @Test
     void failedServicesAreFoundInTheHealthAnswer() {
         String health = "status ok\npid 1\nsocket /s\nservices failed 1 of 2\nservice dhcp running\ndhcp /d leases=0\n"
                 + "service docker-driver failed: cannot create /x: Not a directory\n";
