@@ -31,16 +31,18 @@ public final class Launcher {
     public static final String PLUGIN_COMPILE_THRESHOLD = "-XX:CompileThresholdScaling=10";
 
     /**
-     * jcnid compiles its etcd client and the JDK's TLS and crypto code after 20 calls instead of
-     * 200: a request runs them less than once (group commit sends several allocations in one etcd
-     * request, one TLS record each way), so at the default threshold the record layer and the
-     * cipher's setup were still interpreted after a thousand allocations; compiled sooner, TLS
-     * cost cluster-ipam 4 % of its allocations/s instead of 11-16 % (bench/multihost/README.md).
+     * jcnid compiles its etcd client, the JDK's HTTP client its watches use, and the JDK's TLS and
+     * crypto code after 20 calls instead of 200: a request runs them less than once (group commit
+     * sends several allocations in one etcd request, one TLS record each way; a watch event is a
+     * record or two), so at the default threshold the record layer and the cipher's setup were
+     * still interpreted after a thousand allocations; compiled sooner, TLS cost cluster-ipam 8 % of
+     * its allocations/s instead of 11-12 % (bench/multihost/README.md).
      * Only these packages: compiling everything sooner made a cold jcnid's first pods slower on a
      * loaded machine (docs/performance.md). {@code quiet}: the JVM would print each command on stdout.
      */
     public static final List<String> DAEMON_COMPILE_SOONER = List.of("-XX:CompileCommand=quiet",
             "-XX:CompileCommand=CompileThresholdScaling,io.jcni.etcd.*::*,0.1",
+            "-XX:CompileCommand=CompileThresholdScaling,jdk.internal.net.http.*::*,0.1",
             "-XX:CompileCommand=CompileThresholdScaling,sun.security.*::*,0.1",
             "-XX:CompileCommand=CompileThresholdScaling,com.sun.crypto.provider.*::*,0.1",
             "-XX:CompileCommand=CompileThresholdScaling,javax.crypto.*::*,0.1");
