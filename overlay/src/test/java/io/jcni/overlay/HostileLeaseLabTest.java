@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Test;
  * Any host can write under {@code <prefix>/subnets/}: the red team's leases, written into a
  * running lab (netns hosts, a real etcd, one jcnid --overlay per host), change no host's routes,
  * neighbours or FDB, and pods keep reaching each other. Also: a route jcni did not install is
- * never overwritten, and a keep-alive parked inside the HTTP client (or etcd frozen) is detected
- * and the lease taken again once etcd answers.
+ * never overwritten, and a keep-alive whose answer trickles (or etcd frozen) fails and the lease
+ * is taken again once etcd answers.
  */
 @Tag("root")
 class HostileLeaseLabTest {
@@ -131,11 +131,13 @@ class HostileLeaseLabTest {
     }
 
     /**
-     * Host 1 talks to etcd through a proxy that then trickles every response body and stops: the
-     * keep-alive call parks inside the HTTP client (each read returns within its timeout). The watchdog notices,
-     * the lease expires meanwhile (host 2 drops host 1's route), and once etcd answers again host 1
-     * leases the same subnet and keeps it. Then etcd is frozen (SIGSTOP) past the lease TTL and
-     * thawed: every host has its lease back, same subnets, pods talk.
+     * Host 1 talks to etcd through a proxy that then trickles every response body and stops: each
+     * read returns within its timeout, but the etcd client's whole-answer deadline (twice the
+     * timeout) fails the keep-alive call itself, well before the agent's watchdog deadline would
+     * (so the watchdog never has to step in). The keep-alive retries, the lease expires meanwhile
+     * (host 2 drops host 1's route), and once etcd answers again host 1 leases the same subnet and
+     * keeps it. Then etcd is frozen (SIGSTOP) past the lease TTL and thawed: every host has its
+     * lease back, same subnets, pods talk.
      */
     @Test
     void stalledKeepAliveIsDetectedAndTheLeaseTakenAgain() throws Exception {
@@ -153,12 +155,16 @@ class HostileLeaseLabTest {
                 String key1 = Lease.key(lab.prefix, envs.get(1).subnet().masked());
 
                 proxy.stall(true);
-                Lab.waitFor("host 1 noticing the stall\n" + lab.log(1), Duration.ofSeconds(30), () -> lab.log(1).contains("msg=\"lease keep-alive stalled"));
+                Lab.waitFor("host 1's keep-alive failing on the trickled answer\n" + lab.log(1), Duration.ofSeconds(30),
+                        () -> lab.log(1).lines().anyMatch(l -> l.contains("msg=\"lease keep-alive failed; retrying\"")
+                                && l.contains("answer not whole within the timeout")));
                 Lab.waitFor("host 1's lease expiring", Duration.ofSeconds(30), () -> lab.etcdctl("get", key1).stdout().isBlank());
                 Lab.waitFor("host 2 dropping host 1", Duration.ofSeconds(20), () -> Lab.sh("ip", "-n", lab.host(2), "route", "show", subnet1).isBlank());
                 proxy.stall(false);
 
                 Lab.waitFor("host 1 leased again\n" + lab.log(1), Duration.ofSeconds(40), () -> count(lab.log(1), "msg=\"leased\"") >= 2);
+                // Every call was bounded by the client (at most twice the 1 s timeout), inside the watchdog's 4 s deadline.
+                assertFalse(lab.log(1).contains("msg=\"lease keep-alive stalled"), "no call outlived its deadline\n" + lab.log(1));
                 assertEquals(subnet1, SubnetEnv.read(lab.subnetFile(1)).subnet().masked().toString(), "the same subnet");
                 Lab.waitFor("host 2 routing host 1 again", Duration.ofSeconds(20), () -> !Lab.sh("ip", "-n", lab.host(2), "route", "show", subnet1).isBlank());
                 Thread.sleep(7000); // over two lease TTLs: kept alive now

@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * stall: from then on each response's headers pass and its body trickles (a byte every 300 ms,
  * what was read with the headers, then nothing), the failure a client's per-read timeout does not
  * cover (nor {@code java.net.http}'s request timeout, which ends with the headers), so the caller
- * waits forever unless something times the whole call. When the stall ends, new connections flow
+ * waits forever unless something times the whole answer (the etcd client's unary transport does). When the stall ends, new connections flow
  * normally; held ones stay held, open and silent, until the proxy closes (as a hung peer would).
  * Or it can be told to flood: each response becomes an endless body, which a client that reads
  * answers into memory pays for with an OutOfMemoryError.
@@ -86,8 +86,8 @@ final class StallingProxy implements AutoCloseable {
                         buf.limit(end);
                         while (buf.hasRemaining()) to.write(buf);
                         // The body trickles, a byte every 300 ms: each read of the client returns well
-                        // inside its read timeout, so only a deadline on the whole call (the agent's
-                        // watchdog) can tell that the call will not end. Then nothing more comes.
+                        // inside its read timeout, so only a deadline on the whole answer can tell
+                        // that the call will not end. Then nothing more comes.
                         buf.limit(all);
                         while (!closed && buf.hasRemaining()) {
                             to.write(ByteBuffer.wrap(new byte[] {buf.get()}));
