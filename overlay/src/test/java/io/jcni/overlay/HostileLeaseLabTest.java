@@ -131,10 +131,11 @@ class HostileLeaseLabTest {
     }
 
     /**
-     * Host 1 talks to etcd through a proxy that then trickles every response body and stops: each
-     * read returns within its timeout, but the etcd client's whole-answer deadline (twice the
-     * timeout) fails the keep-alive call itself, well before the agent's watchdog deadline would
-     * (so the watchdog never has to step in). The keep-alive retries, the lease expires meanwhile
+     * Host 1 talks to etcd through a proxy that then hangs: it keeps each request from etcd and
+     * answers it with headers and a body that trickles and stops. Each read returns within its
+     * timeout, but the etcd client's whole-answer deadline (twice the timeout) fails the keep-alive
+     * call itself, well before the agent's watchdog deadline would (so the watchdog never has to
+     * step in). The keep-alive retries, etcd hears none of it, the lease expires meanwhile
      * (host 2 drops host 1's route), and once etcd answers again host 1 leases the same subnet and
      * keeps it. Then etcd is frozen (SIGSTOP) past the lease TTL and thawed: every host has its
      * lease back, same subnets, pods talk.
