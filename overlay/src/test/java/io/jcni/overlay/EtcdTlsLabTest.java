@@ -35,19 +35,8 @@ class EtcdTlsLabTest {
     void agentAndClusterIpamOverTlsWithClientCertificatesAndRbac() throws Exception {
         try (Lab lab = new Lab()) {
             TestPki pki = new TestPki(lab.dir.resolve("pki"), Lab.ETCD_IP);
-            Lab.sh("ip", "-n", lab.labNs, "link", "add", "ul", "type", "bridge");
-            Lab.sh("ip", "-n", lab.labNs, "addr", "add", Lab.ETCD_IP + "/24", "dev", "ul");
-            Lab.sh("ip", "-n", lab.labNs, "link", "set", "ul", "up");
-            Process etcd = new ProcessBuilder("nsenter", "--net=/var/run/netns/" + lab.labNs, "etcd", "--name", "tls",
-                    "--data-dir", lab.dir.resolve("etcd").toString(),
-                    "--listen-client-urls", HTTPS, "--advertise-client-urls", HTTPS,
-                    "--cert-file", pki.cert("server").toString(), "--key-file", pki.key("server").toString(),
-                    "--trusted-ca-file", pki.cert("ca").toString(), "--client-cert-auth",
-                    "--listen-peer-urls", "http://127.0.0.1:2380", "--initial-advertise-peer-urls", "http://127.0.0.1:2380",
-                    "--initial-cluster", "tls=http://127.0.0.1:2380")
-                    .redirectErrorStream(true).redirectOutput(lab.dir.resolve("etcd.log").toFile()).start();
+            Process etcd = startTlsEtcd(lab, pki);
             try {
-                Lab.waitFor("TLS etcd answers", Duration.ofSeconds(30), () -> etcdctl(lab, pki, null, "endpoint", "health").exit() == 0);
                 for (List<String> step : List.of(
                         List.of("user", "add", "root:" + ROOT_PASSWORD),
                         List.of("role", "add", "overlay"),
@@ -127,6 +116,75 @@ class EtcdTlsLabTest {
                 etcd.waitFor(10, TimeUnit.SECONDS);
             }
         }
+    }
+
+    /**
+     * What the agent's watchdog still guards: the etcd client bounds an answer as a whole, but a
+     * TLS handshake only read by read. Host 1 reaches etcd through a proxy that then closes its
+     * connections and trickles each new one a byte every 300 ms: the next handshake never
+     * completes, though each read returns within the timeout. The watchdog finds the lease call
+     * past its deadline, replaces the client (failing the stuck call) and leases again; once
+     * connections flow again host 1 holds the same subnet and keeps it.
+     */
+    @Test
+    void aTrickledTlsHandshakeIsCaughtByTheWatchdog() throws Exception {
+        try (Lab lab = new Lab()) {
+            TestPki pki = new TestPki(lab.dir.resolve("pki"), Lab.ETCD_IP);
+            Process etcd = startTlsEtcd(lab, pki);
+            try {
+                Lab.Out put = etcdctl(lab, pki, null, "put", lab.prefix + "/config", "{\"Network\":\"10.68.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
+                assertEquals(0, put.exit(), put.stdout());
+                lab.addHost(1);
+                try (StallingProxy proxy = new StallingProxy("/var/run/netns/" + lab.host(1), Lab.ETCD_IP, 2379)) {
+                    lab.startAgent(1, "--etcd-endpoints", proxy.endpoint().replace("http://", "https://"), "--etcd-timeout", "1",
+                            "--etcd-cafile", pki.cert("ca").toString(), "--etcd-certfile", pki.cert("ec-sec1").toString(),
+                            "--etcd-keyfile", pki.key("ec-sec1").toString(), "--ipam-reconcile-every", "0");
+                    io.jcni.plugins.meta.flannel.SubnetFile env;
+                    try {
+                        env = lab.awaitSubnetEnv(1);
+                    } catch (AssertionError e) {
+                        throw new AssertionError(e.getMessage() + "\nagent log:\n" + lab.log(1), e);
+                    }
+                    String key1 = Lease.key(lab.prefix, env.subnet().masked());
+
+                    proxy.trickleConnections(true);
+                    Lab.waitFor("the watchdog catching the stalled handshake\n" + lab.log(1), Duration.ofSeconds(40),
+                            () -> lab.log(1).contains("msg=\"lease keep-alive stalled; new etcd client, leasing again\""));
+                    proxy.trickleConnections(false);
+
+                    Lab.waitFor("host 1 leased again\n" + lab.log(1), Duration.ofSeconds(60),
+                            () -> lab.log(1).split(java.util.regex.Pattern.quote("msg=\"leased\""), -1).length > 2);
+                    assertEquals(env.subnet().masked(), SubnetEnv.read(lab.subnetFile(1)).subnet().masked(), "the same subnet");
+                    Thread.sleep(7000); // over two lease TTLs: kept alive now
+                    assertTrue(etcdctl(lab, pki, null, "get", key1).stdout().contains(Lab.hostIp(1)), "host 1's lease renewed\n" + lab.log(1));
+                }
+            } finally {
+                etcd.destroyForcibly();
+                etcd.waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** etcd with TLS and {@code --client-cert-auth} in the lab's namespace on {@link #HTTPS}, answering; stopped by the caller. */
+    private static Process startTlsEtcd(Lab lab, TestPki pki) throws Exception {
+        Lab.sh("ip", "-n", lab.labNs, "link", "add", "ul", "type", "bridge");
+        Lab.sh("ip", "-n", lab.labNs, "addr", "add", Lab.ETCD_IP + "/24", "dev", "ul");
+        Lab.sh("ip", "-n", lab.labNs, "link", "set", "ul", "up");
+        Process etcd = new ProcessBuilder("nsenter", "--net=/var/run/netns/" + lab.labNs, "etcd", "--name", "tls",
+                "--data-dir", lab.dir.resolve("etcd").toString(),
+                "--listen-client-urls", HTTPS, "--advertise-client-urls", HTTPS,
+                "--cert-file", pki.cert("server").toString(), "--key-file", pki.key("server").toString(),
+                "--trusted-ca-file", pki.cert("ca").toString(), "--client-cert-auth",
+                "--listen-peer-urls", "http://127.0.0.1:2380", "--initial-advertise-peer-urls", "http://127.0.0.1:2380",
+                "--initial-cluster", "tls=http://127.0.0.1:2380")
+                .redirectErrorStream(true).redirectOutput(lab.dir.resolve("etcd.log").toFile()).start();
+        try {
+            Lab.waitFor("TLS etcd answers", Duration.ofSeconds(30), () -> etcdctl(lab, pki, null, "endpoint", "health").exit() == 0);
+        } catch (Exception | Error e) {
+            etcd.destroyForcibly();
+            throw e;
+        }
+        return etcd;
     }
 
     private static void assertFails(Map<String, String[]> got, String name, String message) {
