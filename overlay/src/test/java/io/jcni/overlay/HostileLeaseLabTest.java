@@ -187,6 +187,41 @@ class HostileLeaseLabTest {
     }
 
     /**
+     * A remote whose programming failed is retried by the agent on its own, with no change of the
+     * lease and no re-list: host 1's {@code flannel.1} is down (a transient refusal: the kernel
+     * refuses its nexthop and route with ENETDOWN) when host 2 leases, so adding host 2 fails, and
+     * keeps failing on each retry (logged once); once the device is up again host 1 adds host 2
+     * within its back-off, and pods talk.
+     */
+    @Test
+    void aRemoteWhoseAddFailedIsAddedOnItsOwnOnceTheKernelTakesIt() throws Exception {
+        try (Lab lab = new Lab()) {
+            lab.start("{\"Network\":\"10.77.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
+            for (int i = 1; i <= 2; i++) lab.addHost(i);
+            Map<Integer, SubnetFile> envs = new LinkedHashMap<>();
+            lab.startAgent(1);
+            envs.put(1, lab.awaitSubnetEnv(1));
+            Lab.sh("ip", "-n", lab.host(1), "link", "set", "flannel.1", "down");
+            lab.startAgent(2);
+            envs.put(2, lab.awaitSubnetEnv(2));
+            String subnet2 = envs.get(2).subnet().masked().toString();
+            String failed = "msg=\"adding a remote failed; retrying\" subnet=" + subnet2;
+            Lab.waitFor("host 1 failing to add host 2\n" + lab.log(1), Duration.ofSeconds(30), () -> lab.log(1).contains(failed));
+            Thread.sleep(3500); // retried after 1 s and 2 s more, failing the same way
+            assertTrue(Lab.sh("ip", "-n", lab.host(1), "route", "show", subnet2).isBlank(), "not added while the device is down");
+
+            Lab.sh("ip", "-n", lab.host(1), "link", "set", "flannel.1", "up");
+            Lab.waitFor("host 1 adding host 2 on its own\n" + lab.log(1), Duration.ofSeconds(30),
+                    () -> Lab.sh("ip", "-n", lab.host(1), "route", "show", subnet2).contains("dev flannel.1"));
+            String log = lab.log(1);
+            assertTrue(log.contains("msg=\"remote programmed after failing\" subnet=" + subnet2), log);
+            assertEquals(1, count(log, failed), "one line for one kind of failure, not one per retry\n" + log);
+            assertFalse(log.contains("msg=\"watching again\""), "no re-list did it\n" + log);
+            allPodsReachEachOther(lab, pods(lab, envs));
+        }
+    }
+
+    /**
      * Host 1's etcd answers become endless (through the proxy). The agent runs in jcnid with jcnid's
      * own JVM options (a 128 MB heap and exit on OutOfMemoryError), so an answer read whole would end
      * jcnid and every service it hosts: the etcd client reads at most its bound of an answer and
