@@ -22,6 +22,8 @@ final class AnswerReader {
     private final byte[] buf = new byte[8192];
     private int pos, lim;
     private long answerBytes;
+    private long bodyDeadline; // System.nanoTime() by which the body must be whole; 0 while the headers are read
+    private int bodyTimeoutMs;
     private boolean reusable;
 
     AnswerReader(InputStream in, Socket socket) {
@@ -31,6 +33,7 @@ final class AnswerReader {
 
     void startAnswer() {
         answerBytes = 0;
+        bodyDeadline = 0;
         reusable = false;
     }
 
@@ -46,7 +49,10 @@ final class AnswerReader {
 
     /**
      * One whole answer: informational (1xx) answers skipped, the body by its length, chunked,
-     * or up to the end of the stream. The headers must be complete within {@code timeoutMs}.
+     * or up to the end of the stream. The headers must be complete within {@code timeoutMs}, and
+     * the body (with a chunked body's trailers) whole within {@code timeoutMs} more: a peer that
+     * trickles its body, each byte within the timeout, fails the call after at most twice the
+     * timeout instead of holding it as long as it likes.
      */
     GatewayHttp.Answer readAnswer(int timeoutMs, URI ep, String path) throws IOException {
         long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
@@ -78,7 +84,8 @@ final class AnswerReader {
                 }
             }
             if (code >= 100 && code < 200) continue; // 100 Continue and the like: the answer follows
-            timeout(0, timeoutMs);
+            bodyDeadline = System.nanoTime() + timeoutMs * 1_000_000L;
+            bodyTimeoutMs = timeoutMs;
             byte[] body;
             if (code == 204 || code == 304) body = new byte[0];
             else if (chunked) body = chunked(ep, path);
@@ -133,7 +140,7 @@ final class AnswerReader {
         byte[] out = new byte[(int) length];
         int n = 0;
         while (n < out.length) {
-            if (pos == lim) fill(true);
+            if (pos == lim) bodyFill(true);
             int k = Math.min(lim - pos, out.length - n);
             System.arraycopy(buf, pos, out, n, k);
             pos += k;
@@ -159,7 +166,7 @@ final class AnswerReader {
             if (out.size + size > EtcdClient.MAX_ANSWER) throw tooLarge(ep, path);
             long left = size;
             while (left > 0) {
-                if (pos == lim) fill(true);
+                if (pos == lim) bodyFill(true);
                 int k = (int) Math.min(lim - pos, left);
                 out.add(buf, pos, k);
                 pos += k;
@@ -180,7 +187,7 @@ final class AnswerReader {
     private byte[] toEnd(URI ep, String path) throws IOException {
         Body out = new Body();
         while (true) {
-            if (pos == lim && !fill(false)) return out.bytes();
+            if (pos == lim && !bodyFill(false)) return out.bytes();
             if (out.size + (lim - pos) > EtcdClient.MAX_ANSWER) throw tooLarge(ep, path);
             out.add(buf, pos, lim - pos);
             pos = lim;
@@ -189,8 +196,8 @@ final class AnswerReader {
 
     /**
      * One line without its CRLF (a bare LF is accepted too), at most {@link #MAX_HEAD} bytes
-     * counting {@code before}; with a {@code deadline} (nanoTime, 0: none) the read timeout is
-     * what is left of it.
+     * counting {@code before}; with a {@code deadline} (nanoTime, 0: the body's, once the headers
+     * are read) the read timeout is what is left of it.
      */
     private String line(long deadline, int before) throws IOException {
         StringBuilder b = new StringBuilder(64);
@@ -199,9 +206,11 @@ final class AnswerReader {
                 if (deadline != 0) {
                     long left = (deadline - System.nanoTime()) / 1_000_000L;
                     if (left <= 0) throw new SocketTimeoutException("no whole answer within the timeout");
-                    timeout(left, 0);
+                    timeout(left);
+                    fill(true);
+                } else {
+                    bodyFill(true);
                 }
-                fill(true);
             }
             byte c = buf[pos++];
             if (c == '\n') {
@@ -214,9 +223,32 @@ final class AnswerReader {
         }
     }
 
-    /** Sets the socket's read timeout to {@code ms}, or to {@code fallback} when {@code ms} is 0. */
-    private void timeout(long ms, int fallback) throws IOException {
-        if (socket != null) socket.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, ms > 0 ? ms : fallback)));
+    /** Sets the socket's read timeout to {@code ms} (at least 1: 0 would mean none). */
+    private void timeout(long ms) throws IOException {
+        if (socket != null) socket.setSoTimeout((int) Math.max(1, Math.min(Integer.MAX_VALUE, ms)));
+    }
+
+    /**
+     * {@link #fill} for the body: the read may take what is left of the body's deadline. A body
+     * that arrived with its headers (etcd's usual answer) reads nothing more and costs nothing here.
+     */
+    private boolean bodyFill(boolean required) throws IOException {
+        long left = (bodyDeadline - System.nanoTime()) / 1_000_000L;
+        if (left <= 0) throw bodyTimedOut(null);
+        timeout(left);
+        try {
+            return fill(required);
+        } catch (SocketTimeoutException e) {
+            throw bodyTimedOut(e);
+        }
+    }
+
+    /** A timeout still (callers repeat or report a call on that cue), saying which part was late. */
+    private SocketTimeoutException bodyTimedOut(SocketTimeoutException cause) {
+        SocketTimeoutException e = new SocketTimeoutException("answer not whole within the timeout (its body took over "
+                + bodyTimeoutMs + " ms after its headers)");
+        if (cause != null) e.initCause(cause);
+        return e;
     }
 
     /** Reads more into the buffer; false at the end of the stream unless {@code required} (then EOFException). */

@@ -27,8 +27,11 @@ import javax.net.ssl.SSLSocketFactory;
  * <p>The request goes out in one write with its {@code Content-Length}; the answer is read by
  * {@code Content-Length}, chunked, or to the end of the connection (Go's plain-text refusals), at
  * most {@link EtcdClient#MAX_ANSWER} bytes ({@link AnswerReader}). The timeout bounds the connect, the handshake, the
- * wait until the answer's headers are complete, and then each read of its body (a peer that stops
- * sending fails the call instead of parking it).
+ * wait until the answer's headers are complete, and then the body as a whole: it must be whole
+ * (by its length, chunked with its trailers, or to the end of the stream) within one more timeout
+ * after the headers, so an answer takes at most twice the timeout. A peer that stops sending, or
+ * trickles its answer a byte at a time, fails the call with a {@link SocketTimeoutException}
+ * instead of parking it.
  *
  * <p>A pooled connection may have been closed by etcd since its last use (a restart). Such a call
  * is sent once more on a new connection when nothing of its answer was read and the request

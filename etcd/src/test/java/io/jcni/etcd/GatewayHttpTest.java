@@ -303,6 +303,82 @@ class GatewayHttpTest {
         }
     }
 
+    /**
+     * A one-connection server that reads one request and answers with {@code head}, then the
+     * pieces of {@code body} with {@code pauseMs} between them; ends when the client goes.
+     */
+    private static ServerSocket slowAnswer(String head, List<String> body, long pauseMs) throws IOException {
+        ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        Thread.ofVirtual().start(() -> {
+            try (Socket s = server.accept()) {
+                InputStream in = s.getInputStream();
+                in.readNBytes(FakeEtcd.readHead(in));
+                OutputStream out = s.getOutputStream();
+                out.write(head.getBytes(StandardCharsets.ISO_8859_1));
+                out.flush();
+                for (String piece : body) {
+                    Thread.sleep(pauseMs);
+                    out.write(piece.getBytes(StandardCharsets.ISO_8859_1));
+                    out.flush();
+                }
+                in.read(); // until the client closes
+            } catch (IOException | InterruptedException clientGone) {
+                // the client gave up: what a trickled answer should make it do
+            }
+        });
+        return server;
+    }
+
+    private static List<String> bytesOf(String s) {
+        List<String> out = new ArrayList<>();
+        for (char c : s.toCharArray()) out.add(String.valueOf(c));
+        return out;
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void aBodyTrickledByteByBytePastTheDeadlineFailsAsATimeout() throws Exception {
+        // Each byte comes well within the 500 ms timeout; the whole body would take 20 s.
+        String body = "{\"kvs\":[" + "\"x\",".repeat(40) + "\"x\"]}";
+        try (ServerSocket server = slowAnswer("HTTP/1.1 200 OK\r\nContent-Length: " + body.length() + "\r\n\r\n", bytesOf(body), 100);
+                GatewayHttp http = new GatewayHttp(null, Duration.ofMillis(500))) {
+            URI ep = URI.create("http://127.0.0.1:" + server.getLocalPort());
+            IOException e = assertThrows(IOException.class, () -> http.post(ep, "/v3/kv/range", JSON, null, true));
+            assertInstanceOf(SocketTimeoutException.class, e, "cluster-ipam's Clients repeats a timed-out call once on this cue");
+            assertTrue(e.getMessage().contains("answer not whole within the timeout"), e.getMessage());
+            assertEquals(0, http.idleCount(), "the connection is not kept");
+        }
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void aChunkedBodyTrickledPastTheDeadlineFailsAsATimeout() throws Exception {
+        List<String> chunks = new ArrayList<>();
+        for (int i = 0; i < 200; i++) chunks.add("1\r\nx\r\n");
+        chunks.add("0\r\n\r\n");
+        try (ServerSocket server = slowAnswer("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", chunks, 100);
+                GatewayHttp http = new GatewayHttp(null, Duration.ofMillis(500))) {
+            URI ep = URI.create("http://127.0.0.1:" + server.getLocalPort());
+            IOException e = assertThrows(IOException.class, () -> http.post(ep, "/v3/kv/range", JSON, null, true));
+            assertInstanceOf(SocketTimeoutException.class, e);
+            assertTrue(e.getMessage().contains("answer not whole within the timeout"), e.getMessage());
+        }
+    }
+
+    @Test
+    @org.junit.jupiter.api.Timeout(60)
+    void aBodyInSeveralPiecesWithinTheDeadlineIsReadWhole() throws Exception {
+        String body = "{\"kvs\":[\"a\",\"b\",\"c\"]}";
+        List<String> pieces = List.of(body.substring(0, 8), body.substring(8, 16), body.substring(16));
+        try (ServerSocket server = slowAnswer("HTTP/1.1 200 OK\r\nContent-Length: " + body.length() + "\r\n\r\n", pieces, 50);
+                GatewayHttp http = new GatewayHttp(null, Duration.ofSeconds(10))) {
+            URI ep = URI.create("http://127.0.0.1:" + server.getLocalPort());
+            GatewayHttp.Answer a = http.post(ep, "/v3/kv/range", JSON, null, true);
+            assertEquals(200, a.statusCode());
+            assertEquals(body, a.body());
+        }
+    }
+
     @Test
     void abortFailsTheCallInFlightAndLaterCalls() throws Exception {
         try (FakeEtcd etcd = new FakeEtcd(); GatewayHttp http = new GatewayHttp(null, Duration.ofSeconds(60))) {

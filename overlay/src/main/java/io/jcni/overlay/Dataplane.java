@@ -25,7 +25,7 @@ import io.jcni.types.IpAddr;
  * {@link #ROUTE_PROTOCOL} (flanneld uses "boot"); for VXLAN also any route through the agent's own
  * VXLAN device, so routes a flanneld left on {@code flannel.<VNI>} are taken over.
  */
-public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
+public sealed interface Dataplane extends RemoteProgramming.Target permits Dataplane.Vxlan, Dataplane.HostGw {
 
     /** rtm_protocol of the agent's routes ({@code ip route} shows "proto 74"): how it knows its own. Unassigned in iproute2's rt_protos. */
     int ROUTE_PROTOCOL = 74;
@@ -52,8 +52,10 @@ public sealed interface Dataplane permits Dataplane.Vxlan, Dataplane.HostGw {
     }
 
     /** Makes {@code remote} reachable; false (nothing changed) when a route jcni does not own holds one of its subnets. */
+    @Override
     boolean add(Lease remote);
 
+    @Override
     void remove(Lease remote);
 
     /** The pods' MTU: the underlay's minus the encapsulation (of IPv6's, when the network has IPv6). */

@@ -6,41 +6,44 @@ import io.jcni.types.Cidr;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.Random;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The other hosts' leases, as read from {@code <prefix>/subnets/}: each judged against this host
  * ({@link LeaseValidator}, kept per change in a {@link LeaseBook}), rejections logged once, and the
  * accepted ones programmed into the dataplane by difference ({@link LeaseDiff}), O(1) kernel work
- * per watch event.
+ * per watch event; a subnet whose programming failed is tried again on its own
+ * ({@link RemoteProgramming}, from the agent's watchdog round).
  */
 final class RemoteHosts {
     private final AgentOptions opts;
     private final HostFacts facts;
     private final AgentLog log;
-    private final Object lock = new Object();
-    // Under lock: the remote leases programmed, every remote lease read (by key, in creation
-    // order) with what the validator found, the host facts they were checked against, what was logged.
-    private final Map<Cidr, Lease> programmed = new HashMap<>();
+    /** A lock rather than a monitor: the retry round only tries it, so it never holds up the watchdog behind a long re-list. */
+    private final ReentrantLock lock = new ReentrantLock();
+    // Under lock: the remote leases programmed (and retried), every remote lease read (by key, in
+    // creation order) with what the validator found, the host facts they were checked against, what was logged.
+    private final RemoteProgramming programming;
     private final LeaseBook book = new LeaseBook();
     private final Map<String, String> malformed = new HashMap<>();
     private final Map<String, String> rejectionsLogged = new HashMap<>();
-    private final Set<Cidr> foreignRoutesLogged = new HashSet<>();
     private LeaseValidator.Local checkedAgainst;
 
     RemoteHosts(AgentOptions opts, HostFacts facts, AgentLog log) {
         this.opts = opts;
         this.facts = facts;
         this.log = log;
+        this.programming = new RemoteProgramming(facts.dp, log, new Random());
     }
 
     /** A full list (in creation order) with the underlay's networks now: the book is built again and the whole difference programmed. */
     void relist(List<KeyValue> byCreation, List<Cidr> underlayNets) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             facts.underlayNets = underlayNets;
             book.clear();
             malformed.clear();
@@ -48,23 +51,29 @@ final class RemoteHosts {
             for (KeyValue kv : byCreation) read(kv);
             reconcileAll();
             sweepNexthops();
+        } finally {
+            lock.unlock();
         }
     }
 
     /** Runs {@code change} to our own subnet under the lock; when it changed what this host is, every lease is judged again. */
     void ownSubnetChanged(Runnable change) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             change.run();
             if (checkedAgainst != null && !facts.local().equals(checkedAgainst)) { // our subnet is another now: judge every lease again
                 recheckAll();
                 reconcileAll();
             }
+        } finally {
+            lock.unlock();
         }
     }
 
     /** One key changed: re-judge the leases it can conflict with (not the others) and program what changed for their subnets. */
     void onEvent(WatchEvent ev) {
-        synchronized (lock) {
+        lock.lock();
+        try {
             if (!facts.local().equals(checkedAgainst)) {
                 recheckAll();
                 if (ev.deleted()) remove(ev.kv().key());
@@ -74,6 +83,25 @@ final class RemoteHosts {
             }
             LeaseBook.Change ch = ev.deleted() ? remove(ev.kv().key()) : read(ev.kv());
             if (ch != null) reconcile(ch);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Tries again the subnets whose programming failed and whose time has come, against the
+     * leases accepted now. Skipped when a change is being applied (it programs what it touches,
+     * and the next round comes in a second).
+     */
+    void retryFailed(long nowNanos) {
+        if (!lock.tryLock()) return;
+        try {
+            programming.retryDue(sn -> {
+                LeaseValidator.Checked w = book.accepted().get(sn);
+                return w == null ? null : w.candidate().lease();
+            }, nowNanos);
+        } finally {
+            lock.unlock();
         }
     }
 
@@ -123,13 +151,13 @@ final class RemoteHosts {
                 .forEach((key, why) -> log.log("ignoring a lease", "key=" + key + " reason=\"" + why + "\""));
         Map<Cidr, Lease> wanted = new HashMap<>();
         book.accepted().forEach((sn, ch) -> wanted.put(sn, ch.candidate().lease()));
-        apply(LeaseDiff.between(programmed, wanted));
+        programming.apply(LeaseDiff.between(programming.programmed(), wanted), System.nanoTime());
     }
 
     /** Under lock, after a full list: nexthop objects of subnets that went while the agent was not running go, with their routes. */
     private void sweepNexthops() {
         try {
-            int gone = facts.dp.sweep(programmed.values());
+            int gone = facts.dp.sweep(programming.programmed().values());
             if (gone > 0) log.log("removed stale nexthops", "count=" + gone);
         } catch (RuntimeException e) {
             log.log("removing stale nexthops failed", "error=\"" + e.getMessage() + "\"");
@@ -149,43 +177,11 @@ final class RemoteHosts {
         }
         Map<Cidr, Lease> have = new HashMap<>(), wanted = new HashMap<>();
         for (Cidr sn : ch.subnets()) {
-            Lease h = programmed.get(sn);
+            Lease h = programming.programmed().get(sn);
             if (h != null) have.put(sn, h);
             LeaseValidator.Checked w = book.accepted().get(sn);
             if (w != null) wanted.put(sn, w.candidate().lease());
         }
-        apply(LeaseDiff.between(have, wanted));
-    }
-
-    private void apply(LeaseDiff d) {
-        for (Lease l : d.removes()) {
-            try {
-                facts.dp.remove(l);
-                programmed.remove(l.id());
-                log.log("removed remote", describe(l));
-            } catch (RuntimeException e) {
-                log.log("removing a remote failed", "subnet=" + l.id() + " error=\"" + e.getMessage() + "\"");
-            }
-        }
-        for (Lease l : d.adds()) {
-            try {
-                if (facts.dp.add(l)) {
-                    programmed.put(l.id(), l);
-                    foreignRoutesLogged.remove(l.id());
-                    log.log("added remote", describe(l));
-                } else if (foreignRoutesLogged.add(l.id())) {
-                    log.log("not adding a remote: a route jcni did not install holds its subnet", describe(l));
-                }
-            } catch (RuntimeException e) {
-                log.log("adding a remote failed", "subnet=" + l.id() + " error=\"" + e.getMessage() + "\"");
-            }
-        }
-    }
-
-    /** A remote lease for the log: its subnets and public addresses. */
-    private static String describe(Lease l) {
-        String s = l.hasV4() ? "subnet=" + l.subnet() + " public_ip=" + l.publicIp() : "";
-        if (l.hasV6()) s += (s.isEmpty() ? "" : " ") + "ipv6_subnet=" + l.ipv6Subnet() + " public_ipv6=" + l.publicIpv6();
-        return s;
+        programming.apply(LeaseDiff.between(have, wanted), System.nanoTime());
     }
 }

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Test;
  * Any host can write under {@code <prefix>/subnets/}: the red team's leases, written into a
  * running lab (netns hosts, a real etcd, one jcnid --overlay per host), change no host's routes,
  * neighbours or FDB, and pods keep reaching each other. Also: a route jcni did not install is
- * never overwritten, and a keep-alive parked inside the HTTP client (or etcd frozen) is detected
- * and the lease taken again once etcd answers.
+ * never overwritten, and a keep-alive whose answer trickles (or etcd frozen) fails and the lease
+ * is taken again once etcd answers.
  */
 @Tag("root")
 class HostileLeaseLabTest {
@@ -131,11 +131,14 @@ class HostileLeaseLabTest {
     }
 
     /**
-     * Host 1 talks to etcd through a proxy that then trickles every response body and stops: the
-     * keep-alive call parks inside the HTTP client (each read returns within its timeout). The watchdog notices,
-     * the lease expires meanwhile (host 2 drops host 1's route), and once etcd answers again host 1
-     * leases the same subnet and keeps it. Then etcd is frozen (SIGSTOP) past the lease TTL and
-     * thawed: every host has its lease back, same subnets, pods talk.
+     * Host 1 talks to etcd through a proxy that then hangs: it keeps each request from etcd and
+     * answers it with headers and a body that trickles and stops. Each read returns within its
+     * timeout, but the etcd client's whole-answer deadline (twice the timeout) fails the keep-alive
+     * call itself, well before the agent's watchdog deadline would (so the watchdog never has to
+     * step in). The keep-alive retries, etcd hears none of it, the lease expires meanwhile
+     * (host 2 drops host 1's route), and once etcd answers again host 1 leases the same subnet and
+     * keeps it. Then etcd is frozen (SIGSTOP) past the lease TTL and thawed: every host has its
+     * lease back, same subnets, pods talk.
      */
     @Test
     void stalledKeepAliveIsDetectedAndTheLeaseTakenAgain() throws Exception {
@@ -153,12 +156,16 @@ class HostileLeaseLabTest {
                 String key1 = Lease.key(lab.prefix, envs.get(1).subnet().masked());
 
                 proxy.stall(true);
-                Lab.waitFor("host 1 noticing the stall\n" + lab.log(1), Duration.ofSeconds(30), () -> lab.log(1).contains("msg=\"lease keep-alive stalled"));
+                Lab.waitFor("host 1's keep-alive failing on the trickled answer\n" + lab.log(1), Duration.ofSeconds(30),
+                        () -> lab.log(1).lines().anyMatch(l -> l.contains("msg=\"lease keep-alive failed; retrying\"")
+                                && l.contains("answer not whole within the timeout")));
                 Lab.waitFor("host 1's lease expiring", Duration.ofSeconds(30), () -> lab.etcdctl("get", key1).stdout().isBlank());
                 Lab.waitFor("host 2 dropping host 1", Duration.ofSeconds(20), () -> Lab.sh("ip", "-n", lab.host(2), "route", "show", subnet1).isBlank());
                 proxy.stall(false);
 
                 Lab.waitFor("host 1 leased again\n" + lab.log(1), Duration.ofSeconds(40), () -> count(lab.log(1), "msg=\"leased\"") >= 2);
+                // Every call was bounded by the client (at most twice the 1 s timeout), inside the watchdog's 4 s deadline.
+                assertFalse(lab.log(1).contains("msg=\"lease keep-alive stalled"), "no call outlived its deadline\n" + lab.log(1));
                 assertEquals(subnet1, SubnetEnv.read(lab.subnetFile(1)).subnet().masked().toString(), "the same subnet");
                 Lab.waitFor("host 2 routing host 1 again", Duration.ofSeconds(20), () -> !Lab.sh("ip", "-n", lab.host(2), "route", "show", subnet1).isBlank());
                 Thread.sleep(7000); // over two lease TTLs: kept alive now
@@ -176,6 +183,41 @@ class HostileLeaseLabTest {
                 }
                 allPodsReachEachOther(lab, pods);
             }
+        }
+    }
+
+    /**
+     * A remote whose programming failed is retried by the agent on its own, with no change of the
+     * lease and no re-list: host 1's {@code flannel.1} is down (a transient refusal: the kernel
+     * refuses its nexthop and route with ENETDOWN) when host 2 leases, so adding host 2 fails, and
+     * keeps failing on each retry (logged once); once the device is up again host 1 adds host 2
+     * within its back-off, and pods talk.
+     */
+    @Test
+    void aRemoteWhoseAddFailedIsAddedOnItsOwnOnceTheKernelTakesIt() throws Exception {
+        try (Lab lab = new Lab()) {
+            lab.start("{\"Network\":\"10.77.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
+            for (int i = 1; i <= 2; i++) lab.addHost(i);
+            Map<Integer, SubnetFile> envs = new LinkedHashMap<>();
+            lab.startAgent(1);
+            envs.put(1, lab.awaitSubnetEnv(1));
+            Lab.sh("ip", "-n", lab.host(1), "link", "set", "flannel.1", "down");
+            lab.startAgent(2);
+            envs.put(2, lab.awaitSubnetEnv(2));
+            String subnet2 = envs.get(2).subnet().masked().toString();
+            String failed = "msg=\"adding a remote failed; retrying\" subnet=" + subnet2;
+            Lab.waitFor("host 1 failing to add host 2\n" + lab.log(1), Duration.ofSeconds(30), () -> lab.log(1).contains(failed));
+            Thread.sleep(3500); // retried after 1 s and 2 s more, failing the same way
+            assertTrue(Lab.sh("ip", "-n", lab.host(1), "route", "show", subnet2).isBlank(), "not added while the device is down");
+
+            Lab.sh("ip", "-n", lab.host(1), "link", "set", "flannel.1", "up");
+            Lab.waitFor("host 1 adding host 2 on its own\n" + lab.log(1), Duration.ofSeconds(30),
+                    () -> Lab.sh("ip", "-n", lab.host(1), "route", "show", subnet2).contains("dev flannel.1"));
+            String log = lab.log(1);
+            assertTrue(log.contains("msg=\"remote programmed after failing\" subnet=" + subnet2), log);
+            assertEquals(1, count(log, failed), "one line for one kind of failure, not one per retry\n" + log);
+            assertFalse(log.contains("msg=\"watching again\""), "no re-list did it\n" + log);
+            allPodsReachEachOther(lab, pods(lab, envs));
         }
     }
 

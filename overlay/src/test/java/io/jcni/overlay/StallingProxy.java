@@ -13,13 +13,19 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A TCP proxy to etcd listening on 127.0.0.1 inside a host's namespace, which can be told to
- * stall: from then on each response's headers pass and its body trickles (a byte every 300 ms,
- * what was read with the headers, then nothing), the failure a client's per-read timeout does not
- * cover (nor {@code java.net.http}'s request timeout, which ends with the headers), so the caller
- * waits forever unless something times the whole call. When the stall ends, new connections flow
- * normally; held ones stay held, open and silent, until the proxy closes (as a hung peer would).
+ * stall, as a hung proxy in front of etcd would: from then on each request is kept from etcd and
+ * answered by the proxy itself, headers at once and then a body that trickles (a byte every
+ * 300 ms, a few bytes, then nothing). Each read of the client returns within its timeout, and
+ * {@code java.net.http}'s request timeout ends with the headers, so the caller waits forever
+ * unless something times the whole answer (the etcd client's unary transport does); etcd hears
+ * nothing meanwhile (a lease kept alive through the proxy expires). When the stall ends, new
+ * requests flow; a connection that got a stalled answer stays held, silent, until the client or
+ * the proxy closes it (as a hung peer would).
  * Or it can be told to flood: each response becomes an endless body, which a client that reads
- * answers into memory pays for with an OutOfMemoryError.
+ * answers into memory pays for with an OutOfMemoryError. Or to trickle whole connections: the
+ * ones open are closed (as an etcd restart would), and new ones pass etcd's bytes a byte every
+ * 300 ms from the first (with TLS: a handshake that never completes, each read within its
+ * timeout, which no answer deadline covers).
  */
 final class StallingProxy implements AutoCloseable {
     private final Netns ns;
@@ -27,6 +33,7 @@ final class StallingProxy implements AutoCloseable {
     private final ServerSocketChannel server;
     private final AtomicBoolean stalling = new AtomicBoolean();
     private final AtomicBoolean flooding = new AtomicBoolean();
+    private final AtomicBoolean tricklingConnections = new AtomicBoolean();
     private volatile boolean closed;
     private final List<SocketChannel> open = new CopyOnWriteArrayList<>();
     private final Thread acceptor;
@@ -52,6 +59,12 @@ final class StallingProxy implements AutoCloseable {
         flooding.set(on);
     }
 
+    /** On: closes the connections open now; each new one trickles etcd's bytes from the first. Off: new connections flow. */
+    void trickleConnections(boolean on) {
+        tricklingConnections.set(on);
+        if (on) for (SocketChannel c : open) closeQuietly(c);
+    }
+
     private void acceptLoop() {
         while (server.isOpen()) {
             try {
@@ -59,15 +72,19 @@ final class StallingProxy implements AutoCloseable {
                 SocketChannel up = ns.run(() -> SocketChannel.open(upstream));
                 open.add(client);
                 open.add(up);
+                boolean trickled = tricklingConnections.get();
                 Thread.ofVirtual().start(() -> pump(client, up, false));
-                Thread.ofVirtual().start(() -> pump(up, client, true));
+                Thread.ofVirtual().start(() -> {
+                    if (trickled) trickle(up, client);
+                    else pump(up, client, true);
+                });
             } catch (IOException e) {
                 return;
             }
         }
     }
 
-    /** Copies {@code from} to {@code to}; for responses, trickles and then holds what follows a header block while stalling. */
+    /** Copies {@code from} to {@code to}; while stalling, a request is answered as the class comment says instead. */
     private void pump(SocketChannel from, SocketChannel to, boolean responses) {
         ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
         try {
@@ -79,25 +96,31 @@ final class StallingProxy implements AutoCloseable {
                     flood(to);
                     break;
                 }
-                if (responses && stalling.get()) {
-                    int end = headerEnd(buf);
-                    if (end >= 0) {
-                        int all = buf.limit();
-                        buf.limit(end);
-                        while (buf.hasRemaining()) to.write(buf);
-                        // The body trickles, a byte every 300 ms: each read of the client returns well
-                        // inside its read timeout, so only a deadline on the whole call (the agent's
-                        // watchdog) can tell that the call will not end. Then nothing more comes.
-                        buf.limit(all);
-                        while (!closed && buf.hasRemaining()) {
-                            to.write(ByteBuffer.wrap(new byte[] {buf.get()}));
-                            Thread.sleep(300);
-                        }
-                        while (!closed) Thread.sleep(50);
-                        break;
-                    }
+                if (!responses && stalling.get()) {
+                    trickleAnAnswer(from);
+                    break;
                 }
                 while (buf.hasRemaining()) to.write(buf);
+            }
+        } catch (IOException | InterruptedException e) {
+            // the other side went away
+        }
+        closeQuietly(from);
+        closeQuietly(to);
+    }
+
+    /** Copies {@code from} to {@code to} a byte every 300 ms, until either side goes or the proxy closes. */
+    private void trickle(SocketChannel from, SocketChannel to) {
+        ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
+        try {
+            while (!closed) {
+                buf.clear();
+                if (from.read(buf) < 0) break;
+                buf.flip();
+                while (!closed && buf.hasRemaining()) {
+                    to.write(ByteBuffer.wrap(new byte[] {buf.get()}));
+                    Thread.sleep(300);
+                }
             }
         } catch (IOException | InterruptedException e) {
             // the other side went away
@@ -119,12 +142,22 @@ final class StallingProxy implements AutoCloseable {
         }
     }
 
-    /** The index just after the first CRLFCRLF in {@code b}, or -1. */
-    private static int headerEnd(ByteBuffer b) {
-        for (int i = b.position(); i + 3 < b.limit(); i++) {
-            if (b.get(i) == '\r' && b.get(i + 1) == '\n' && b.get(i + 2) == '\r' && b.get(i + 3) == '\n') return i + 4;
+    /**
+     * The proxy's own answer to a request it keeps from etcd: the headers at once, then its body a
+     * byte every 300 ms (each read of the client returns well inside its read timeout, so only a
+     * deadline on the whole answer can tell that it will not end), part of it, then nothing until
+     * the client or the proxy closes.
+     */
+    private void trickleAnAnswer(SocketChannel client) throws IOException, InterruptedException {
+        byte[] body = "{\"header\":{\"cluster_id\":\"1\",\"member_id\":\"2\",\"revision\":\"3\",\"raft_term\":\"4\"}}"
+                .getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        client.write(ByteBuffer.wrap(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + body.length + "\r\n\r\n")
+                .getBytes(java.nio.charset.StandardCharsets.US_ASCII)));
+        for (int i = 0; i < body.length / 2 && !closed && client.isOpen(); i++) {
+            client.write(ByteBuffer.wrap(body, i, 1));
+            Thread.sleep(300);
         }
-        return -1;
+        while (!closed && client.isOpen()) Thread.sleep(50);
     }
 
     private static void closeQuietly(SocketChannel c) {

@@ -30,7 +30,7 @@ final class Clients {
      * Runs {@code call} with the configuration's client, once more on a new client when it failed
      * other than by an answer from etcd or a refused connection: a kept client's connection may
      * have been closed by etcd since its last use, and the first connect and exchange of a cold
-     * process under load can outlast the timeout (so a call takes at most twice the timeout). Every call here may be repeated: a repeated ADD finds the addresses its first
+     * process under load can outlast the timeout (so a call etcd does not answer takes at most twice the timeout; one whose answer trickles, at most four times: each try's answer must be whole within twice it). Every call here may be repeated: a repeated ADD finds the addresses its first
      * transaction made, a repeated DEL nothing to do.
      */
     static <T> T with(ClusterIpamConfig cfg, PrintStream warnings, Call<T> call) throws IOException {
