@@ -24,10 +24,7 @@ until_true() {
 }
 routes_at_least() { [ "$(ip -n "$H1" route show dev flannel.1 | wc -l)" -ge "$1" ] && [ "$(ip -n "$H1" -6 route show dev flannel-v6.1 | grep -c via)" -ge "$1" ]; }
 
-netns "$LAB"
-ip -n "$LAB" link add ul type bridge
-ip -n "$LAB" addr add 192.168.79.1/24 dev ul
-ip -n "$LAB" link set ul up
+lab_bridge 192.168.79.1
 nsenter --net=/var/run/netns/"$LAB" etcd --name b --data-dir "$WORK/etcd" --listen-client-urls $ETCD --advertise-client-urls $ETCD \
   --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
   --initial-cluster b=http://127.0.0.1:2380 --max-txn-ops $((LEASES + 10)) --max-request-bytes 10485760 >"$WORK/etcd.log" 2>&1 &
@@ -36,12 +33,8 @@ for _ in $(seq 100); do in_lab env ETCDCTL_API=3 etcdctl --endpoints $ETCD endpo
 in_lab env ETCDCTL_API=3 etcdctl --endpoints $ETCD put "$PREFIX/config" \
   '{"Network":"10.80.0.0/12","EnableIPv6":true,"IPv6Network":"fd80::/48","Backend":{"Type":"vxlan"}}' >/dev/null
 
-netns "$H1"
-ip -n "$LAB" link add h1 type veth peer name eth0 netns "$H1"
-ip -n "$LAB" link set h1 master ul up
-ip -n "$H1" addr add 192.168.79.11/24 dev eth0
+lab_host_ns "$H1" h1 192.168.79.11/24
 ip -n "$H1" -6 addr add fd79::11/64 dev eth0 nodad
-ip -n "$H1" link set eth0 up
 # jcnid's production JVM options (common/Launcher.jvmOptions, Kind.DAEMON)
 nsenter --net=/var/run/netns/"$H1" "${JAVA[@]}" -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/jcnid.sock" \
   --overlay --etcd-endpoints $ETCD --etcd-prefix "$PREFIX" --iface eth0 --subnet-file "$WORK/subnet.env" --subnet-lease-ttl 10 >"$WORK/jcnid.log" 2>&1 &

@@ -33,10 +33,7 @@ metrics() { echo "$(metric grpc_server_handled_total 'grpc_method="Txn"') $(metr
 host() { echo "ji-$SFX-h$1"; }
 rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN{printf "%.0f", n/((b-a)/1e9)}'; }
 
-netns "$LAB"
-ip -n "$LAB" link add ul type bridge
-ip -n "$LAB" addr add 192.168.78.1/24 dev ul
-ip -n "$LAB" link set ul up
+lab_bridge 192.168.78.1
 nsenter --net=/var/run/netns/"$LAB" etcd --name b --data-dir "$WORK/etcd" --listen-client-urls $ETCD --advertise-client-urls $ETCD \
   --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
   --initial-cluster b=http://127.0.0.1:2380 "${ETCD_TLS[@]}" >"$WORK/etcd.log" 2>&1 &

@@ -47,19 +47,59 @@ median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 in_lab() { nsenter --net=/var/run/netns/"$LAB" "$@"; }
 netns() { ip netns add "$1"; NSES+=("$1"); ip -n "$1" link set lo up; }
 
+# lab_bridge IP: the lab netns with the underlay bridge ul at IP/24.
+lab_bridge() {
+  netns "$LAB"
+  ip -n "$LAB" link add ul type bridge
+  ip -n "$LAB" addr add "$1/24" dev ul
+  ip -n "$LAB" link set ul up
+}
+
+# lab_host_ns NAME PEER ADDR/PREFIX: a host namespace NAME whose eth0 is on the lab's bridge ul (its
+# veth peer PEER in the lab netns), at ADDR/PREFIX.
+lab_host_ns() {
+  netns "$1"
+  ip -n "$LAB" link add "$2" type veth peer name eth0 netns "$1"
+  ip -n "$LAB" link set "$2" master ul up
+  ip -n "$1" addr add "$3" dev eth0
+  ip -n "$1" link set eth0 up
+}
+
 # lab_host_nses N: N host namespaces (named by the caller's `host I`), each with eth0 on the lab's bridge
 # ul at 192.168.78.(10+I)/24 (ipam.sh and tls-cost.sh, whose hosts run only load generators).
 lab_host_nses() {
-  local i h
-  for i in $(seq 1 "$1"); do
-    h=$(host "$i")
-    netns "$h"
-    ip -n "$LAB" link add "h$i" type veth peer name eth0 netns "$h"
-    ip -n "$LAB" link set "h$i" master ul up
-    ip -n "$h" addr add "192.168.78.$((10 + i))/24" dev eth0
-    ip -n "$h" link set eth0 up
+  local i
+  for i in $(seq 1 "$1"); do lab_host_ns "$(host "$i")" "h$i" "192.168.78.$((10 + i))/24"; done
+}
+
+# lab_two_etcds IP [etcd flag...]: TLS against plain in one lab (tls-cost.sh, tls-convergence.sh): after
+# lab_bridge and lab_pki, two etcds in the lab netns on IP, "plain" (http on :2379) and "tls" (https with
+# client certificates on :2389), with the extra flags given to both, each answering before it returns.
+# Sets URL and ETCD_PID (by kind); tls_flags KIND and ctl KIND ARGS... (etcdctl) go with them.
+declare -A URL=() ETCD_PID=()
+lab_two_etcds() {
+  local ip=$1 k
+  shift
+  URL=([plain]=http://$ip:2379 [tls]=https://$ip:2389)
+  lab_etcd plain 2380 "$@"
+  lab_etcd tls 2390 "$@" "${ETCD_TLS[@]}"
+  for k in plain tls; do
+    for _ in $(seq 100); do ctl "$k" endpoint health >/dev/null 2>&1 && break; sleep 0.2; done
+    ctl "$k" endpoint health >/dev/null 2>&1 || { echo "etcd $k did not start:" >&2; tail -5 "$WORK/etcd-$k.log" >&2; exit 1; }
   done
 }
+lab_etcd() { # KIND PEER_PORT [etcd flag...]
+  local k=$1 peer=http://127.0.0.1:$2
+  shift 2
+  nsenter --net=/var/run/netns/"$LAB" etcd --name "$k" --data-dir "$WORK/etcd-$k" --listen-client-urls "${URL[$k]}" \
+    --advertise-client-urls "${URL[$k]}" --listen-peer-urls "$peer" --initial-advertise-peer-urls "$peer" \
+    --initial-cluster "$k=$peer" "$@" >"$WORK/etcd-$k.log" 2>&1 &
+  PIDS+=($!)
+  ETCD_PID[$k]=$!
+}
+# etcdctl's and curl's TLS flags for one of the two etcds (none for plain)
+tls_flags() { [ "$1" = tls ] && printf '%s\n' "${CLIENT_TLS[@]}"; return 0; }
+ctl() { local k=$1 f; shift; mapfile -t f < <(tls_flags "$k"); in_lab env ETCDCTL_API=3 etcdctl --endpoints "${URL[$k]}" "${f[@]}" "$@"; }
 
 # lab_pki DIR IP: a CA, etcd's server certificate for IP and a client certificate without CN (the
 # etcd README: etcd's gateway refuses a CN once auth is on), EC P-256, made with openssl in DIR; sets

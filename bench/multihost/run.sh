@@ -46,10 +46,7 @@ has_route() { ip -n "$1" route show "$2" | grep -q flannel; }
 no_route() { ! ip -n "$1" route show "$2" | grep -q .; }
 routes_at_least() { [ "$(ip -n "$1" route show dev flannel.1 | wc -l)" -ge "$2" ]; }
 
-netns "$LAB"
-ip -n "$LAB" link add ul type bridge
-ip -n "$LAB" addr add 192.168.77.1/24 dev ul
-ip -n "$LAB" link set ul up
+lab_bridge 192.168.77.1
 nsenter --net=/var/run/netns/"$LAB" etcd --name b --data-dir "$WORK/etcd" --listen-client-urls $ETCD --advertise-client-urls $ETCD \
   --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
   --initial-cluster b=http://127.0.0.1:2380 --max-txn-ops $((LEASES + 10)) --max-request-bytes 10485760 "${ETCD_TLS[@]}" >"$WORK/etcd.log" 2>&1 &
@@ -59,11 +56,7 @@ in_lab env ETCDCTL_API=3 etcdctl --endpoints $ETCD "${CLIENT_TLS[@]}" put "$PREF
 
 add_host() { # add_host I
   local h; h=$(host "$1")
-  netns "$h"
-  ip -n "$LAB" link add "h$1" type veth peer name eth0 netns "$h"
-  ip -n "$LAB" link set "h$1" master ul up
-  ip -n "$h" addr add "192.168.77.$((10 + $1))/24" dev eth0
-  ip -n "$h" link set eth0 up
+  lab_host_ns "$h" "h$1" "192.168.77.$((10 + $1))/24"
   mkdir -p "$WORK/$h"
   nsenter --net=/var/run/netns/"$h" "${JAVA[@]}" -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/$h/jcnid.sock" \
     --overlay --etcd-endpoints $ETCD --etcd-prefix "$PREFIX" --iface eth0 --subnet-file "$WORK/$h/subnet.env" \

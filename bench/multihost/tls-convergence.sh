@@ -27,30 +27,12 @@ multihost_lab jcni-tlsconv jv etcd-server etcd-client iproute2 python3 openssl
 IP=192.168.76.1
 PREFIX=/jcni-bench-$SFX/network
 lab_pki "$WORK/pki" $IP
-declare -A URL=([plain]=http://$IP:2379 [tls]=https://$IP:2389) BASE=([plain]=10 [tls]=50)
-tls_flags() { [ "$1" = tls ] && printf '%s\n' "${CLIENT_TLS[@]}"; return 0; }
-ctl() { local k=$1; shift; mapfile -t f < <(tls_flags "$k"); in_lab env ETCDCTL_API=3 etcdctl --endpoints "${URL[$k]}" "${f[@]}" "$@"; }
+declare -A BASE=([plain]=10 [tls]=50)
 host() { echo "jv-$SFX-$1$2"; } # host KIND I
 
-netns "$LAB"
-ip -n "$LAB" link add ul type bridge
-ip -n "$LAB" addr add $IP/24 dev ul
-ip -n "$LAB" link set ul up
-start_etcd() { # KIND PEER_PORT [etcd's TLS flags]
-  local k=$1 peer=http://127.0.0.1:$2
-  shift 2
-  nsenter --net=/var/run/netns/"$LAB" etcd --name "$k" --data-dir "$WORK/etcd-$k" --listen-client-urls "${URL[$k]}" \
-    --advertise-client-urls "${URL[$k]}" --listen-peer-urls "$peer" --initial-advertise-peer-urls "$peer" \
-    --initial-cluster "$k=$peer" "$@" >"$WORK/etcd-$k.log" 2>&1 &
-  PIDS+=($!)
-}
-start_etcd plain 2380
-start_etcd tls 2390 "${ETCD_TLS[@]}"
-for k in plain tls; do
-  for _ in $(seq 100); do ctl "$k" endpoint health >/dev/null 2>&1 && break; sleep 0.2; done
-  ctl "$k" endpoint health >/dev/null 2>&1 || { echo "etcd $k did not start:" >&2; tail -5 "$WORK/etcd-$k.log" >&2; exit 1; }
-  ctl "$k" put "$PREFIX/config" '{"Network":"10.64.0.0/10","SubnetLen":24,"Backend":{"Type":"vxlan"}}' >/dev/null
-done
+lab_bridge $IP
+lab_two_etcds $IP
+for k in plain tls; do ctl "$k" put "$PREFIX/config" '{"Network":"10.64.0.0/10","SubnetLen":24,"Backend":{"Type":"vxlan"}}' >/dev/null; done
 
 LOGS=()
 for k in plain tls; do
@@ -58,11 +40,7 @@ for k in plain tls; do
   [ "$k" = tls ] && agent_tls=(--etcd-cafile "$WORK/pki/ca.pem" --etcd-certfile "$WORK/pki/client.pem" --etcd-keyfile "$WORK/pki/client.key")
   for i in $(seq 1 "$HOSTS"); do
     h=$(host "$k" "$i")
-    netns "$h"
-    ip -n "$LAB" link add "$k$i" type veth peer name eth0 netns "$h"
-    ip -n "$LAB" link set "$k$i" master ul up
-    ip -n "$h" addr add "192.168.76.$((BASE[$k] + i))/24" dev eth0
-    ip -n "$h" link set eth0 up
+    lab_host_ns "$h" "$k$i" "192.168.76.$((BASE[$k] + i))/24"
     mkdir -p "$WORK/$h"
     # shellcheck disable=SC2086 # JOPTS is an option list
     nsenter --net=/var/run/netns/"$h" "${JAVA[@]}" $JOPTS -cp "$CP" io.jcni.daemon.Jcnid start --foreground --socket "$WORK/$h/jcnid.sock" \

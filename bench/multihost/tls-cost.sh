@@ -30,10 +30,6 @@ multihost_lab jcni-tlscost jt etcd-server etcd-client iproute2 curl openssl
 [ -z "$PROFILE" ] || mkdir -p "$PROFILE"
 IP=192.168.78.1
 lab_pki "$WORK/pki" $IP
-declare -A URL=([plain]=http://$IP:2379 [tls]=https://$IP:2389) PID=()
-# etcdctl/curl's TLS flags, and cluster-ipam's keys, for one of the two
-tls_flags() { [ "$1" = tls ] && printf '%s\n' "${CLIENT_TLS[@]}"; return 0; }
-ctl() { local k=$1; shift; mapfile -t f < <(tls_flags "$k"); in_lab env ETCDCTL_API=3 etcdctl --endpoints "${URL[$k]}" "${f[@]}" "$@"; }
 # metric KIND NAME [LABEL_FILTER]: the sum of a counter in that etcd's /metrics
 metric() {
   mapfile -t f < <(tls_flags "$1")
@@ -42,25 +38,8 @@ metric() {
 requests() { echo "$(metric "$1" grpc_server_handled_total 'grpc_method="Txn"') $(metric "$1" grpc_server_handled_total 'grpc_method="Range"')"; }
 host() { echo "jt-$SFX-h$1"; }
 
-netns "$LAB"
-ip -n "$LAB" link add ul type bridge
-ip -n "$LAB" addr add $IP/24 dev ul
-ip -n "$LAB" link set ul up
-start_etcd() { # KIND PEER_PORT [etcd's TLS flags]
-  local k=$1 peer=http://127.0.0.1:$2
-  shift 2
-  nsenter --net=/var/run/netns/"$LAB" etcd --name "$k" --data-dir "$WORK/etcd-$k" --listen-client-urls "${URL[$k]}" \
-    --advertise-client-urls "${URL[$k]}" --listen-peer-urls "$peer" --initial-advertise-peer-urls "$peer" \
-    --initial-cluster "$k=$peer" --enable-pprof "$@" >"$WORK/etcd-$k.log" 2>&1 &
-  PIDS+=($!)
-  PID[$k]=$!
-}
-start_etcd plain 2380
-start_etcd tls 2390 "${ETCD_TLS[@]}"
-for k in plain tls; do
-  for _ in $(seq 100); do ctl "$k" endpoint health >/dev/null 2>&1 && break; sleep 0.2; done
-  ctl "$k" endpoint health >/dev/null 2>&1 || { echo "etcd $k did not start:" >&2; tail -5 "$WORK/etcd-$k.log" >&2; exit 1; }
-done
+lab_bridge $IP
+lab_two_etcds $IP --enable-pprof
 lab_host_nses "$HOSTS"
 echo "TLS cost: $PAIRS pairs plain/TLS, $HOSTS hosts, $COUNT allocations a run after $WARMUP warm-up a host: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "run  kind   alloc/s  gen-cpu/alloc  etcd-cpu/alloc  total-cpu/alloc  txn/range per alloc  bytes w/r  dup  err  load"
@@ -84,7 +63,7 @@ one_run() {
   for _ in $(seq 6000); do [ "$(cat "$WORK"/ipam*.out | grep -c '^# warm')" -ge "$HOSTS" ] && break; sleep 0.1; done
   local tx0 rg0 ec0 s e ec1 tx1 rg1 pp=""
   read -r tx0 rg0 <<<"$(requests "$k")"
-  ec0=$(cpu_ms "${PID[$k]}")
+  ec0=$(cpu_ms "${ETCD_PID[$k]}")
   s=$(now)
   touch "$WORK/go"
   if [ "$prof" = yes ]; then
@@ -94,7 +73,7 @@ one_run() {
   fi
   for p in "${pids[@]}"; do wait "$p"; done
   e=$(now)
-  ec1=$(cpu_ms "${PID[$k]}")
+  ec1=$(cpu_ms "${ETCD_PID[$k]}")
   read -r tx1 rg1 <<<"$(requests "$k")"
   [ -z "$pp" ] || wait "$pp"
   local ok warm all uniq err gs io
