@@ -71,8 +71,7 @@ echo "installing jcni into $WORK/jcni ..." >&2
 scripts/install.sh --no-build --prefix "$WORK/jcni" --bin-dir "$WORK/bin" --cmd-dir "$WORK/cmd" --socket "$WORK/run/jcnid.sock" >/dev/null
 
 # the underlay and etcd
-netns "$LAB"
-ip -n "$LAB" link add ul type bridge; ip -n "$LAB" addr add "$ETCD_IP/24" dev ul; ip -n "$LAB" link set ul up
+lab_bridge "$ETCD_IP"
 # started directly (not through in_lab, a function: $! would be its subshell, and etcd would outlive the kill)
 nsenter --net="/var/run/netns/$LAB" etcd --data-dir "$WORK/etcd" --listen-client-urls "$ETCD" --advertise-client-urls "$ETCD" \
   --listen-peer-urls http://127.0.0.1:2380 >"$WORK/etcd.log" 2>&1 &
