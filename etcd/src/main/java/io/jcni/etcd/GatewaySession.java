@@ -124,7 +124,7 @@ final class GatewaySession {
                 throw new EtcdAuthException("etcd " + ep + path + ": permission denied for user "
                         + (security.username() == null ? "(none)" : security.username()) + " (its role must grant the key prefix)");
             }
-            throw new EtcdException("etcd " + ep + path + ": " + msg);
+            throw EtcdException.answered("etcd " + ep + path, String.valueOf(msg));
         }
         return r;
     }

@@ -129,12 +129,26 @@ class ClusterIpamLabTest {
             assertEquals(List.of(), keys(lab, "/lab-ipam/fd00:74::-119/owners/old-1/"));
 
             assertTrue(load(lab, 1, both, "del", "d1", perHost).waitFor(180, TimeUnit.SECONDS));
-            assertEquals((hosts - 1) * perHost, keys(lab, "/lab-ipam/10.74.0.0-23/ips/").size());
+            for (String line : Files.readAllLines(out(lab, 1, "del", "d1"))) assertTrue(line.startsWith("OK "), line);
+            assertEquals((hosts - 1) * perHost, keys(lab, "/lab-ipam/10.74.0.0-23/ips/").size(),
+                    () -> "IPv4 address keys left after host 1's DELs: " + leftOf(lab, "/lab-ipam/10.74.0.0-23/ips/", "d1-"));
             assertEquals((hosts - 1) * perHost, keys(lab, "/lab-ipam/fd00:74::-119/ips/").size());
 
             String v6only = one(lab, "fd00:75::/120", "ADD", "six-1");
             assertTrue(v6only.matches("OK six-1 fd00:75::[0-9a-f]+"), v6only);
             assertEquals(1, keys(lab, "/lab-ipam/fd00:75::-120/ips/").size());
+        }
+    }
+
+    /** The keys under {@code prefix} whose value starts with {@code owner}, with their values (a failure's account). */
+    private static String leftOf(Lab lab, String prefix, String owner) {
+        try {
+            Lab.Out o = lab.etcdctl("get", "--prefix", prefix);
+            List<String> l = o.stdout().lines().toList(), out = new ArrayList<>();
+            for (int i = 0; i + 1 < l.size(); i += 2) if (l.get(i + 1).startsWith(owner)) out.add(l.get(i) + "=" + l.get(i + 1));
+            return out.toString();
+        } catch (Exception e) {
+            return "(etcdctl failed: " + e + ")";
         }
     }
 

@@ -28,7 +28,8 @@ final class Clients {
 
     /**
      * Runs {@code call} with the configuration's client, once more on a new client when it failed
-     * other than by an answer from etcd or a refused connection: a kept client's connection may
+     * other than by etcd's refusal or a refused connection (an answer in which etcd gave up on the
+     * request, e.g. "context canceled" under load, is repeated too): a kept client's connection may
      * have been closed by etcd since its last use, and the first connect and exchange of a cold
      * process under load can outlast the timeout (so a call etcd does not answer takes at most twice the timeout; one whose answer trickles, at most four times: each try's answer must be whole within twice it). Every call here may be repeated: a repeated ADD finds the addresses its first
      * transaction made, a repeated DEL nothing to do.
@@ -50,8 +51,9 @@ final class Clients {
         }
     }
 
-    private static boolean worthRepeating(IOException e) {
-        if (e instanceof io.jcni.etcd.EtcdException || e instanceof io.jcni.etcd.EtcdAuthException) return false;
+    static boolean worthRepeating(IOException e) {
+        if (e instanceof io.jcni.etcd.EtcdException refused) return refused.isTransient(); // etcd gave up on it: not a refusal
+        if (e instanceof io.jcni.etcd.EtcdAuthException) return false;
         // A connect or read timeout is a SocketTimeoutException, itself an InterruptedIOException: the timeout decides.
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof java.net.SocketTimeoutException) return true;

@@ -374,11 +374,15 @@ public final class ClusterIpam implements Plugin {
     }
 
     /**
-     * Unreachable, a TLS or authentication failure: code 11 (try again later), since a runtime
-     * retries and a fixed file or password then succeeds; the message says what is wrong.
+     * Unreachable, a TLS or authentication failure, or etcd giving up on the request (twice, see
+     * {@link Clients#with}): code 11 (try again later), since a runtime retries and a fixed file or
+     * password, or a less loaded etcd, then succeeds; the message says what is wrong.
      */
     private static CniException unreachable(ClusterIpamConfig cfg, IOException e) {
         if (e instanceof EtcdAuthException) return new CniException(ErrorCode.TRY_AGAIN_LATER, "cluster-ipam: " + e.getMessage(), "", e);
+        if (e instanceof EtcdException refused && refused.isTransient()) {
+            return new CniException(ErrorCode.TRY_AGAIN_LATER, "cluster-ipam: etcd gave up on the request: " + e.getMessage(), "", e);
+        }
         if (e instanceof EtcdException) return new CniException(ErrorCode.INTERNAL, "cluster-ipam: etcd error: " + e.getMessage(), "", e);
         return new CniException(ErrorCode.TRY_AGAIN_LATER, "cluster-ipam: etcd unreachable at " + String.join(",", cfg.etcdEndpoints()),
                 e.getMessage(), e);
