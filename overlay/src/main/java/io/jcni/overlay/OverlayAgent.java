@@ -129,6 +129,9 @@ public final class OverlayAgent implements AutoCloseable {
         underlayLink = rt.link(picked.iface().index());
         IpAddr publicIp = cfg.ipv4() ? underlay.publicIp(underlayLink, picked.address()) : null;
         IpAddr publicIpv6 = cfg.ipv6() ? underlay.publicIpv6(picked) : null;
+        // flanneld's "Using interface with name ... and (v6) address ...": which interface and addresses the choice settled on
+        log("underlay", "iface=" + underlayLink.name() + (publicIp != null ? " public_ip=" + publicIp : "")
+                + (publicIpv6 != null ? " public_ipv6=" + publicIpv6 : ""));
         HostFacts f = new HostFacts(cfg, publicIp, publicIpv6, underlay.networks(underlayLink));
         NexthopIds nexthops = NexthopIds.of(cfg);
         if (!nexthops.coversAll(cfg)) log("network has more than 2^23 subnets; its routes are plain gateway routes, without nexthop objects", "");

@@ -157,6 +157,7 @@ class DualStackLabTest {
                 String value = lab.etcdctl("get", "--print-value-only", key).stdout();
                 assertTrue(value.contains("\"PublicIP\":\"0.0.0.0\"") && value.contains("\"PublicIPv6\":\"" + Lab.hostIp6(i) + "\""), value);
                 if (ipv6Default) assertTrue(Lab.sh("ip", "-n", lab.host(i), "route", "show", "default").isBlank(), "no IPv4 default route");
+                assertTrue(lab.log(i).contains("msg=\"underlay\" iface=eth0 public_ipv6=" + Lab.hostIp6(i) + "\n"), lab.log(i));
             }
             assertTrue(Lab.run(List.of("ip", "-n", lab.host(1), "link", "show", "flannel.1")).exit() != 0, "no IPv4 device");
             String device = Lab.sh("ip", "-d", "-n", lab.host(1), "link", "show", "flannel-v6.1");
