@@ -125,10 +125,13 @@ public final class OverlayAgent implements AutoCloseable {
 
     /** The underlay, the public addresses and the backend's dataplane for {@code cfg}: this host's facts before its lease. */
     private HostFacts setUpDataplane(NetworkConfig cfg) {
-        UnderlayChoice.Picked picked = underlay.pick();
+        UnderlayChoice.Picked picked = underlay.pick(UnderlayChoice.Stack.of(cfg.ipv4(), cfg.ipv6()));
         underlayLink = rt.link(picked.iface().index());
         IpAddr publicIp = cfg.ipv4() ? underlay.publicIp(underlayLink, picked.address()) : null;
-        IpAddr publicIpv6 = cfg.ipv6() ? underlay.publicIpv6(underlayLink) : null;
+        IpAddr publicIpv6 = cfg.ipv6() ? underlay.publicIpv6(picked) : null;
+        // flanneld's "Using interface with name ... and (v6) address ...": which interface and addresses the choice settled on
+        log("underlay", "iface=" + underlayLink.name() + (publicIp != null ? " public_ip=" + publicIp : "")
+                + (publicIpv6 != null ? " public_ipv6=" + publicIpv6 : ""));
         HostFacts f = new HostFacts(cfg, publicIp, publicIpv6, underlay.networks(underlayLink));
         NexthopIds nexthops = NexthopIds.of(cfg);
         if (!nexthops.coversAll(cfg)) log("network has more than 2^23 subnets; its routes are plain gateway routes, without nexthop objects", "");

@@ -24,20 +24,26 @@ final class Underlay {
         this.log = log;
     }
 
-    /** The underlay interface as flanneld picks it ({@link UnderlayChoice}), from the kernel's links, addresses and main table now. */
-    UnderlayChoice.Picked pick() {
+    /**
+     * The underlay interface as flanneld picks it for a network of {@code stack} ({@link UnderlayChoice}),
+     * from the kernel's links, addresses and main tables (both families) now.
+     */
+    UnderlayChoice.Picked pick(UnderlayChoice.Stack stack) {
         UnderlayChoice choice = opts.underlayChoice();
         List<UnderlayChoice.Iface> links = new ArrayList<>();
         for (Link l : rt.links()) {
-            links.add(new UnderlayChoice.Iface(l.index(), l.name(), rt.addresses(l.index(), Family.INET).stream().map(Address::address).toList()));
+            List<UnderlayChoice.Addr6> v6 = new ArrayList<>();
+            for (Address a : rt.addresses(l.index(), Family.INET6)) v6.add(new UnderlayChoice.Addr6(a.address(), a.flags()));
+            links.add(new UnderlayChoice.Iface(l.index(), l.name(), rt.addresses(l.index(), Family.INET).stream().map(Address::address).toList(), v6));
         }
         List<UnderlayChoice.RouteFact> routes = new ArrayList<>();
-        for (Route r : rt.routes(Family.INET, Route.TABLE_MAIN)) {
-            routes.add(new UnderlayChoice.RouteFact(r.dst(), r.oif(), Math.max(0, r.priority()), r.src()));
+        for (Family f : new Family[] {Family.INET, Family.INET6}) {
+            for (Route r : rt.routes(f, Route.TABLE_MAIN)) {
+                routes.add(new UnderlayChoice.RouteFact(r.dst(), r.oif(), Math.max(0, r.priority()), r.src()));
+            }
         }
-        return choice.pick(links, routes, miss -> log.log("underlay", "notice=\"" + miss + "\"")).orElseThrow(() -> new IllegalArgumentException(
-                choice.isDefaultRoute() ? "no --iface given and no default route to find one"
-                        : "failed to find interface to use that matches the interfaces and/or regexes provided"));
+        return choice.pick(stack, links, routes, miss -> log.log("underlay", "notice=\"" + miss + "\"")).orElseThrow(() -> new IllegalArgumentException(
+                "failed to find interface to use that matches the interfaces and/or regexes provided"));
     }
 
     /** --public-ip; else the address the choice found (an --iface IP, a regex match, the route's source); else the interface's first. */
@@ -49,16 +55,9 @@ final class Underlay {
         return addrs.getFirst().address();
     }
 
-    /**
-     * {@code --public-ipv6}; else, as flanneld, the underlay interface's first IPv6 address of
-     * global scope (not link-local: an FDB destination needs no zone).
-     */
-    IpAddr publicIpv6(Link underlay) {
-        if (!opts.publicIpv6().isEmpty()) return IpAddr.parse(opts.publicIpv6());
-        for (Address a : rt.addresses(underlay.index(), Family.INET6)) {
-            if (!a.address().isLinkLocalUnicast() && !a.address().isLoopback()) return a.address();
-        }
-        throw new IllegalArgumentException("interface " + underlay.name() + " has no global IPv6 address (EnableIPv6 needs one, or --public-ipv6)");
+    /** {@code --public-ipv6}; else the IPv6 address the choice found; else the interface's first global one, in flanneld's order ({@link UnderlayChoice#publicIpv6}). */
+    IpAddr publicIpv6(UnderlayChoice.Picked picked) {
+        return UnderlayChoice.publicIpv6(opts.publicIpv6(), picked);
     }
 
     /**

@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -20,15 +21,28 @@ import org.junit.jupiter.api.Test;
 @Tag("root")
 class DualStackLabTest {
     private static final int HOSTS = 3;
+    /** The IPv6 default routes' gateway: on the underlay's /64, held by nobody (the hosts reach each other on-link). */
+    private static final String UNDERLAY_GW6 = "fd77::1";
 
-    /** Hosts 1..n up with IPv4 and IPv6 underlay addresses and agents; their subnet.env texts. */
+    /** Hosts 1..n up with IPv4 and IPv6 underlay addresses and agents on {@code --iface eth0}; their subnet.env texts. */
     private static Map<Integer, String> bringUp(Lab lab, String netConf, int n) throws Exception {
+        return bringUp(lab, netConf, n, i -> List.of("--iface", "eth0"), false);
+    }
+
+    /**
+     * The same with host i's agent finding its underlay by {@code underlay.apply(i)}; with
+     * {@code ipv6Default} each host also gets an IPv6 default route on eth0 (its IPv4 stays the
+     * connected /24 to etcd, without a default route).
+     */
+    private static Map<Integer, String> bringUp(Lab lab, String netConf, int n, IntFunction<List<String>> underlay, boolean ipv6Default)
+            throws Exception {
         lab.start(netConf);
         Map<Integer, String> envs = new LinkedHashMap<>();
         for (int i = 1; i <= n; i++) {
             lab.addHost(i);
             lab.enableIpv6(i);
-            lab.startAgent(i); // --public-ipv6 not given: the agent takes eth0's global IPv6 address, as flanneld
+            if (ipv6Default) Lab.sh("ip", "-n", lab.host(i), "-6", "route", "add", "default", "via", UNDERLAY_GW6, "dev", "eth0");
+            lab.startAgentOn(i, underlay.apply(i)); // --public-ipv6 not given: the agent takes eth0's global IPv6 address, as flanneld
         }
         for (int i = 1; i <= n; i++) envs.put(i, lab.awaitSubnetEnvText(i));
         return envs;
@@ -111,11 +125,30 @@ class DualStackLabTest {
 
     @Test
     void ipv6Only() throws Exception {
+        ipv6Only(2, i -> List.of("--iface", "eth0"), false);
+    }
+
+    /**
+     * IPv6 only, the underlay found as flanneld finds it from IPv6 facts: host 1 by the IPv6
+     * default route (no --iface at all; the IPv4 main table has no default route), host 2 by
+     * {@code --iface-regex} on its IPv6 address, host 3 by {@code --iface-can-reach} an IPv6 address.
+     */
+    @Test
+    void ipv6OnlyUnderlayFoundFromIpv6Facts() throws Exception {
+        ipv6Only(3, i -> switch (i) {
+            case 1 -> List.of();
+            case 2 -> List.of("--iface-regex", "^fd77::12$");
+            default -> List.of("--iface-can-reach", UNDERLAY_GW6);
+        }, true);
+    }
+
+    /** An IPv6-only network over VXLAN across {@code hosts}: keys, leases, no IPv4 device, every pod pings every other, DF-sized. */
+    private static void ipv6Only(int hosts, IntFunction<List<String>> underlay, boolean ipv6Default) throws Exception {
         try (Lab lab = new Lab()) {
             Map<Integer, String> envs = bringUp(lab, "{\"EnableIPv4\":false,\"EnableIPv6\":true,\"IPv6Network\":\"fd69:69::/56\","
-                    + "\"Backend\":{\"Type\":\"vxlan\"}}", 2);
+                    + "\"Backend\":{\"Type\":\"vxlan\"}}", hosts, underlay, ipv6Default);
             Map<Integer, String> pods = new LinkedHashMap<>();
-            for (int i = 1; i <= 2; i++) {
+            for (int i = 1; i <= hosts; i++) {
                 assertTrue(envs.get(i).matches("FLANNEL_IPV6_NETWORK=fd69:69::/56\nFLANNEL_IPV6_SUBNET=fd69:69:0:[0-9a-f]+::1/64\n"
                         + "FLANNEL_MTU=1430\nFLANNEL_IPMASQ=true\n"), envs.get(i));
                 pods.put(i, lab.addPod6(i, subnet6(envs.get(i)), mtu(envs.get(i))));
@@ -123,10 +156,19 @@ class DualStackLabTest {
                 assertTrue(key.contains("/subnets/0.0.0.0-0&fd69:69:"), key);
                 String value = lab.etcdctl("get", "--print-value-only", key).stdout();
                 assertTrue(value.contains("\"PublicIP\":\"0.0.0.0\"") && value.contains("\"PublicIPv6\":\"" + Lab.hostIp6(i) + "\""), value);
+                if (ipv6Default) assertTrue(Lab.sh("ip", "-n", lab.host(i), "route", "show", "default").isBlank(), "no IPv4 default route");
+                assertTrue(lab.log(i).contains("msg=\"underlay\" iface=eth0 public_ipv6=" + Lab.hostIp6(i) + "\n"), lab.log(i));
             }
             assertTrue(Lab.run(List.of("ip", "-n", lab.host(1), "link", "show", "flannel.1")).exit() != 0, "no IPv4 device");
-            Lab.waitFor("pod 1 -> pod 2 (IPv6 only)\n" + lab.log(1), Duration.ofSeconds(30), () -> lab.ping(lab.pod(1), pods.get(2), -1));
-            Lab.waitFor("pod 2 -> pod 1 (IPv6 only)\n" + lab.log(2), Duration.ofSeconds(30), () -> lab.ping(lab.pod(2), pods.get(1), -1));
+            String device = Lab.sh("ip", "-d", "-n", lab.host(1), "link", "show", "flannel-v6.1");
+            assertTrue(device.contains("local " + Lab.hostIp6(1) + " dev eth0"), device);
+            for (int from = 1; from <= hosts; from++) {
+                for (int to = 1; to <= hosts; to++) {
+                    if (from == to) continue;
+                    int f = from, t = to;
+                    Lab.waitFor("pod " + f + " -> pod " + t + " (IPv6 only)\n" + lab.log(f), Duration.ofSeconds(30), () -> lab.ping(lab.pod(f), pods.get(t), -1));
+                }
+            }
             assertTrue(lab.ping(lab.pod(1), pods.get(2), 1430 - 48), "IPv6 DF");
         }
     }
