@@ -222,6 +222,68 @@ class HostileLeaseLabTest {
     }
 
     /**
+     * Host 1's {@code flannel.1} goes down and up: the kernel drops every route, nexthop object and
+     * neighbour through it, and nothing puts them back. Within the agent's 10 s check host 1 has
+     * the other hosts' entries back (routes, neighbours, FDB exactly as before), with no change of
+     * any lease and no re-list, logs each recovery, and pods talk again.
+     */
+    @Test
+    void remotesTheKernelDroppedWithAFlappedVxlanDeviceComeBack() throws Exception {
+        try (Lab lab = new Lab()) {
+            lab.start("{\"Network\":\"10.78.0.0/16\",\"Backend\":{\"Type\":\"vxlan\"}}");
+            int n = 3;
+            Map<Integer, SubnetFile> envs = bringUp(lab, n);
+            Map<Integer, String> pods = pods(lab, envs);
+            allPodsReachEachOther(lab, pods);
+            List<String> before = state(lab, 1, true);
+
+            Lab.sh("ip", "-n", lab.host(1), "link", "set", "flannel.1", "down");
+            Lab.sh("ip", "-n", lab.host(1), "link", "set", "flannel.1", "up");
+            Lab.waitFor("host 1's routes, neighbours and FDB back\n" + lab.log(1), Duration.ofSeconds(30), () -> state(lab, 1, true).equals(before));
+            String log = lab.log(1);
+            for (int i = 2; i <= n; i++) {
+                assertEquals(1, count(log, "msg=\"remote recovered\" subnet=" + envs.get(i).subnet().masked() + " missing=route"), log);
+            }
+            assertFalse(log.contains("msg=\"watching again\""), "no re-list did it\n" + log);
+            assertEquals(n - 1, count(log, "msg=\"added remote\""), "no lease changed: each remote added once at start, then recovered\n" + log);
+            allPodsReachEachOther(lab, pods);
+        }
+    }
+
+    /**
+     * host-gw: an admin deletes host 1's route to host 2's subnet; the agent puts it back within
+     * its 10 s check (host 3's route untouched). Then host 1's underlay, eth0, goes down and up:
+     * every route through it is gone, and comes back the same way. Pods talk after each.
+     */
+    @Test
+    void remotesTheKernelLostOnHostGwComeBack() throws Exception {
+        try (Lab lab = new Lab()) {
+            lab.start("{\"Network\":\"10.79.0.0/16\",\"Backend\":{\"Type\":\"host-gw\"}}");
+            int n = 3;
+            Map<Integer, SubnetFile> envs = bringUp(lab, n);
+            Map<Integer, String> pods = pods(lab, envs);
+            allPodsReachEachOther(lab, pods);
+            List<String> before = state(lab, 1, false);
+            String recovered2 = "msg=\"remote recovered\" subnet=" + envs.get(2).subnet().masked() + " missing=";
+            String recovered3 = "msg=\"remote recovered\" subnet=" + envs.get(3).subnet().masked() + " missing=";
+
+            Lab.sh("ip", "-n", lab.host(1), "route", "del", envs.get(2).subnet().masked().toString());
+            Lab.waitFor("host 1's route to host 2 back\n" + lab.log(1), Duration.ofSeconds(30), () -> state(lab, 1, false).equals(before));
+            assertEquals(1, count(lab.log(1), recovered2 + "route\n"), "the route only: its nexthop stayed\n" + lab.log(1));
+            assertEquals(0, count(lab.log(1), recovered3), lab.log(1));
+            allPodsReachEachOther(lab, pods);
+
+            Lab.sh("ip", "-n", lab.host(1), "link", "set", "eth0", "down");
+            Lab.sh("ip", "-n", lab.host(1), "link", "set", "eth0", "up");
+            Lab.waitFor("host 1 recovering both routes after the underlay's flap\n" + lab.log(1), Duration.ofSeconds(30),
+                    () -> count(lab.log(1), recovered2) == 2 && count(lab.log(1), recovered3) == 1 && state(lab, 1, false).equals(before));
+            assertTrue(lab.log(1).contains(recovered3 + "route,nexthop"), "the nexthop went with the link\n" + lab.log(1));
+            assertFalse(lab.log(1).contains("msg=\"watching again\""), "no re-list did it\n" + lab.log(1));
+            allPodsReachEachOther(lab, pods);
+        }
+    }
+
+    /**
      * Host 1's etcd answers become endless (through the proxy). The agent runs in jcnid with jcnid's
      * own JVM options (a 128 MB heap and exit on OutOfMemoryError), so an answer read whole would end
      * jcnid and every service it hosts: the etcd client reads at most its bound of an answer and
