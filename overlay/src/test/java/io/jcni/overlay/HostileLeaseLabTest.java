@@ -255,9 +255,9 @@ class HostileLeaseLabTest {
         try (Lab lab = new Lab()) {
             Map<Integer, SubnetFile> envs = new LinkedHashMap<>();
             Map<Integer, String> pods = talking(lab, "{\"Network\":\"10.79.0.0/16\",\"Backend\":{\"Type\":\"host-gw\"}}", 3, envs);
-            List<String> before = state(lab, 1, false);
             String recovered2 = "msg=\"remote recovered\" subnet=" + envs.get(2).subnet().masked() + " missing=";
             String recovered3 = "msg=\"remote recovered\" subnet=" + envs.get(3).subnet().masked() + " missing=";
+            List<String> before = state(lab, 1, false);
 
             Lab.sh("ip", "-n", lab.host(1), "route", "del", envs.get(2).subnet().masked().toString());
             Lab.waitFor("host 1's route to host 2 back\n" + lab.log(1), Duration.ofSeconds(30), () -> state(lab, 1, false).equals(before));
