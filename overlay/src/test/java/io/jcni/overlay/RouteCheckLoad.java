@@ -17,7 +17,7 @@ import java.util.List;
  * the comparison) with N programmed remotes, in an anonymous scratch namespace that goes with the
  * process (bench/multihost/routecheck.sh runs it; needs root). Per backend and N: the CPU time of
  * the checking thread (user + sys, kernel work on its behalf included) and its wall time, median
- * and max of the rounds, with everything in place; then the same check right after the device
+ * and max of the rounds, with everything in place (and the CPU of its dumps alone); then the same check right after the device
  * (flannel.1, or the underlay for host-gw) went down and up, when every remote is missing.
  *
  * <pre>RouteCheckLoad [ROUNDS(21)] N...   (default N: 1000 5000)</pre>
@@ -64,13 +64,16 @@ public final class RouteCheckLoad {
             if (!dp.add(l)) throw new IllegalStateException("not added: " + l);
             programmed.add(l);
         }
-        long[] cpu = new long[rounds], wall = new long[rounds];
+        long[] cpu = new long[rounds], wall = new long[rounds], dumps = new long[rounds];
         for (int r = 0; r < rounds; r++) {
             long c = CPU.getCurrentThreadCpuTime(), w = System.nanoTime();
             int lost = dp.missing(programmed).size();
             cpu[r] = CPU.getCurrentThreadCpuTime() - c;
             wall[r] = System.nanoTime() - w;
             if (lost != 0) throw new IllegalStateException(lost + " remotes missing with everything in place");
+            c = CPU.getCurrentThreadCpuTime();
+            dp.readKernel();
+            dumps[r] = CPU.getCurrentThreadCpuTime() - c;
         }
         int flapped = vxlan ? rt.link(((NetworkConfig.Vxlan) cfg.backend()).device()).index() : under.index();
         rt.setDown(flapped);
@@ -80,10 +83,11 @@ public final class RouteCheckLoad {
         long flapCpu = CPU.getCurrentThreadCpuTime() - c, flapWall = System.nanoTime() - w;
         Arrays.sort(cpu);
         Arrays.sort(wall);
-        System.out.printf("%-7s remotes=%d  check: cpu_ms median=%.1f max=%.1f  wall_ms median=%.1f max=%.1f  (%d rounds)"
+        Arrays.sort(dumps);
+        System.out.printf("%-7s remotes=%d  check: cpu_ms median=%.1f max=%.1f (the dumps alone: %.1f)  wall_ms median=%.1f max=%.1f  (%d rounds)"
                         + "  after a flap: %d missing, cpu_ms=%.1f wall_ms=%.1f%n",
-                vxlan ? "vxlan" : "host-gw", n, ms(cpu[rounds / 2]), ms(cpu[rounds - 1]), ms(wall[rounds / 2]), ms(wall[rounds - 1]), rounds,
-                lost, ms(flapCpu), ms(flapWall));
+                vxlan ? "vxlan" : "host-gw", n, ms(cpu[rounds / 2]), ms(cpu[rounds - 1]), ms(dumps[rounds / 2]), ms(wall[rounds / 2]),
+                ms(wall[rounds - 1]), rounds, lost, ms(flapCpu), ms(flapWall));
     }
 
     private static double ms(long nanos) {
