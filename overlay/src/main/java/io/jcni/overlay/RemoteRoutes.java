@@ -156,7 +156,7 @@ final class RemoteRoutes {
         }
     }
 
-    /** The ids the routes of {@code dst} go through while programmed (for {@link #sweep}); 0 for a plain route. */
+    /** The ids the routes of {@code dst} go through while programmed (for {@link #sweep} and the route check); 0 for a plain route. */
     int idOf(Cidr dst) {
         return id(dst);
     }
