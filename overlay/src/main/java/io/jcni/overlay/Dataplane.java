@@ -73,6 +73,20 @@ public sealed interface Dataplane extends RemoteProgramming.Target permits Datap
      */
     int sweep(java.util.Collection<Lease> programmed);
 
+    /** What the kernel holds for {@code remote}'s families while it is programmed (for {@link RemoteCheck}). */
+    java.util.List<RemoteCheck.Expected> expected(Lease remote);
+
+    /**
+     * What the kernel holds of remote subnets, one dump per kind: the routes of the network's
+     * families, the nexthop objects, (VXLAN) the neighbours of its devices and the FDB.
+     */
+    RemoteCheck.Kernel readKernel();
+
+    /** The remotes of {@code programmed} the kernel lacks something of, with what (one {@link #readKernel}). */
+    default java.util.Map<Cidr, java.util.Set<RemoteCheck.Missing>> missing(java.util.Collection<Lease> programmed) {
+        return RemoteCheck.missing(programmed, this::expected, readKernel());
+    }
+
     /**
      * flannel's VXLAN: one device per family, {@code flannel.<VNI>} (local = our PublicIP) and
      * {@code flannel-v6.<VNI>} (local = our PublicIPv6), with dstport, learning and GBP as
@@ -271,6 +285,37 @@ public sealed interface Dataplane extends RemoteProgramming.Target permits Datap
             return routes.sweep(keep);
         }
 
+        @Override
+        public java.util.List<RemoteCheck.Expected> expected(Lease r) {
+            java.util.List<RemoteCheck.Expected> out = new java.util.ArrayList<>(2);
+            for (RemotePlan p : plans(r)) {
+                int index = device(p).index, nhid = routes.idOf(p.dst());
+                if (!p.overVxlan()) {
+                    out.add(new RemoteCheck.Expected(p.dst(), p.via(), underlay.index(), nhid, index, null, null));
+                } else {
+                    MacAddress vtep = MacAddress.parse(p.vtepMac());
+                    out.add(new RemoteCheck.Expected(p.dst(), p.via(), index, nhid, index, Neighbor.permanent(index, p.via(), vtep),
+                            Neighbor.fdb(index, vtep, p.vtepDst())));
+                }
+            }
+            return out;
+        }
+
+        @Override
+        public RemoteCheck.Kernel readKernel() {
+            java.util.List<Route> rs = new java.util.ArrayList<>();
+            java.util.List<Neighbor> neighbours = new java.util.ArrayList<>();
+            if (v4 != null) {
+                rs.addAll(rt.routes(io.jcni.linux.Family.INET));
+                neighbours.addAll(rt.neighbors(v4.index, io.jcni.linux.Family.INET));
+            }
+            if (v6 != null) {
+                rs.addAll(rt.routes(io.jcni.linux.Family.INET6));
+                neighbours.addAll(rt.neighbors(v6.index, io.jcni.linux.Family.INET6));
+            }
+            return new RemoteCheck.Kernel(rs, routes.nexthops(), neighbours, rt.fdb(0)); // one FDB dump for both devices
+        }
+
         private Device device(RemotePlan p) {
             return p.isV6() ? v6 : v4;
         }
@@ -298,6 +343,7 @@ public sealed interface Dataplane extends RemoteProgramming.Target permits Datap
 
     /** flannel's host-gw: a route to each remote subnet via that host's public address (of the subnet's family), on the underlay device. */
     final class HostGw implements Dataplane {
+        private final Rtnl rt;
         private final IpAddr publicIp, publicIpv6;
         private final Link underlay;
         private final RemoteRoutes routes;
@@ -316,6 +362,7 @@ public sealed interface Dataplane extends RemoteProgramming.Target permits Datap
          * @param notice   told once when the kernel has no nexthop objects
          */
         public HostGw(Rtnl rt, IpAddr publicIp, IpAddr publicIpv6, Link underlay, NexthopIds nexthops, java.util.function.Consumer<String> notice) {
+            this.rt = rt;
             this.routes = new RemoteRoutes(rt, nexthops, notice);
             this.publicIp = publicIp;
             this.publicIpv6 = publicIpv6;
@@ -361,6 +408,21 @@ public sealed interface Dataplane extends RemoteProgramming.Target permits Datap
             java.util.Set<Integer> keep = new java.util.HashSet<>();
             for (Lease l : programmed) for (RemotePlan p : plans(l)) keep.add(routes.idOf(p.dst()));
             return routes.sweep(keep);
+        }
+
+        @Override
+        public java.util.List<RemoteCheck.Expected> expected(Lease r) {
+            java.util.List<RemoteCheck.Expected> out = new java.util.ArrayList<>(2);
+            for (RemotePlan p : plans(r)) out.add(new RemoteCheck.Expected(p.dst(), p.via(), underlay.index(), routes.idOf(p.dst()), 0, null, null));
+            return out;
+        }
+
+        @Override
+        public RemoteCheck.Kernel readKernel() {
+            java.util.List<Route> rs = new java.util.ArrayList<>();
+            if (publicIp != null) rs.addAll(rt.routes(io.jcni.linux.Family.INET));
+            if (publicIpv6 != null) rs.addAll(rt.routes(io.jcni.linux.Family.INET6));
+            return new RemoteCheck.Kernel(rs, routes.nexthops(), java.util.List.of(), java.util.List.of());
         }
 
         private java.util.List<RemotePlan> plans(Lease r) {

@@ -203,8 +203,9 @@ public final class OverlayAgent implements AutoCloseable {
      * its deadline, has the keep-alive thread ended, has the watch been silent past its deadline?
      * A stuck call: the etcd client is replaced (the stuck call fails) and the keep-alive starts
      * over with a re-lease; a silent watch is closed, so the sync loop re-lists and watches again.
-     * Last, the remote subnets whose programming failed are tried again when their back-off is up
-     * (the only periodic kernel work; it never waits for a change being applied).
+     * Last, the remote subnets whose programming failed are tried again when their back-off is up,
+     * and every 10 s the kernel is compared with what is programmed and lost entries are added
+     * again (the only periodic kernel work; it never waits for a change being applied).
      */
     private void watchdog() {
         LeaseWatchdog dog = new LeaseWatchdog(etcd.leaseCallDeadline(), watchDeadline());
@@ -235,7 +236,7 @@ public final class OverlayAgent implements AutoCloseable {
                     closeWatch();
                 }
                 RemoteHosts r = remotes;
-                if (r != null) r.retryFailed(System.nanoTime());
+                if (r != null) r.keepProgrammed(System.nanoTime());
             } catch (InterruptedException e) {
                 return;
             } catch (Throwable e) {

@@ -17,9 +17,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * ({@link LeaseValidator}, kept per change in a {@link LeaseBook}), rejections logged once, and the
  * accepted ones programmed into the dataplane by difference ({@link LeaseDiff}), O(1) kernel work
  * per watch event; a subnet whose programming failed is tried again on its own
- * ({@link RemoteProgramming}, from the agent's watchdog round).
+ * ({@link RemoteProgramming}, from the agent's watchdog round), and every 10 s the kernel is
+ * compared with what is programmed: a remote whose entries it lost is added again ({@link RemoteCheck}).
  */
 final class RemoteHosts {
+    /** How often the kernel is compared with what is programmed: flanneld's route check's period ({@code routeCheckRetries} seconds). */
+    static final long CHECK_EVERY_NANOS = 10_000_000_000L;
+
     private final AgentOptions opts;
     private final HostFacts facts;
     private final AgentLog log;
@@ -32,6 +36,9 @@ final class RemoteHosts {
     private final Map<String, String> malformed = new HashMap<>();
     private final Map<String, String> rejectionsLogged = new HashMap<>();
     private LeaseValidator.Local checkedAgainst;
+    /** When the kernel is next compared with what is programmed; the failure of the last check, as logged. */
+    private long nextCheckNanos = System.nanoTime() + CHECK_EVERY_NANOS;
+    private String checkFailureLogged;
 
     RemoteHosts(AgentOptions opts, HostFacts facts, AgentLog log) {
         this.opts = opts;
@@ -89,20 +96,41 @@ final class RemoteHosts {
     }
 
     /**
-     * Tries again the subnets whose programming failed and whose time has come, against the
-     * leases accepted now. Skipped when a change is being applied (it programs what it touches,
-     * and the next round comes in a second).
+     * The watchdog round's part: tries again the subnets whose programming failed and whose time
+     * has come, against the leases accepted now; and every {@link #CHECK_EVERY_NANOS} compares the
+     * kernel with what is programmed (one dump per kind) and adds again what it lost. Skipped when
+     * a change is being applied (it programs what it touches, and the next round comes in a second).
      */
-    void retryFailed(long nowNanos) {
+    void keepProgrammed(long nowNanos) {
         if (!lock.tryLock()) return;
         try {
             programming.retryDue(sn -> {
                 LeaseValidator.Checked w = book.accepted().get(sn);
                 return w == null ? null : w.candidate().lease();
             }, nowNanos);
+            if (nowNanos - nextCheckNanos >= 0) {
+                nextCheckNanos = nowNanos + CHECK_EVERY_NANOS;
+                recoverLost(nowNanos);
+            }
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Under lock: the programmed remotes the kernel lacks something of are added again; a failed dump is logged once per kind. */
+    private void recoverLost(long nowNanos) {
+        java.util.Map<Cidr, java.util.Set<RemoteCheck.Missing>> missing;
+        try {
+            missing = facts.dp.missing(programming.programmed().values());
+        } catch (RuntimeException e) {
+            if (!String.valueOf(e.getMessage()).equals(checkFailureLogged)) {
+                checkFailureLogged = String.valueOf(e.getMessage());
+                log.log("reading the kernel's routes failed; checking again later", "error=\"" + e.getMessage() + "\"");
+            }
+            return;
+        }
+        checkFailureLogged = null;
+        programming.recover(missing, nowNanos);
     }
 
     private LeaseBook.Change remove(String key) {

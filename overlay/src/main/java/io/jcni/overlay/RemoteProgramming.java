@@ -22,7 +22,12 @@ import java.util.random.RandomGenerator;
  *
  * <p>A retry re-derives what to do from what is programmed and what is wanted at that moment,
  * never from the failed change: a lease no longer accepted is not programmed, one wanted again is
- * not removed. Not thread-safe: its owner ({@link RemoteHosts}) holds its lock. No kernel here: the
+ * not removed.
+ *
+ * <p>A programmed remote whose entries the kernel lost ({@link RemoteCheck}: a link flap, an
+ * admin's {@code ip route del}) is no longer taken for programmed and is added again through the
+ * same add, so a failed re-add (the link still down) is retried with the same back-off and logged
+ * once; its recovery is logged once, when the add succeeds. Not thread-safe: its owner ({@link RemoteHosts}) holds its lock. No kernel here: the
  * changes go to a {@link Target} (the dataplane; a fake in tests), time is passed in.
  */
 final class RemoteProgramming {
@@ -52,6 +57,8 @@ final class RemoteProgramming {
     private final Map<Cidr, Lease> programmed = new HashMap<>();
     private final Set<Cidr> foreignRoutesLogged = new HashSet<>();
     private final Map<Cidr, Failed> failed = new HashMap<>();
+    /** Subnets being added again because the kernel lost them: what it lacked, for the recovery's log line. */
+    private final Map<Cidr, String> recovering = new HashMap<>();
 
     RemoteProgramming(Target target, AgentLog log, RandomGenerator random) {
         this.target = target;
@@ -79,6 +86,7 @@ final class RemoteProgramming {
             try {
                 target.remove(l);
                 programmed.remove(l.id());
+                recovering.remove(l.id());
                 succeeded(l.id());
                 log.log("removed remote", describe(l));
             } catch (RuntimeException e) {
@@ -93,9 +101,12 @@ final class RemoteProgramming {
                     programmed.put(l.id(), l);
                     foreignRoutesLogged.remove(l.id());
                     succeeded(l.id());
-                    log.log("added remote", describe(l));
+                    String lacked = recovering.remove(l.id());
+                    if (lacked == null) log.log("added remote", describe(l));
+                    else log.log("remote recovered", "subnet=" + l.id() + " missing=" + lacked);
                 } else {
                     failed.remove(l.id()); // a route jcni did not install is left alone on purpose: nothing to retry
+                    recovering.remove(l.id());
                     if (foreignRoutesLogged.add(l.id())) log.log("not adding a remote: a route jcni did not install holds its subnet", describe(l));
                 }
             } catch (RuntimeException e) {
@@ -123,11 +134,30 @@ final class RemoteProgramming {
             LeaseDiff d = LeaseDiff.between(have, want);
             if (d.isEmpty()) {
                 failed.remove(sn); // the book changed meanwhile: what is programmed is what is wanted
+                recovering.remove(sn);
             } else {
                 apply(d, nowNanos);
             }
         }
         return due.size();
+    }
+
+    /**
+     * Adds again each programmed remote of {@code missing} (subnet → what the kernel lacks of it),
+     * through {@link #apply}: it is no longer taken for programmed, so when the add fails its retry
+     * adds it. A subnet waiting for a retry is left to it. Returns how many were added again (or tried).
+     */
+    int recover(Map<Cidr, Set<RemoteCheck.Missing>> missing, long nowNanos) {
+        List<Lease> adds = new ArrayList<>();
+        missing.forEach((sn, lacked) -> {
+            Lease l = programmed.get(sn);
+            if (l == null || failed.containsKey(sn)) return;
+            programmed.remove(sn);
+            recovering.put(sn, RemoteCheck.describe(lacked));
+            adds.add(l);
+        });
+        if (!adds.isEmpty()) apply(new LeaseDiff(List.of(), adds), nowNanos);
+        return adds.size();
     }
 
     private void succeeded(Cidr sn) {

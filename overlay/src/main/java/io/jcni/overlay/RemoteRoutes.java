@@ -137,23 +137,26 @@ final class RemoteRoutes {
      * Returns how many went.
      */
     int sweep(Set<Integer> keep) {
-        if (Boolean.FALSE.equals(kernelHasNexthops)) return 0;
-        List<Nexthop> all;
-        try {
-            all = rt.nexthops();
-        } catch (ErrnoException e) {
-            if (e.is(Errno.EOPNOTSUPP) || e.is(Errno.EINVAL)) return 0;
-            throw e;
-        }
         RtnlChanges c = new RtnlChanges();
-        for (Nexthop nh : all) {
+        for (Nexthop nh : nexthops()) {
             if (NexthopIds.owned(nh.id()) && nh.protocol() == Dataplane.ROUTE_PROTOCOL && !keep.contains(nh.id())) c.deleteNexthop(nh.id());
         }
         applyRemovals(c);
         return c.size();
     }
 
-    /** The ids the routes of {@code dst} go through while programmed (for {@link #sweep}); 0 for a plain route. */
+    /** Every nexthop object of the namespace (one dump); none on a kernel without them. */
+    List<Nexthop> nexthops() {
+        if (Boolean.FALSE.equals(kernelHasNexthops)) return List.of();
+        try {
+            return rt.nexthops();
+        } catch (ErrnoException e) {
+            if (e.is(Errno.EOPNOTSUPP) || e.is(Errno.EINVAL)) return List.of();
+            throw e;
+        }
+    }
+
+    /** The ids the routes of {@code dst} go through while programmed (for {@link #sweep} and the route check); 0 for a plain route. */
     int idOf(Cidr dst) {
         return id(dst);
     }

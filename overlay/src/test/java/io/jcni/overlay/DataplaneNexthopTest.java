@@ -1,9 +1,13 @@
 package io.jcni.overlay;
 
+import static io.jcni.overlay.RemoteCheck.Missing.NEXTHOP;
+import static io.jcni.overlay.RemoteCheck.Missing.ROUTE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jcni.linux.ErrnoException;
 import io.jcni.linux.Link;
 import io.jcni.linux.Netns;
 import io.jcni.linux.NewLink;
@@ -11,7 +15,10 @@ import io.jcni.linux.Rtnl;
 import io.jcni.types.Cidr;
 import io.jcni.types.IpAddr;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -19,7 +26,8 @@ import org.junit.jupiter.api.Test;
  * The dataplane's remote routes through nexthop objects, in a scratch namespace, read back with
  * {@code ip}: VXLAN for both families and host-gw; a plain route an earlier version or flanneld
  * left is taken over, flanneld's own RouteReplace still works over jcni's route, a foreign route
- * is left alone, removal and the sweep leave nothing of jcni's and nothing else touched.
+ * is left alone, removal and the sweep leave nothing of jcni's and nothing else touched; the route
+ * check's dumps find what a flap (VXLAN devices, the underlay) or an admin took, and not a foreign route.
  */
 @Tag("root")
 class DataplaneNexthopTest {
@@ -108,6 +116,13 @@ class DataplaneNexthopTest {
             Lease two = new Lease(Cidr.parse("10.5.2.0/24"), IpAddr.parse("192.168.77.3"), "host-gw", 0, null);
             assertTrue(dp.add(two));
             assertEquals("10.5.2.0/24 nhid " + ids.id(two.subnet()) + " via 192.168.77.3 dev under0 proto 74", ip(name, "route", "show", "10.5.2.0/24"));
+            // The route check's dumps: the underlay down and up takes the route and its nexthop; the add puts them back.
+            assertEquals(Map.of(), dp.missing(List.of(two)));
+            Lab.sh("ip", "-n", name, "link", "set", "under0", "down");
+            Lab.sh("ip", "-n", name, "link", "set", "under0", "up");
+            assertEquals(Map.of(two.id(), EnumSet.of(ROUTE, NEXTHOP)), dp.missing(List.of(two)));
+            assertTrue(dp.add(two));
+            assertEquals(Map.of(), dp.missing(List.of(two)));
             dp.remove(two);
             assertEquals("", ip(name, "route", "show", "10.5.2.0/24"));
             assertEquals("", ip(name, "nexthop", "show"));
@@ -124,6 +139,58 @@ class DataplaneNexthopTest {
         } finally {
             Netns.delete(name);
         }
+    }
+
+    /**
+     * The route check's dumps against the kernel: an admin's {@code ip route del}, each VXLAN
+     * device going down and up (both families), and a foreign route put in place of ours; what
+     * {@link Dataplane#missing} finds is what is gone, an add puts it back, and a route jcni did
+     * not install is not reported. While the device is down the add fails (the retry's case).
+     */
+    @Test
+    void theCheckFindsWhatTheKernelLostOverVxlanAndAnAddPutsItBack() {
+        String name = "jnh-" + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong() & 0xffffffL);
+        try (Netns ns = Netns.create(name); Rtnl rt = Rtnl.open(ns)) {
+            Link under = underlay(rt);
+            var dp = new Dataplane.Vxlan(rt, (NetworkConfig.Vxlan) CFG.backend(), LOCAL, IpAddr.parse("fd77::2"), under, s -> {},
+                    List::of, NexthopIds.of(CFG));
+            dp.local(Cidr.parse("10.5.1.0/24"), Cidr.parse("fd00:10:5:1::/64"));
+            dp.activate(Cidr.parse("10.5.1.0/24"), Cidr.parse("fd00:10:5:1::/64"));
+            Lease two = vxlanLease(2, MAC2, MAC2V6), three = vxlanLease(3, MAC3, "02:aa:00:00:06:03");
+            List<Lease> programmed = List.of(two, three);
+            for (Lease l : programmed) assertTrue(dp.add(l));
+            assertEquals(Map.of(), dp.missing(programmed));
+            String routes = remoteRoutes(name);
+
+            Lab.sh("ip", "-n", name, "route", "del", "10.5.3.0/24");
+            assertEquals(Map.of(three.id(), EnumSet.of(ROUTE)), dp.missing(programmed));
+            assertTrue(dp.add(three));
+
+            for (String dev : List.of("flannel.1", "flannel-v6.1")) {
+                Lab.sh("ip", "-n", name, "link", "set", dev, "down");
+                assertThrows(ErrnoException.class, () -> dp.add(two), "the kernel refuses while " + dev + " is down");
+                Lab.sh("ip", "-n", name, "link", "set", dev, "up");
+                var lost = dp.missing(programmed);
+                assertEquals(Set.of(two.id(), three.id()), lost.keySet(), dev + ": " + lost);
+                for (var what : lost.values()) assertTrue(what.containsAll(EnumSet.of(ROUTE, NEXTHOP)), dev + ": " + lost);
+                for (Lease l : programmed) assertTrue(dp.add(l));
+                assertEquals(Map.of(), dp.missing(programmed), dev);
+                assertEquals(routes, remoteRoutes(name), dev);
+            }
+
+            // An operator's route in place of ours: not jcni's, so nothing is missing for that family.
+            Lab.sh("ip", "-n", name, "route", "replace", "10.5.3.0/24", "via", "192.168.77.9", "dev", "under0");
+            assertEquals(Map.of(), dp.missing(programmed));
+        } finally {
+            Netns.delete(name);
+        }
+    }
+
+    /** The routes to hosts 2 and 3's subnets, both families (the device's own IPv6 address goes with a flap, and its route). */
+    private static String remoteRoutes(String name) {
+        StringBuilder s = new StringBuilder();
+        for (int n = 2; n <= 3; n++) s.append(ip(name, "route", "show", "10.5." + n + ".0/24")).append(ip(name, "-6", "route", "show", "fd00:10:5:" + n + "::/64"));
+        return s.toString();
     }
 
     /** under0: a bridge (no dummy module here) with 192.168.77.2/24 and fd77::2/64, up. */

@@ -66,6 +66,7 @@ class DualStackLabTest {
         try (Lab lab = new Lab()) {
             Map<Integer, String> envs = bringUp(lab, "{\"Network\":\"10.68.0.0/16\",\"EnableIPv6\":true,\"IPv6Network\":\"fd68:68::/56\","
                     + "\"Backend\":{\"Type\":\"" + backend + "\"}}", HOSTS);
+            long started = System.nanoTime(); // every agent runs: its route check is due within 11 s
             Map<Integer, String> pods4 = new LinkedHashMap<>(), pods6 = new LinkedHashMap<>();
             for (int i = 1; i <= HOSTS; i++) {
                 String env = envs.get(i);
@@ -110,6 +111,7 @@ class DualStackLabTest {
             assertTrue(lab.ping(lab.pod(3), pods6.get(1), mtu - 48), "IPv6 DF " + (mtu - 48));
             String masq = Lab.sh("nsenter", "--net=/var/run/netns/" + lab.host(1), "nft", "list", "chain", "inet", "jcni", OverlayMasq.CHAIN);
             assertTrue(masq.contains("ip6 saddr fd68:68::/56 ip6 daddr != ff00::/8 masquerade"), "--ip-masq for IPv6: " + masq);
+            lab.assertRouteCheckFoundNothingMissing(HOSTS, started); // both families' routes, nexthops (and over VXLAN neighbours, FDB) as the check expects
         }
     }
 

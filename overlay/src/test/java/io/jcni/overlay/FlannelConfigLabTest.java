@@ -36,6 +36,7 @@ class FlannelConfigLabTest {
                         "net.ipv4.conf.default.rp_filter=1", "net.ipv4.conf.eth0.rp_filter=1");
             }
             Map<Integer, SubnetFile> envs = bringUp(lab, 3);
+            long started = System.nanoTime(); // every agent runs: its route check is due within 11 s
             Map<Integer, String> pods = lab.addPods(envs);
             for (int i = 1; i <= 3; i++) {
                 assertEquals("1", Lab.sh("nsenter", "--net=/var/run/netns/" + lab.host(i), "sysctl", "-n", "net.ipv4.conf.all.rp_filter").strip());
@@ -50,6 +51,7 @@ class FlannelConfigLabTest {
             }
             assertFalse(Lab.sh("bridge", "-n", lab.host(1), "fdb", "show", "dev", "flannel.1").contains("dst 192.168.77."), "no FDB entries");
             assertTrue(Lab.sh("ip", "-d", "-n", lab.host(1), "link", "show", "flannel.1").contains("vxlan id 1"), "the device exists, as flanneld's");
+            lab.assertRouteCheckFoundNothingMissing(3, started); // the direct routes as the check expects them
             // a host leaving: its direct route goes with its lease
             String sub3 = envs.get(3).subnet().masked().toString();
             lab.stopAgent(3);

@@ -236,6 +236,21 @@ final class Lab implements AutoCloseable {
     }
 
     /**
+     * Hosts 1..{@code hosts}, healthy since {@code agentsStarted} (System.nanoTime() once their
+     * agents run: subnet.env written), lacked nothing at the agents' route check: waits until it has run at least
+     * once (its period, 10 s, and the watchdog's round, 1 s, after the agent started) and finds
+     * no {@code remote recovered} in their logs. A check that took a healthy entry for missing
+     * would re-add every remote every 10 s.
+     */
+    void assertRouteCheckFoundNothingMissing(int hosts, long agentsStarted) throws Exception {
+        long dueNanos = agentsStarted + RemoteHosts.CHECK_EVERY_NANOS + 2_000_000_000L, wait = dueNanos - System.nanoTime();
+        if (wait > 0) Thread.sleep(wait / 1_000_000 + 1);
+        for (int i = 1; i <= hosts; i++) {
+            if (log(i).contains("msg=\"remote recovered\"")) throw new AssertionError("host " + i + " found a healthy entry missing\n" + log(i));
+        }
+    }
+
+    /**
      * CNI_PATH for in-process plugin runs: launchers for jcni's plugins carrying jcni's marker, so
      * the flannel plugin's delegates (bridge, host-local) run in the same JVM and thread.
      */

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -182,6 +183,64 @@ class RemoteProgrammingTest {
         assertTrue(programming.programmed().isEmpty());
         assertEquals(0, retry(1000 * S));
         assertEquals(2, dp.calls.size(), "left alone: " + dp.calls);
+        assertTrue(log().contains("a route jcni did not install holds its subnet"), log());
+    }
+    // ------------------------------------------------------------------ remotes the kernel lost (RemoteCheck's findings)
+
+    @Test
+    void aRemoteTheKernelLostIsAddedAgainAndItsRecoveryLoggedOnce() {
+        want(A, B);
+        dp.calls.clear();
+        assertEquals(1, programming.recover(Map.of(A.id(), EnumSet.of(RemoteCheck.Missing.ROUTE)), 10 * S));
+        assertEquals(List.of("add 192.168.0.2"), dp.calls, "through the add, nothing removed");
+        assertEquals(Map.of(A.id(), A, B.id(), B), programming.programmed());
+        assertEquals(1, count(log(), "msg=\"remote recovered\" subnet=10.5.1.0/24 missing=route\n"), log());
+        assertEquals(1, count(log(), "msg=\"added remote\" subnet=10.5.1.0/24"), "the recovery is not another add line\n" + log());
+        assertEquals(0, programming.recover(Map.of(), 20 * S));
+    }
+
+    @Test
+    void aRecoveryThatFailsIsRetriedWithTheBackOffAndLoggedOnce() {
+        want(A);
+        for (int i = 0; i < 3; i++) dp.addFailures.add("RTM_NEWNEXTHOP: Network is down (ENETDOWN)"); // the link is still down
+        Map<Cidr, Set<RemoteCheck.Missing>> lost = Map.of(A.id(), EnumSet.of(RemoteCheck.Missing.ROUTE, RemoteCheck.Missing.NEXTHOP, RemoteCheck.Missing.NEIGHBOUR));
+        long t = 10 * S;
+        assertEquals(1, programming.recover(lost, t));
+        assertTrue(programming.programmed().isEmpty(), "no longer taken for programmed: its retry adds it");
+        assertEquals(Set.of(A.id()), programming.failing());
+        assertEquals(0, programming.recover(lost, t + S / 2), "the next check leaves a failing subnet to its retry");
+        for (long delay : new long[] {1, 2, 4}) {
+            assertEquals(0, retry(t + delay * S - 1));
+            t += delay * S;
+            assertEquals(1, retry(t));
+        }
+        assertEquals(Map.of(A.id(), A), programming.programmed());
+        assertEquals(1, count(log(), "msg=\"adding a remote failed; retrying\""), "one line, not one per retry\n" + log());
+        assertEquals(1, count(log(), "msg=\"remote recovered\" subnet=10.5.1.0/24 missing=route,nexthop,neighbour"), log());
+        assertTrue(log().contains("msg=\"remote programmed after failing\" subnet=10.5.1.0/24 failures=3"), log());
+    }
+
+    @Test
+    void aLostRemoteWhoseLeaseWentMeanwhileIsNotAddedAgain() {
+        want(A);
+        dp.addFailures.add("ENETDOWN");
+        programming.recover(Map.of(A.id(), EnumSet.of(RemoteCheck.Missing.ROUTE)), 0);
+        wanted.remove(A.id()); // the lease expired before the link came back
+        assertEquals(1, retry(S));
+        assertTrue(programming.programmed().isEmpty());
+        assertTrue(programming.failing().isEmpty());
+        want(A); // the host is back later: an ordinary add, no recovery
+        assertEquals(0, count(log(), "msg=\"remote recovered\""), log());
+        assertEquals(2, count(log(), "msg=\"added remote\" subnet=10.5.1.0/24"), log());
+    }
+
+    @Test
+    void aLostRemoteWhoseSubnetAForeignRouteHoldsNowIsLeftAlone() {
+        want(A);
+        dp.foreignRoute = true; // an operator routed A's subnet by hand meanwhile (the check itself skips such a family; this is the race)
+        programming.recover(Map.of(A.id(), EnumSet.of(RemoteCheck.Missing.NEIGHBOUR)), 0);
+        assertTrue(programming.programmed().isEmpty());
+        assertTrue(programming.failing().isEmpty(), "nothing to retry");
         assertTrue(log().contains("a route jcni did not install holds its subnet"), log());
     }
 }
