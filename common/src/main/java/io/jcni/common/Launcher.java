@@ -35,7 +35,7 @@ public final class Launcher {
      * crypto code after 20 calls instead of 200: a request runs them less than once (group commit
      * sends several allocations in one etcd request, one TLS record each way; a watch event is a
      * record or two), so at the default threshold the record layer and the cipher's setup were
-     * still interpreted after a thousand allocations; compiled sooner, TLS cost cluster-ipam 8 % of
+     * still interpreted after a thousand allocations; compiled sooner, TLS cost cluster-ipam 4-10 % of
      * its allocations/s instead of 11-12 % (bench/multihost/README.md).
      * Only these packages: compiling everything sooner made a cold jcnid's first pods slower on a
      * loaded machine (docs/performance.md). {@code quiet}: the JVM would print each command on stdout.
