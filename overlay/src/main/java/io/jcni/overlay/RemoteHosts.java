@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -119,7 +120,7 @@ final class RemoteHosts {
 
     /** Under lock: the programmed remotes the kernel lacks something of are added again; a failed dump is logged once per kind. */
     private void recoverLost(long nowNanos) {
-        java.util.Map<Cidr, java.util.Set<RemoteCheck.Missing>> missing;
+        Map<Cidr, Set<RemoteCheck.Missing>> missing;
         try {
             missing = facts.dp.missing(programming.programmed().values());
         } catch (RuntimeException e) {
